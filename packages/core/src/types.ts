@@ -1,0 +1,210 @@
+/**
+ * The contracts between the parts of Sluice: rules -> engine -> store -> decision.
+ * Every other module implements or consumes these types.
+ */
+
+/** What a request is, as key/value pairs: `{ip, method, route, api_key, auth, tenant, ...}`. */
+export type Descriptors = Readonly<Record<string, string | undefined>>;
+
+/** The counting algorithms a rule can use. */
+export type AlgorithmName =
+  | 'fixed_window'
+  | 'sliding_window'
+  | 'sliding_log'
+  | 'token_bucket'
+  | 'gcra'
+  | 'leaky_bucket'
+  | 'concurrency'
+  | 'quota';
+
+/** `enforce` rules can deny; `shadow` rules are counted and reported, never acted on. */
+export type Mode = 'enforce' | 'shadow';
+
+/** What a rule does when its store fails: `allow` fails open, `deny` fails closed. */
+export type OnStoreError = 'allow' | 'deny';
+
+/** Calendar periods (UTC) a quota can reset on. */
+export type CalendarPeriod = 'day' | 'week' | 'month';
+
+/** The numbers an algorithm decides with. Durations are milliseconds. */
+export interface LimitParams {
+  /** Requests per window, concurrent leases, or units per quota period. */
+  readonly limit: number;
+  /** Window length; the lease duration for `concurrency`; for a calendar quota, unused (0). */
+  readonly windowMs: number;
+  /** Capacity of token_bucket, gcra and leaky_bucket (defaults to `limit`); equals `limit` elsewhere. */
+  readonly burst: number;
+  /** Calendar quota period (UTC); absent for a fixed-duration quota. */
+  readonly period?: CalendarPeriod;
+}
+
+/** What one algorithm step returns for one key. */
+export interface Outcome<S> {
+  readonly allowed: boolean;
+  /** State to store if the request goes through; the unchanged input state when denied. */
+  readonly state: S;
+  readonly limit: number;
+  /** Units still available after this request (never negative). */
+  readonly remaining: number;
+  /** Milliseconds until the counter is back to full capacity (or the window/period ends). */
+  readonly resetMs: number;
+  /**
+   * 0 when allowed. When denied: the exact wait after which the same request, sent alone, is allowed.
+   * `Infinity` when it can never be allowed (cost greater than capacity).
+   */
+  readonly retryAfterMs: number;
+  /** leaky_bucket only: how long the request must wait before it proceeds. */
+  readonly delayMs?: number;
+  /** How long the committed state must be kept; afterwards it is equivalent to no state. */
+  readonly ttlMs: number;
+}
+
+/**
+ * One algorithm: a pure decision over explicit state and time. No clock, no I/O.
+ * `state` is undefined for a key never seen (or expired).
+ */
+export interface Algorithm<S, P extends LimitParams = LimitParams> {
+  readonly name: AlgorithmName;
+  decide(state: S | undefined, now: number, params: P, cost: number): Outcome<S>;
+}
+
+/** One rule's counting work for one request, as the engine hands it to a store. */
+export interface Check {
+  /** Rule name: part of the counter identity. */
+  readonly rule: string;
+  /** Hash of the rule's key descriptor values; identifies the counter and is the Redis hash tag. */
+  readonly tag: string;
+  readonly algorithm: AlgorithmName;
+  readonly params: LimitParams;
+  readonly cost: number;
+  /** Effective mode after rollout: a denying `enforce` check stops every check of the call from committing. */
+  readonly mode: Mode;
+  /** concurrency only: the id of the lease this request takes. */
+  readonly leaseId?: string;
+}
+
+/** A store's answer for one check: the algorithm outcome without its state. */
+export interface CheckResult {
+  readonly allowed: boolean;
+  readonly limit: number;
+  readonly remaining: number;
+  readonly resetMs: number;
+  readonly retryAfterMs: number;
+  readonly delayMs?: number;
+}
+
+/** A concurrency lease held by a request until its response ends. */
+export interface Lease {
+  readonly rule: string;
+  readonly tag: string;
+  readonly id: string;
+  readonly scope: RuleScope;
+}
+
+/**
+ * Where counters live. `evaluate` runs all checks of one request in ONE round trip and commits
+ * nothing if an `enforce` check denies.
+ */
+export interface Store {
+  evaluate(checks: readonly Check[], now: number): Promise<CheckResult[]>;
+  release(leases: readonly Lease[], now: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** `store`: the limiter's store; `local`: an in-process MemoryStore even when the store is remote. */
+export type RuleScope = 'store' | 'local';
+
+/** How a rule prices a request. */
+export type CostSpec =
+  | number
+  | { readonly descriptor: string; readonly max: number }
+  | { readonly by: string; readonly values: Readonly<Record<string, number>>; readonly default: number };
+
+/** A validated, compiled rule. */
+export interface CompiledRule {
+  readonly name: string;
+  /** Descriptor name -> accepted values (any of). Empty: matches every request. */
+  readonly match: Readonly<Record<string, readonly string[]>>;
+  /** Descriptors whose values make the counter key; empty only for global rules. */
+  readonly key: readonly string[];
+  readonly global: boolean;
+  readonly algorithm: AlgorithmName;
+  readonly params: LimitParams;
+  /** Undefined: the cost given in code, else 1. */
+  readonly cost?: CostSpec;
+  readonly mode: Mode;
+  /** Percent (0-100) of keys, by stable hash, on which an enforce rule is enforced; the rest are shadowed. */
+  readonly rollout: number;
+  readonly onStoreError: OnStoreError;
+  readonly overrides?: string;
+  readonly owner?: string;
+  /** ISO date (YYYY-MM-DD). */
+  readonly review?: string;
+  /** Epoch ms after which the rule no longer applies. */
+  readonly expiresAt?: number;
+  readonly scope: RuleScope;
+}
+
+/** An immutable, versioned rule table. */
+export interface CompiledRules {
+  readonly domain: string;
+  /** Stable content hash: equal rules give equal versions. */
+  readonly version: string;
+  readonly rules: readonly CompiledRule[];
+  /** Rules that apply to these descriptors at `now`, overrides resolved, expired rules left out. */
+  match(descriptors: Descriptors, now: number): readonly CompiledRule[];
+}
+
+/** Why a decision came out as it did. */
+export type DecisionReason = 'allowed' | 'limit' | 'store_error' | 'timeout' | 'breaker';
+
+/** One evaluated rule inside a decision. */
+export interface RuleResult {
+  readonly rule: string;
+  /** Effective mode (rollout applied). */
+  readonly mode: Mode;
+  readonly allowed: boolean;
+  readonly limit: number;
+  readonly remaining: number;
+  readonly resetMs: number;
+  readonly retryAfterMs: number;
+  /** Window length of the rule, for policy headers. */
+  readonly windowMs: number;
+  /** A shadow rule that would have denied. */
+  readonly shadowDenied: boolean;
+  /** The store failed for this rule and its on_store_error decided. */
+  readonly failed: boolean;
+}
+
+/** The engine's answer for one request. */
+export interface Decision {
+  readonly allowed: boolean;
+  /** The denying rule (the one with the longest retry time), or the most constrained rule when allowed. */
+  readonly rule?: string;
+  readonly retryAfterMs: number;
+  readonly delayMs: number;
+  readonly limit: number;
+  readonly remaining: number;
+  readonly resetMs: number;
+  /** The store failed and at least one rule was decided by its on_store_error. */
+  readonly failedOpen: boolean;
+  readonly reason: DecisionReason;
+  readonly results: readonly RuleResult[];
+  /** Concurrency leases to release when the response ends (`limiter.release(decision)`). */
+  readonly leases: readonly Lease[];
+  /** Version of the rule table the decision was made with. */
+  readonly version: string;
+}
+
+/** Kinds of store failure, as reported to observers and metrics. */
+export type StoreErrorKind = 'timeout' | 'error' | 'breaker_open';
+
+/** Hooks for metrics and logs. Every method is optional; none may throw into the request path. */
+export interface Observer {
+  onDecision?(decision: Decision, descriptors: Descriptors): void;
+  onStoreError?(kind: StoreErrorKind, error: Error): void;
+  onStoreLatency?(seconds: number): void;
+  onRulesLoaded?(rules: CompiledRules): void;
+  onRulesError?(error: Error): void;
+  onLeases?(rule: string, delta: number): void;
+}

@@ -1,0 +1,22 @@
+import { fileURLToPath } from 'node:url';
+import { defineConfig } from 'vitest/config';
+
+const packages = ['core', 'redis', 'prometheus', 'fastify', 'express', 'koa', 'cli'];
+
+// Tests import @sluice/* from source, so the suite needs no build step.
+export default defineConfig({
+  resolve: {
+    alias: Object.fromEntries(
+      packages.map((name) => [
+        `@sluice/${name}`,
+        fileURLToPath(new URL(`./packages/${name}/src/index.ts`, import.meta.url)),
+      ]),
+    ),
+  },
+  test: {
+    include: ['packages/*/src/**/*.test.ts', 'test/**/*.test.ts', 'examples/**/*.test.ts'],
+    globalSetup: [],
+    testTimeout: 20_000,
+    hookTimeout: 60_000,
+  },
+});
