@@ -91,6 +91,8 @@ export interface CheckResult {
   readonly resetMs: number;
   readonly retryAfterMs: number;
   readonly delayMs?: number;
+  /** Set when a store answered from its in-process fallback instead of the real store. */
+  readonly degraded?: StoreErrorKind;
 }
 
 /** A concurrency lease held by a request until its response ends. */
