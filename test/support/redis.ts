@@ -1,0 +1,207 @@
+/**
+ * Test harness: private redis-server processes and a 3-master Redis Cluster on free loopback ports,
+ * started as children and stopped by pid. Never touches the shared server on 6379.
+ */
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+
+const HOST = '127.0.0.1';
+const SHARED_PORT = 6379;
+const CLUSTER_BUS_OFFSET = 10_000;
+const START_TIMEOUT_MS = 10_000;
+
+const execFileAsync = promisify(execFile);
+const running = new Set<ChildProcess>();
+
+// A crashed or interrupted test run must not leave redis-servers behind.
+process.once('exit', () => {
+  for (const child of running) child.kill('SIGKILL');
+});
+
+/** A redis-server child process. */
+export interface RedisServer {
+  readonly host: string;
+  readonly port: number;
+  readonly pid: number;
+  /** Kills the process (SIGKILL: an abrupt outage) and waits for it to exit. */
+  stop(): Promise<void>;
+}
+
+/** A Redis Cluster of masters, one child process each. */
+export interface RedisClusterHandle {
+  readonly nodes: readonly { host: string; port: number }[];
+  readonly servers: readonly RedisServer[];
+  stop(): Promise<void>;
+}
+
+function canListen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.once('error', () => resolve(false));
+    server.listen(port, HOST, () => server.close(() => resolve(true)));
+  });
+}
+
+/** A free loopback port (and, for cluster nodes, a free bus port at +10000), never 6379. */
+export async function freePort(withBus = false): Promise<number> {
+  for (let attempt = 0; attempt < 200; attempt++) {
+    const port = 20_000 + Math.floor(Math.random() * 25_000);
+    if (port === SHARED_PORT) continue;
+    if (!(await canListen(port))) continue;
+    if (withBus && !(await canListen(port + CLUSTER_BUS_OFFSET))) continue;
+    return port;
+  }
+  throw new Error('no free port found');
+}
+
+/** Sends PING over a raw socket; resolves true on +PONG. */
+function ping(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = new Socket();
+    const done = (ok: boolean) => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.setTimeout(500, () => done(false));
+    socket.once('error', () => done(false));
+    socket.once('data', (data) => done(data.toString().startsWith('+PONG')));
+    socket.connect(port, HOST, () => socket.write('PING\r\n'));
+  });
+}
+
+async function waitFor(what: string, probe: () => Promise<boolean>, timeoutMs = START_TIMEOUT_MS) {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await probe()) return;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+function stopChild(child: ChildProcess): Promise<void> {
+  running.delete(child);
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    child.once('exit', () => resolve());
+    child.kill('SIGKILL');
+  });
+}
+
+/** Options for {@link startRedis}. */
+export interface StartRedisOptions {
+  /** Port to listen on; a free one by default (restart on the same port by passing the old one). */
+  port?: number;
+  /** Extra redis-server arguments. */
+  args?: readonly string[];
+  /** Directory for files redis-server might write; a fresh temp dir by default. */
+  dir?: string;
+}
+
+/** Starts a private redis-server and resolves once it answers PING. */
+export async function startRedis(options: StartRedisOptions = {}): Promise<RedisServer> {
+  const port = options.port ?? (await freePort());
+  if (port === SHARED_PORT) throw new Error('refusing to use the shared Redis port 6379');
+  const dir = options.dir ?? mkdtempSync(join(tmpdir(), 'sluice-redis-'));
+  const child = spawn(
+    'redis-server',
+    [
+      '--port',
+      String(port),
+      '--bind',
+      HOST,
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+      '--daemonize',
+      'no',
+      '--dir',
+      dir,
+      '--enable-debug-command',
+      'local',
+      ...(options.args ?? []),
+    ],
+    { stdio: 'ignore' },
+  );
+  running.add(child);
+  const exited = new Promise<never>((_, reject) =>
+    child.once('exit', (code) => reject(new Error(`redis-server on ${port} exited with ${code}`))),
+  );
+  exited.catch(() => {});
+  await Promise.race([waitFor(`redis-server on ${port}`, () => ping(port)), exited]);
+  const pid = child.pid;
+  if (pid === undefined) throw new Error('redis-server has no pid');
+  return {
+    host: HOST,
+    port,
+    pid,
+    stop: async () => {
+      await stopChild(child);
+      if (options.dir === undefined) rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+async function redisCli(port: number, ...args: string[]): Promise<string> {
+  const { stdout } = await execFileAsync('redis-cli', ['-h', HOST, '-p', String(port), ...args]);
+  return stdout;
+}
+
+/** Starts `masters` cluster-enabled servers, joins them with `redis-cli --cluster create`, waits for state ok. */
+export async function startCluster(masters = 3): Promise<RedisClusterHandle> {
+  const dir = mkdtempSync(join(tmpdir(), 'sluice-cluster-'));
+  const servers: RedisServer[] = [];
+  try {
+    for (let i = 0; i < masters; i++) {
+      const port = await freePort(true);
+      servers.push(
+        await startRedis({
+          port,
+          dir,
+          args: [
+            '--cluster-enabled',
+            'yes',
+            '--cluster-config-file',
+            join(dir, `nodes-${port}.conf`),
+            '--cluster-node-timeout',
+            '2000',
+          ],
+        }),
+      );
+    }
+    await execFileAsync('redis-cli', [
+      '--cluster',
+      'create',
+      ...servers.map((s) => `${HOST}:${s.port}`),
+      '--cluster-replicas',
+      '0',
+      '--cluster-yes',
+    ]);
+    for (const server of servers) {
+      await waitFor(`cluster state ok on ${server.port}`, async () =>
+        (await redisCli(server.port, 'cluster', 'info')).includes('cluster_state:ok'),
+      );
+    }
+  } catch (error) {
+    await Promise.all(servers.map((s) => s.stop()));
+    rmSync(dir, { recursive: true, force: true });
+    throw error;
+  }
+  return {
+    nodes: servers.map((s) => ({ host: s.host, port: s.port })),
+    servers,
+    stop: async () => {
+      await Promise.all(servers.map((s) => s.stop()));
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A random key prefix so that tests sharing a server never see each other's keys. */
+export function randomPrefix(label = 't'): string {
+  return `${label}${Math.random().toString(36).slice(2, 10)}`;
+}
