@@ -1,0 +1,114 @@
+import type { Algorithm, LimitParams, Outcome } from '../types.js';
+
+/** sliding_window state: the counts of epoch-aligned window `window` (curr) and of the one before (prev). */
+export interface SlidingWindowState {
+  /** Window index: floor(now / windowMs). */
+  readonly window: number;
+  readonly prev: number;
+  readonly curr: number;
+}
+
+/** The counts as seen from window index `w` (a state from an older window has rolled over). */
+function countsAt(state: SlidingWindowState | undefined, w: number): { prev: number; curr: number } {
+  if (state === undefined || state.window < w - 1) return { prev: 0, curr: 0 };
+  if (state.window === w - 1) return { prev: state.curr, curr: 0 };
+  return { prev: state.prev, curr: state.curr };
+}
+
+/**
+ * `prev * (1 - elapsed / W) + curr + cost <= limit`, multiplied through by W so that it is exact integer
+ * arithmetic (exact while limit * windowMs < 2^53).
+ */
+function fits(prev: number, curr: number, elapsed: number, p: LimitParams, cost: number): boolean {
+  const w = p.windowMs;
+  return prev * (w - elapsed) + (curr + cost) * w <= p.limit * w;
+}
+
+/** Whether the request fits at time `t`, with no other request in between. */
+function fitsAt(state: SlidingWindowState | undefined, t: number, p: LimitParams, cost: number): boolean {
+  const w = Math.floor(t / p.windowMs);
+  const { prev, curr } = countsAt(state, w);
+  return fits(prev, curr, t - w * p.windowMs, p, cost);
+}
+
+/**
+ * The earliest time > now at which the request fits, for cost <= limit. The estimate never grows while no
+ * request arrives, so the answer is the first point where the formula solves: later in this window when the
+ * current count leaves room (prev's weight falling), else in the next window (curr becomes prev), at its
+ * end at the latest. The candidate is checked with the same predicate and moved by a millisecond if
+ * floating point rounding disagrees.
+ */
+function earliestFit(
+  state: SlidingWindowState | undefined,
+  now: number,
+  p: LimitParams,
+  cost: number,
+): number {
+  const size = p.windowMs;
+  const w = Math.floor(now / size);
+  const { prev, curr } = countsAt(state, w);
+  let candidate: number;
+  const room = p.limit - curr - cost;
+  const inThisWindow = room >= 0 && prev > 0 ? size - Math.floor((room * size) / prev) : size;
+  if (inThisWindow < size) {
+    candidate = w * size + inThisWindow;
+  } else {
+    const nextRoom = p.limit - cost;
+    const inNextWindow = curr > 0 ? Math.max(0, size - Math.floor((nextRoom * size) / curr)) : 0;
+    candidate = (w + 1) * size + Math.min(size, inNextWindow);
+  }
+  candidate = Math.max(candidate, now + 1);
+  while (!fitsAt(state, candidate, p, cost)) candidate += 1;
+  while (candidate - 1 > now && fitsAt(state, candidate - 1, p, cost)) candidate -= 1;
+  return candidate;
+}
+
+/** Time until the estimate is back to 0: the end of the next window while curr > 0. */
+function msUntilEmpty(prev: number, curr: number, w: number, now: number, size: number): number {
+  if (curr > 0) return (w + 2) * size - now;
+  if (prev > 0) return (w + 1) * size - now;
+  return 0;
+}
+
+/**
+ * sliding_window: two counters per key and the seed's estimate
+ * `prev * (1 - elapsed / windowMs) + curr`; allowed when `estimate + cost <= limit`.
+ * `remaining` is floor(limit - estimate) after the request.
+ */
+export const slidingWindow: Algorithm<SlidingWindowState> = {
+  name: 'sliding_window',
+  decide(state, now, params, cost) {
+    const t = Math.floor(now);
+    const size = params.windowMs;
+    const w = Math.floor(t / size);
+    const elapsed = t - w * size;
+    const { prev, curr } = countsAt(state, w);
+    const remainingAfter = (c: number): number =>
+      Math.max(0, Math.floor((params.limit * size - prev * (size - elapsed) - c * size) / size));
+    if (cost > params.limit || !fits(prev, curr, elapsed, params, cost)) {
+      const resetMs = msUntilEmpty(prev, curr, w, t, size);
+      const outcome: Outcome<SlidingWindowState> = {
+        allowed: false,
+        state: state ?? { window: w, prev: 0, curr: 0 },
+        limit: params.limit,
+        remaining: remainingAfter(curr),
+        resetMs,
+        retryAfterMs:
+          cost > params.limit ? Number.POSITIVE_INFINITY : earliestFit(state, t, params, cost) - t,
+        ttlMs: resetMs,
+      };
+      return outcome;
+    }
+    const next = curr + cost;
+    const resetMs = msUntilEmpty(prev, next, w, t, size);
+    return {
+      allowed: true,
+      state: { window: w, prev, curr: next },
+      limit: params.limit,
+      remaining: remainingAfter(next),
+      resetMs,
+      retryAfterMs: 0,
+      ttlMs: resetMs,
+    };
+  },
+};
