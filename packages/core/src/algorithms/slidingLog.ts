@@ -1,0 +1,92 @@
+import type { Algorithm, Outcome } from '../types.js';
+
+/** One allowed request in a sliding log: its time (epoch ms) and cost. */
+export interface LogEntry {
+  readonly at: number;
+  readonly cost: number;
+}
+
+/** sliding_log state: the allowed requests still inside the window, oldest first. */
+export interface SlidingLogState {
+  readonly entries: readonly LogEntry[];
+}
+
+/** Entries still counted at `now`: those with `now - at < windowMs`. */
+function live(state: SlidingLogState | undefined, now: number, windowMs: number): readonly LogEntry[] {
+  if (state === undefined) return [];
+  return state.entries.filter((entry) => now - entry.at < windowMs);
+}
+
+function total(entries: readonly LogEntry[]): number {
+  let sum = 0;
+  for (const entry of entries) sum += entry.cost;
+  return sum;
+}
+
+/** Adds an entry keeping the log sorted; same-millisecond entries merge into one. */
+function append(entries: readonly LogEntry[], at: number, cost: number): LogEntry[] {
+  const last = entries[entries.length - 1];
+  if (last !== undefined && last.at === at) return [...entries.slice(0, -1), { at, cost: last.cost + cost }];
+  const next = [...entries, { at, cost }];
+  // A clock that stepped back (another gateway's time) may put the new entry before the last.
+  if (last !== undefined && last.at > at) next.sort((a, b) => a.at - b.at);
+  return next;
+}
+
+/** The wait until the oldest entries leaving the window free `excess` units. */
+function waitToFree(entries: readonly LogEntry[], excess: number, now: number, windowMs: number): number {
+  let freed = 0;
+  for (const entry of entries) {
+    freed += entry.cost;
+    if (freed >= excess) return entry.at + windowMs - now;
+  }
+  return 0;
+}
+
+/** Time until every entry has left the window. */
+function msUntilEmpty(entries: readonly LogEntry[], now: number, windowMs: number): number {
+  let newest = Number.NEGATIVE_INFINITY;
+  for (const entry of entries) newest = Math.max(newest, entry.at);
+  return entries.length === 0 ? 0 : newest + windowMs - now;
+}
+
+/**
+ * sliding_log: an exact log of allowed requests; a request is allowed when the costs logged in the last
+ * windowMs (entries with `now - at < windowMs`) plus its cost fit the limit. Memory grows with the limit,
+ * so it is for small exact limits.
+ */
+export const slidingLog: Algorithm<SlidingLogState> = {
+  name: 'sliding_log',
+  decide(state, now, params, cost) {
+    const t = Math.floor(now);
+    const entries = live(state, t, params.windowMs);
+    const used = total(entries);
+    if (cost > params.limit || used + cost > params.limit) {
+      const resetMs = msUntilEmpty(entries, t, params.windowMs);
+      const outcome: Outcome<SlidingLogState> = {
+        allowed: false,
+        state: state ?? { entries: [] },
+        limit: params.limit,
+        remaining: Math.max(0, params.limit - used),
+        resetMs,
+        retryAfterMs:
+          cost > params.limit
+            ? Number.POSITIVE_INFINITY
+            : waitToFree(entries, used + cost - params.limit, t, params.windowMs),
+        ttlMs: resetMs,
+      };
+      return outcome;
+    }
+    const next = cost > 0 ? append(entries, t, cost) : [...entries];
+    const resetMs = msUntilEmpty(next, t, params.windowMs);
+    return {
+      allowed: true,
+      state: { entries: next },
+      limit: params.limit,
+      remaining: Math.max(0, params.limit - used - cost),
+      resetMs,
+      retryAfterMs: 0,
+      ttlMs: resetMs,
+    };
+  },
+};
