@@ -1,0 +1,74 @@
+import type { Algorithm, LimitParams, Outcome } from '../types.js';
+
+/**
+ * gcra state: the theoretical arrival time (TAT) `tat + sub / limit` ms. The sub-millisecond part is an
+ * integer count of 1/limit ms, so that the emission interval windowMs/limit is exact.
+ */
+export interface GcraState {
+  /** Whole milliseconds of the TAT (epoch ms). */
+  readonly tat: number;
+  /** Remaining part of the TAT, in 1/limit ms: an integer in [0, limit). */
+  readonly sub: number;
+}
+
+/** Capacity in 1/limit ms: `burst` emission intervals of windowMs/limit ms each. */
+export function toleranceUnits(p: LimitParams): number {
+  return p.limit > 0 ? p.burst * p.windowMs : 0;
+}
+
+/** How far the TAT lies ahead of `now`, in 1/limit ms (0 when it is in the past). */
+export function debtAt(state: GcraState | undefined, now: number, p: LimitParams): number {
+  if (state === undefined || state.tat < now) return 0;
+  // tat - now is at most burst * windowMs / limit, so the product stays small.
+  return (state.tat - now) * p.limit + state.sub;
+}
+
+/** The state whose TAT lies `debt` units (1/limit ms) after `now`. */
+export function stateWithDebt(now: number, debt: number, p: LimitParams): GcraState {
+  const whole = Math.floor(debt / p.limit);
+  return { tat: now + whole, sub: debt - whole * p.limit };
+}
+
+/** Whole ms until `debt` units are paid off (0 for a rule with no rate, which has no debt either). */
+export function msFor(debt: number, p: LimitParams): number {
+  return p.limit > 0 ? Math.ceil(debt / p.limit) : 0;
+}
+
+/**
+ * gcra: the generic cell rate algorithm. Each unit of cost pushes the TAT by windowMs/limit; a request is
+ * allowed when the pushed TAT lies no more than burst * windowMs/limit ahead of now. One stored time,
+ * the same decisions as token_bucket.
+ */
+export const gcra: Algorithm<GcraState> = {
+  name: 'gcra',
+  decide(state, now, params, cost) {
+    const t = Math.floor(now);
+    const tolerance = toleranceUnits(params);
+    const debt = debtAt(state, t, params);
+    const added = cost * params.windowMs;
+    if (added > tolerance || debt + added > tolerance) {
+      const resetMs = msFor(debt, params);
+      const outcome: Outcome<GcraState> = {
+        allowed: false,
+        state: state ?? { tat: t, sub: 0 },
+        limit: params.limit,
+        remaining: Math.floor((tolerance - debt) / params.windowMs),
+        resetMs,
+        retryAfterMs: added > tolerance ? Number.POSITIVE_INFINITY : msFor(debt + added - tolerance, params),
+        ttlMs: resetMs,
+      };
+      return outcome;
+    }
+    const next = debt + added;
+    const resetMs = msFor(next, params);
+    return {
+      allowed: true,
+      state: stateWithDebt(t, next, params),
+      limit: params.limit,
+      remaining: Math.floor((tolerance - next) / params.windowMs),
+      resetMs,
+      retryAfterMs: 0,
+      ttlMs: resetMs,
+    };
+  },
+};
