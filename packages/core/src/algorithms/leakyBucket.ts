@@ -1,0 +1,46 @@
+import type { Algorithm, Outcome } from '../types.js';
+import { debtAt, type GcraState, msFor, stateWithDebt, toleranceUnits } from './gcra.js';
+
+/** leaky_bucket state: when the queue drains, as in gcra (`tat + sub / limit` ms). */
+export type LeakyBucketState = GcraState;
+
+/**
+ * leaky_bucket: requests leave at `limit` per windowMs; a request joins the queue and must wait `delayMs`
+ * (until the work queued before it has left) when the queue, itself included, holds at most `burst`
+ * units; beyond that it is denied. An empty bucket gives delayMs 0.
+ */
+export const leakyBucket: Algorithm<LeakyBucketState> = {
+  name: 'leaky_bucket',
+  decide(state, now, params, cost) {
+    const t = Math.floor(now);
+    const capacity = toleranceUnits(params);
+    const queued = debtAt(state, t, params);
+    const added = cost * params.windowMs;
+    if (added > capacity || queued + added > capacity) {
+      const resetMs = msFor(queued, params);
+      const outcome: Outcome<LeakyBucketState> = {
+        allowed: false,
+        state: state ?? { tat: t, sub: 0 },
+        limit: params.limit,
+        remaining: Math.floor((capacity - queued) / params.windowMs),
+        resetMs,
+        retryAfterMs: added > capacity ? Number.POSITIVE_INFINITY : msFor(queued + added - capacity, params),
+        delayMs: 0,
+        ttlMs: resetMs,
+      };
+      return outcome;
+    }
+    const next = queued + added;
+    const resetMs = msFor(next, params);
+    return {
+      allowed: true,
+      state: stateWithDebt(t, next, params),
+      limit: params.limit,
+      remaining: Math.floor((capacity - next) / params.windowMs),
+      resetMs,
+      retryAfterMs: 0,
+      delayMs: msFor(queued, params),
+      ttlMs: resetMs,
+    };
+  },
+};
