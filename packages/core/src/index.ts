@@ -1,2 +1,13 @@
+export { assertCost, costFor } from './cost.js';
+export {
+  type CheckOptions,
+  createLimiter,
+  type ExplainedRule,
+  type Explanation,
+  type Limiter,
+  type LimiterOptions,
+} from './engine.js';
 export * from './errors.js';
+export { hashText, rolloutBucket, tagFor } from './keys.js';
+export { MemoryStore, type MemoryStoreOptions } from './stores/memory.js';
 export type * from './types.js';

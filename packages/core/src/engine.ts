@@ -1,0 +1,263 @@
+import { assertCost } from './cost.js';
+import { buildDecision, ruleResult, type StoreOutcome } from './decision.js';
+import { ConfigError, StoreError } from './errors.js';
+import { tagFor } from './keys.js';
+import { effectiveMode, type PlannedCheck, planChecks } from './plan.js';
+import { MemoryStore } from './stores/memory.js';
+import type {
+  Check,
+  CompiledRule,
+  CompiledRules,
+  Decision,
+  Descriptors,
+  Lease,
+  Mode,
+  Observer,
+  RuleScope,
+  Store,
+  StoreErrorKind,
+} from './types.js';
+
+/** Options of {@link createLimiter}. */
+export interface LimiterOptions {
+  /** The compiled rule table (see `resolveRules` for paths and plain objects). */
+  rules: CompiledRules;
+  /** Where counters live; default: a MemoryStore. */
+  store?: Store;
+  /** Counters of `scope: local` rules; default: a MemoryStore of this process. */
+  localStore?: Store;
+  /** Milliseconds since the epoch; default `Date.now`. */
+  clock?: () => number;
+  observer?: Observer;
+  /** Backstop timeout on each store call, in ms; default 1000. Remote stores keep their own, shorter one. */
+  timeoutMs?: number;
+  /** Secret for keyed (HMAC) counter tags, so hashed keys cannot be matched against guesses. */
+  keySecret?: string;
+}
+
+/** Options of one check. */
+export interface CheckOptions {
+  /** Cost given in code; a rule's own `cost` spec wins. Default 1. */
+  cost?: number;
+  /** Extra (route-level) rules, evaluated in the same store call as the limiter's own. */
+  rules?: CompiledRules;
+  /** false: evaluate only `rules`, not the limiter's own table. Default true. */
+  global?: boolean;
+}
+
+/** One rule that applies to a request, as `explain` shows it. */
+export interface ExplainedRule {
+  readonly rule: string;
+  readonly algorithm: string;
+  readonly key: readonly string[];
+  /** Hashed counter tag, as stored; undefined when a key descriptor is missing. */
+  readonly tag: string | undefined;
+  readonly mode: Mode;
+  /** Mode for this key after rollout. */
+  readonly effectiveMode: Mode | undefined;
+  readonly rollout: number;
+  readonly scope: RuleScope;
+}
+
+/** What the limiter would evaluate for some descriptors, without calling a store. */
+export interface Explanation {
+  readonly version: string;
+  readonly rules: readonly ExplainedRule[];
+}
+
+/** The engine: matches rules, evaluates them in one store call per store, decides. */
+export interface Limiter {
+  /** Decides one request. Never rejects because of the store; rejects only on an invalid `cost`. */
+  check(descriptors: Descriptors, options?: CheckOptions): Promise<Decision>;
+  /** Releases a decision's concurrency leases. Idempotent; never rejects. */
+  release(decision: Decision): Promise<void>;
+  /** The rules and counter tags that apply to these descriptors now. */
+  explain(descriptors: Descriptors, options?: CheckOptions): Explanation;
+  /** Swaps the rule table atomically; checks in flight finish on the table they started with. */
+  setRules(rules: CompiledRules): void;
+  readonly rules: CompiledRules;
+  readonly version: string;
+  /** Closes both stores. */
+  close(): Promise<void>;
+}
+
+function assertStore(store: unknown, name: string): asserts store is Store {
+  const s = store as Partial<Store> | null;
+  for (const method of ['evaluate', 'release', 'close'] as const) {
+    if (typeof s?.[method] !== 'function') throw new ConfigError(`${name} must have a ${method}() method`);
+  }
+}
+
+function errorKind(error: unknown): StoreErrorKind {
+  if (error instanceof StoreError) {
+    if (error.code === 'ERR_SLUICE_STORE_TIMEOUT') return 'timeout';
+    if (error.code === 'ERR_SLUICE_BREAKER_OPEN') return 'breaker_open';
+  }
+  return 'error';
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new StoreError('ERR_SLUICE_STORE_TIMEOUT', `store call over ${ms} ms`)),
+      ms,
+    );
+    timer.unref();
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+/** Creates a limiter. */
+export function createLimiter(options: LimiterOptions): Limiter {
+  const store = options.store ?? new MemoryStore();
+  const localStore = options.localStore ?? new MemoryStore();
+  assertStore(store, 'store');
+  assertStore(localStore, 'localStore');
+  const clock = options.clock ?? Date.now;
+  const observer = options.observer ?? {};
+  const timeoutMs = options.timeoutMs ?? 1000;
+  const secret = options.keySecret;
+  let table = options.rules;
+  const released = new WeakSet<Decision>();
+
+  function notify<K extends keyof Observer>(hook: K, ...args: Parameters<NonNullable<Observer[K]>>): void {
+    try {
+      (observer[hook] as ((...a: typeof args) => void) | undefined)?.(...args);
+    } catch {
+      // An observer bug must not reach the request path.
+    }
+  }
+
+  async function evaluateOn(target: Store, checks: Check[], now: number): Promise<StoreOutcome> {
+    if (checks.length === 0) return { ok: true, results: [] };
+    const started = performance.now();
+    try {
+      // In-process stores answer at once; a timer per request would only cost time.
+      const call = target.evaluate(checks, now);
+      const results = target instanceof MemoryStore ? await call : await withTimeout(call, timeoutMs);
+      if (!(target instanceof MemoryStore)) notify('onStoreLatency', (performance.now() - started) / 1000);
+      return { ok: true, results };
+    } catch (error) {
+      const kind = errorKind(error);
+      notify('onStoreError', kind, error instanceof Error ? error : new Error(String(error)));
+      return { ok: false, kind };
+    }
+  }
+
+  function matchedRules(rules: CompiledRules, descriptors: Descriptors, opts: CheckOptions, now: number) {
+    const own = opts.global === false ? [] : rules.match(descriptors, now);
+    const extra = opts.rules ? opts.rules.match(descriptors, now) : [];
+    return extra.length === 0 ? own : [...own, ...extra];
+  }
+
+  function leasesOf(planned: readonly PlannedCheck[], outcome: StoreOutcome, scope: RuleScope): Lease[] {
+    if (!outcome.ok) return [];
+    const committed = !planned.some((p, i) => !outcome.results[i]?.allowed && p.check.mode === 'enforce');
+    if (!committed) return [];
+    const leases: Lease[] = [];
+    planned.forEach(({ check }, i) => {
+      if (check.leaseId !== undefined && outcome.results[i]?.allowed) {
+        leases.push({ rule: check.rule, tag: check.tag, id: check.leaseId, scope });
+      }
+    });
+    return leases;
+  }
+
+  async function releaseLeases(leases: readonly Lease[], now: number): Promise<void> {
+    const byScope = (scope: RuleScope) => leases.filter((l) => l.scope === scope);
+    const calls = [byScope('store'), byScope('local')].map((group, i) =>
+      group.length === 0 ? undefined : (i === 0 ? store : localStore).release(group, now),
+    );
+    await Promise.allSettled(calls);
+    for (const lease of leases) notify('onLeases', lease.rule, -1);
+  }
+
+  async function check(descriptors: Descriptors, opts: CheckOptions = {}): Promise<Decision> {
+    const codeCost = assertCost(opts.cost ?? 1);
+    const rules = table;
+    const now = clock();
+    const planned = planChecks(matchedRules(rules, descriptors, opts, now), descriptors, codeCost, secret);
+    const remote = planned.filter((p) => p.rule.scope === 'store');
+    const local = planned.filter((p) => p.rule.scope === 'local');
+    const [remoteOutcome, localOutcome] = await Promise.all([
+      evaluateOn(
+        store,
+        remote.map((p) => p.check),
+        now,
+      ),
+      evaluateOn(
+        localStore,
+        local.map((p) => p.check),
+        now,
+      ),
+    ]);
+    const results = [
+      ...remote.map((p, i) => ruleResult(p, remoteOutcome, i)),
+      ...local.map((p, i) => ruleResult(p, localOutcome, i)),
+    ];
+    const leases = [...leasesOf(remote, remoteOutcome, 'store'), ...leasesOf(local, localOutcome, 'local')];
+    const decision = buildDecision({
+      results,
+      delayMs: Math.max(
+        0,
+        ...[remoteOutcome, localOutcome].flatMap((o) => (o.ok ? o.results : [])).map((r) => r.delayMs ?? 0),
+      ),
+      leases,
+      failure: failureOf(remoteOutcome) ?? failureOf(localOutcome),
+      version: rules.version,
+    });
+    // One store may have committed leases while the other denied: hand them back at once.
+    if (!decision.allowed && leases.length > 0) void releaseLeases(leases, now);
+    else for (const lease of decision.leases) notify('onLeases', lease.rule, 1);
+    notify('onDecision', decision, descriptors);
+    return decision;
+  }
+
+  return {
+    check,
+    async release(decision) {
+      if (released.has(decision) || decision.leases.length === 0) return;
+      released.add(decision);
+      await releaseLeases(decision.leases, clock());
+    },
+    explain(descriptors, opts = {}) {
+      const rules = table;
+      const matched: readonly CompiledRule[] = matchedRules(rules, descriptors, opts, clock());
+      return {
+        version: rules.version,
+        rules: matched.map((rule) => {
+          const tag = tagFor(rule, descriptors, secret);
+          return {
+            rule: rule.name,
+            algorithm: rule.algorithm,
+            key: rule.key,
+            tag,
+            mode: rule.mode,
+            effectiveMode: tag === undefined ? undefined : effectiveMode(rule, tag),
+            rollout: rule.rollout,
+            scope: rule.scope,
+          };
+        }),
+      };
+    },
+    setRules(rules) {
+      table = rules;
+      notify('onRulesLoaded', rules);
+    },
+    get rules() {
+      return table;
+    },
+    get version() {
+      return table.version;
+    },
+    async close() {
+      await Promise.allSettled([store.close(), localStore.close()]);
+    },
+  };
+}
+
+function failureOf(outcome: StoreOutcome): StoreErrorKind | undefined {
+  if (!outcome.ok) return outcome.kind;
+  return outcome.results.find((r) => r.degraded !== undefined)?.degraded;
+}
