@@ -1,0 +1,90 @@
+import { hashText } from '../keys.js';
+import type { Descriptors } from '../types.js';
+import { normalizeIp } from './ip.js';
+import { normalizePath } from './route.js';
+
+/** What an adapter reads off a request, framework-neutral. */
+export interface RequestFacts {
+  /** The framework's trusted client address (proxy headers only when the app trusts proxies). */
+  readonly ip: string | undefined;
+  readonly method: string;
+  /** The raw request target (`req.url`), used when no route template is known. */
+  readonly url: string;
+  /** The route template (`/users/:id`) when the framework knows it. */
+  readonly route?: string;
+  /** Overrides the configured case sensitivity when the framework knows its router's (Express). */
+  readonly caseSensitive?: boolean;
+  /** A request header by lower-case name. */
+  header(name: string): string | readonly string[] | undefined;
+}
+
+/** How descriptors are built; every field has a default in the adapter options. */
+export interface DescriptorSettings {
+  readonly ipv6Subnet: number;
+  readonly caseSensitiveRoutes: boolean;
+  readonly apiKeyHeader: string;
+  /** Longer values are replaced by a hash, so huge headers cost a bounded amount. */
+  readonly maxValueLength: number;
+}
+
+/** Default bound on a descriptor value's length before it is hashed. */
+export const MAX_DESCRIPTOR_LENGTH = 256;
+
+/**
+ * The built-in descriptors of a request: `ip`, `method`, `route`, `api_key` (from `apiKey` when given,
+ * else the API key header), merged with the app's own descriptors (which win), then `auth`
+ * (`api_key` or `anonymous`) unless the app set it. Values are bounded; nothing here throws on input.
+ */
+export function buildDescriptors(
+  facts: RequestFacts,
+  settings: DescriptorSettings,
+  extra?: { readonly apiKey?: unknown; readonly descriptors?: unknown },
+): Descriptors {
+  const values: Record<string, string | undefined> = {
+    ip: normalizeIp(facts.ip, settings.ipv6Subnet),
+    method: facts.method.toUpperCase(),
+    route:
+      facts.route ??
+      normalizePath(facts.url, { caseSensitive: facts.caseSensitive ?? settings.caseSensitiveRoutes }),
+    api_key:
+      extra && 'apiKey' in extra ? toValue(extra.apiKey) : firstValue(facts.header(settings.apiKeyHeader)),
+  };
+  Object.assign(values, userDescriptors(extra?.descriptors));
+  values.auth ??= values.api_key === undefined ? 'anonymous' : 'api_key';
+  return boundValues(values, settings.maxValueLength);
+}
+
+/** The app's descriptors as strings; numbers and booleans are stringified, anything else ignored. */
+function userDescriptors(value: unknown): Record<string, string | undefined> {
+  if (typeof value !== 'object' || value === null) return {};
+  const result: Record<string, string | undefined> = {};
+  for (const [name, item] of Object.entries(value)) {
+    if (item === undefined || item === null) result[name] = undefined;
+    else {
+      const text = toValue(item);
+      if (text !== undefined) result[name] = text;
+    }
+  }
+  return result;
+}
+
+function toValue(value: unknown): string | undefined {
+  if (typeof value === 'string') return value === '' ? undefined : value;
+  if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint')
+    return String(value);
+  return undefined;
+}
+
+function firstValue(header: string | readonly string[] | undefined): string | undefined {
+  const value = typeof header === 'string' ? header : header?.[0];
+  const trimmed = value?.trim();
+  return trimmed === '' ? undefined : trimmed;
+}
+
+function boundValues(values: Record<string, string | undefined>, maxLength: number): Descriptors {
+  const result: Record<string, string | undefined> = {};
+  for (const [name, value] of Object.entries(values)) {
+    if (value !== undefined) result[name] = value.length > maxLength ? `#${hashText(value)}` : value;
+  }
+  return result;
+}

@@ -1,0 +1,228 @@
+import { readFileSync } from 'node:fs';
+import { type CheckOptions, createLimiter, type Limiter } from '../engine.js';
+import { ConfigError, formatProblem, RulesError } from '../errors.js';
+import { compileRules, isCompiledRules, parseRules, type RulesInput } from '../rules/index.js';
+import type { CompiledRules, Decision } from '../types.js';
+import { buildDescriptors, type RequestFacts } from './descriptors.js';
+import {
+  type AdapterStage,
+  type RateLimitLogger,
+  type RateLimitOptions,
+  type ResolvedOptions,
+  resolveOptions,
+} from './options.js';
+import { type DeniedResponse, deniedResponse, type HeaderValues, rateLimitHeaders } from './responses.js';
+
+/** The rules `rateLimit()` applies when given none: 60 requests a minute per client IP. */
+export const DEFAULT_RULES = {
+  domain: 'default',
+  rules: [
+    {
+      name: 'default_per_ip',
+      match: {},
+      key: ['ip'],
+      limit: { requests: 60, per: '60s' },
+      algorithm: 'sliding_window',
+    },
+  ],
+} as const;
+
+const DEFAULT_NOTICE =
+  'sluice: no rules given, using the default: 60 requests a minute per client IP (sliding window, ' +
+  'in-memory store). Pass `rules` to choose your own.';
+
+/** Share of the shown rule's limit still available; Infinity when no rule applied. */
+function roomLeft(decision: Decision): number {
+  if (decision.rule === undefined) return Number.POSITIVE_INFINITY;
+  return decision.limit > 0 ? decision.remaining / decision.limit : 0;
+}
+
+/** Which rules a check evaluates: the limiter's own (global) and/or a route's. */
+export interface CheckScope {
+  /** Route-level rules, evaluated in the same store call. */
+  readonly rules?: CompiledRules;
+  /** false: only `rules`, the global ones were checked elsewhere. Default true. */
+  readonly global?: boolean;
+}
+
+/** What the adapter must do with a request. */
+export type Verdict =
+  | { readonly action: 'skip' }
+  | {
+      readonly action: 'allow';
+      readonly decision: Decision;
+      readonly headers: HeaderValues;
+      /** leaky_bucket: wait this long before passing the request on. */
+      readonly delayMs: number;
+      /** Gives back the decision's leases; idempotent, never rejects. */
+      release(): Promise<void>;
+    }
+  | { readonly action: 'deny'; readonly denied: DeniedResponse };
+
+/** The per-request flow every adapter shares, built once at start-up. */
+export interface HttpLimiter<Req, O extends RateLimitOptions<Req> = RateLimitOptions<Req>> {
+  readonly limiter: Limiter;
+  readonly options: O & ResolvedOptions<Req>;
+  /** Decides one request; never rejects: a limiter failure lets the request through and is reported. */
+  check(req: Req, facts: RequestFacts, scope?: CheckScope): Promise<Verdict>;
+  /** Compiles route-level rules once, at route registration; throws RulesError/ConfigError when wrong. */
+  compileRouteRules(rules: unknown, label: string): CompiledRules;
+}
+
+/**
+ * Validates the options, compiles the rules and builds the limiter, once; throws ConfigError or
+ * RulesError at start-up when something is wrong, never later.
+ */
+export function createHttpLimiter<Req, O extends RateLimitOptions<Req>>(
+  given: O | undefined,
+): HttpLimiter<Req, O> {
+  const options = resolveOptions<Req, O>(given);
+  if (options.rules === undefined) options.logger.warn(DEFAULT_NOTICE);
+  const limiter = createLimiter({
+    rules: compileRulesOption(options.rules ?? DEFAULT_RULES, options.logger),
+    ...(options.store ? { store: options.store } : {}),
+    ...(options.localStore ? { localStore: options.localStore } : {}),
+    ...(options.clock ? { clock: options.clock } : {}),
+    ...(options.observer ? { observer: options.observer } : {}),
+    ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
+    ...(options.keySecret !== undefined ? { keySecret: options.keySecret } : {}),
+  });
+  const warned = new Set<AdapterStage>();
+  const checkedGlobally = new WeakSet<object>();
+  const shownDecision = new WeakMap<object, Decision>();
+
+  function report(error: unknown, stage: AdapterStage): void {
+    const failure = error instanceof Error ? error : new Error(String(error));
+    try {
+      options.observer?.onAdapterError?.(failure, stage);
+    } catch {
+      // An observer bug must not reach the request path either.
+    }
+    if (warned.has(stage)) return;
+    warned.add(stage);
+    options.logger.warn(
+      `sluice: ${stage} failed (${failure.message}); requests go on without it [SLUICE_${stage.toUpperCase()}_FAILED]`,
+    );
+  }
+
+  async function attempt<T>(stage: AdapterStage, step: () => T | Promise<T>): Promise<T | undefined> {
+    try {
+      return await step();
+    } catch (error) {
+      report(error, stage);
+      return undefined;
+    }
+  }
+
+  async function codeCost(req: Req): Promise<number | undefined> {
+    if (!options.cost) return undefined;
+    const cost = await attempt('cost', () => options.cost?.(req));
+    if (cost === undefined || (Number.isSafeInteger(cost) && cost >= 0)) return cost;
+    report(
+      new ConfigError(`cost(req) returned ${String(cost)}, not a whole number >= 0; using the rule's cost`),
+      'cost',
+    );
+    return undefined;
+  }
+
+  async function decide(req: Req, facts: RequestFacts, scope: CheckScope): Promise<Decision | undefined> {
+    const extra = {
+      ...(options.apiKey ? { apiKey: await attempt('api_key', () => options.apiKey?.(req)) } : {}),
+      descriptors: options.descriptors
+        ? await attempt('descriptors', () => options.descriptors?.(req))
+        : undefined,
+    };
+    const descriptors = buildDescriptors(facts, options, extra);
+    const cost = await codeCost(req);
+    const checkOptions: CheckOptions = {
+      ...(cost !== undefined ? { cost } : {}),
+      ...(scope.rules ? { rules: scope.rules } : {}),
+      ...(scope.global === false ? { global: false } : {}),
+    };
+    return attempt('check', () => limiter.check(descriptors, checkOptions));
+  }
+
+  /** A request seen twice by the same limiter (mounted twice, say) is not counted twice. */
+  function effectiveScope(req: Req, scope: CheckScope): CheckScope | undefined {
+    if (scope.global === false || typeof req !== 'object' || req === null) return scope;
+    if (!checkedGlobally.has(req)) {
+      checkedGlobally.add(req);
+      return scope;
+    }
+    return scope.rules ? { rules: scope.rules, global: false } : undefined;
+  }
+
+  async function check(req: Req, facts: RequestFacts, requested: CheckScope = {}): Promise<Verdict> {
+    const scope = effectiveScope(req, requested);
+    if (scope === undefined) return { action: 'skip' };
+    if (options.skip && (await attempt('skip', () => options.skip?.(req))) === true)
+      return { action: 'skip' };
+    const decision = await decide(req, facts, scope);
+    if (decision === undefined) return { action: 'skip' };
+    if (!decision.allowed) return { action: 'deny', denied: deniedResponse(decision, options.headers) };
+    let released: Promise<void> | undefined;
+    return {
+      action: 'allow',
+      decision,
+      headers: rateLimitHeaders(headerDecision(req, decision), options.headers),
+      delayMs: decision.delayMs,
+      release() {
+        released ??= limiter.release(decision).catch((error: unknown) => report(error, 'release'));
+        return released;
+      },
+    };
+  }
+
+  /** Global and route checks run apart (Express, Koa): headers show the more constrained of the two. */
+  function headerDecision(req: Req, decision: Decision): Decision {
+    if (typeof req !== 'object' || req === null) return decision;
+    const previous = shownDecision.get(req);
+    const shown = previous && roomLeft(previous) < roomLeft(decision) ? previous : decision;
+    shownDecision.set(req, shown);
+    return shown;
+  }
+
+  function compileRouteRules(rules: unknown, label: string): CompiledRules {
+    if (!Array.isArray(rules) || rules.length === 0) {
+      throw new ConfigError(`${label}: rateLimit.rules must be a non-empty array of rules`);
+    }
+    const compiled = compileLabelled(
+      { domain: limiter.rules.domain, rules: rules as RulesInput['rules'] },
+      label,
+    );
+    const globalNames = new Set(limiter.rules.rules.map((rule) => rule.name));
+    const clash = compiled.rules.find((rule) => globalNames.has(rule.name));
+    if (clash) throw new ConfigError(`${label}: route rule "${clash.name}" has the name of a global rule`);
+    return compiled;
+  }
+
+  return { limiter, options, check, compileRouteRules };
+}
+
+/**
+ * The `rules` option as a compiled table, synchronously so that `rateLimit(options)` fails at start-up:
+ * a YAML file path (read and parsed, warnings logged), a rules object, or compiled rules.
+ */
+function compileRulesOption(input: string | object, logger: RateLimitLogger): CompiledRules {
+  if (isCompiledRules(input)) return input;
+  if (typeof input !== 'string') return compileRules(input as RulesInput);
+  let text: string;
+  try {
+    text = readFileSync(input, 'utf8');
+  } catch (error) {
+    throw new ConfigError(`rules file ${input} cannot be read: ${(error as Error).message}`);
+  }
+  const document = parseRules(text, { source: input });
+  for (const warning of document.warnings) logger.warn(`sluice: ${formatProblem(warning)}`);
+  return compileRules(document);
+}
+
+/** Compiles rules given in code, naming `label` (the route) in every problem. */
+function compileLabelled(input: RulesInput, label: string): CompiledRules {
+  try {
+    return compileRules(input);
+  } catch (error) {
+    if (!(error instanceof RulesError)) throw error;
+    throw new RulesError(error.problems.map((problem) => ({ ...problem, source: label })));
+  }
+}

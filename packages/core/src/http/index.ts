@@ -1,0 +1,29 @@
+export {
+  buildDescriptors,
+  type DescriptorSettings,
+  MAX_DESCRIPTOR_LENGTH,
+  type RequestFacts,
+} from './descriptors.js';
+export { type CheckScope, createHttpLimiter, DEFAULT_RULES, type HttpLimiter, type Verdict } from './flow.js';
+export { DEFAULT_IPV6_SUBNET, normalizeIp } from './ip.js';
+export { isResponseClosed, releaseWhenDone, waitUnlessClosed } from './node.js';
+export {
+  type AdapterObserver,
+  type AdapterStage,
+  type DescriptorValue,
+  type RateLimitLogger,
+  type RateLimitOptions,
+  type ResolvedOptions,
+  rateLimitOptionsSchema,
+  resolveOptions,
+} from './options.js';
+export {
+  type DeniedBody,
+  type DeniedResponse,
+  deniedResponse,
+  type HeaderFormat,
+  type HeaderValues,
+  rateLimitHeaders,
+  retryAfterSeconds,
+} from './responses.js';
+export { normalizePath, type PathOptions } from './route.js';

@@ -1,0 +1,80 @@
+import { isIPv4, isIPv6 } from 'node:net';
+
+/** Default IPv6 prefix length a client is keyed by: one /64 is what a single subscriber usually gets. */
+export const DEFAULT_IPV6_SUBNET = 64;
+
+/**
+ * Turns a client address into the value of the `ip` descriptor.
+ * - IPv4-mapped IPv6 (`::ffff:203.0.113.7`) folds to plain IPv4, so dual-stack sockets key alike.
+ * - Other IPv6 addresses are masked to `subnet` bits (default /64) and written as `prefix/len`, because
+ *   one subscriber can hop freely inside its /64 and must not escape a per-IP limit by doing so.
+ * - Anything that is not an IP address (a garbage forwarded header, say) is returned trimmed and
+ *   lower-cased, so it still keys consistently; undefined or empty stays undefined.
+ */
+export function normalizeIp(address: string | undefined, subnet = DEFAULT_IPV6_SUBNET): string | undefined {
+  if (address === undefined) return undefined;
+  let text = address.trim();
+  if (text === '') return undefined;
+  if (text.startsWith('[') && text.endsWith(']')) text = text.slice(1, -1);
+  const zone = text.indexOf('%');
+  if (zone !== -1) text = text.slice(0, zone);
+  if (isIPv4(text)) return text;
+  if (!isIPv6(text)) return text.toLowerCase();
+  const groups = ipv6Groups(text);
+  if (isIpv4Mapped(groups)) return ipv4FromGroups(groups[6] ?? 0, groups[7] ?? 0);
+  return formatIpv6(maskGroups(groups, subnet), subnet);
+}
+
+/** The eight 16-bit groups of a valid IPv6 address (an embedded dotted IPv4 tail included). */
+function ipv6Groups(address: string): number[] {
+  let text = address.toLowerCase();
+  const lastColon = text.lastIndexOf(':');
+  const tail = text.slice(lastColon + 1);
+  if (tail.includes('.')) {
+    const [a = 0, b = 0, c = 0, d = 0] = tail.split('.').map(Number);
+    text = `${text.slice(0, lastColon + 1)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+  }
+  const [head = '', rest] = text.split('::');
+  const headGroups = head === '' ? [] : head.split(':');
+  const restGroups = rest === undefined || rest === '' ? [] : rest.split(':');
+  const zeros =
+    rest === undefined ? [] : new Array<string>(8 - headGroups.length - restGroups.length).fill('0');
+  return [...headGroups, ...zeros, ...restGroups].map((group) => Number.parseInt(group, 16));
+}
+
+function isIpv4Mapped(groups: readonly number[]): boolean {
+  return groups.slice(0, 5).every((group) => group === 0) && groups[5] === 0xffff;
+}
+
+function ipv4FromGroups(high: number, low: number): string {
+  return [high >> 8, high & 0xff, low >> 8, low & 0xff].join('.');
+}
+
+/** Keeps the first `bits` bits of the address and zeroes the rest. */
+function maskGroups(groups: readonly number[], bits: number): number[] {
+  return groups.map((group, index) => {
+    const keep = Math.min(16, Math.max(0, bits - index * 16));
+    return keep === 0 ? 0 : group & ((0xffff << (16 - keep)) & 0xffff);
+  });
+}
+
+/** RFC 5952 text (longest run of zero groups compressed), with `/len` unless it is a whole address. */
+function formatIpv6(groups: readonly number[], bits: number): string {
+  let bestStart = -1;
+  let bestLength = 1; // a single zero group is not compressed
+  for (let start = 0; start < groups.length; ) {
+    let end = start;
+    while (end < groups.length && groups[end] === 0) end++;
+    if (end - start > bestLength) {
+      bestStart = start;
+      bestLength = end - start;
+    }
+    start = end === start ? start + 1 : end;
+  }
+  const hex = groups.map((group) => group.toString(16));
+  const text =
+    bestStart === -1
+      ? hex.join(':')
+      : `${hex.slice(0, bestStart).join(':')}::${hex.slice(bestStart + bestLength).join(':')}`;
+  return bits >= 128 ? text : `${text}/${bits}`;
+}

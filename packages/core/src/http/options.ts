@@ -1,0 +1,154 @@
+import { z } from 'zod';
+import { ConfigError } from '../errors.js';
+import type { CompiledRules, Observer, Store } from '../types.js';
+import { MAX_DESCRIPTOR_LENGTH } from './descriptors.js';
+import { DEFAULT_IPV6_SUBNET } from './ip.js';
+import type { HeaderFormat } from './responses.js';
+
+/** Where a limiter step failed inside an adapter (never surfaced to the user's route). */
+export type AdapterStage = 'skip' | 'descriptors' | 'api_key' | 'cost' | 'check' | 'release' | 'on_denied';
+
+/** An {@link Observer} that also hears of failures inside the adapter (a throwing `descriptors`, say). */
+export interface AdapterObserver extends Observer {
+  onAdapterError?(error: Error, stage: AdapterStage): void;
+}
+
+/** Where start-up notices go (the default-rules announcement, misconfiguration smells). */
+export interface RateLimitLogger {
+  warn(message: string): void;
+}
+
+/** A descriptor value the app may return; numbers and booleans are stringified. */
+export type DescriptorValue = string | number | boolean | undefined;
+
+/** Options every adapter takes; `Req` is the framework's request (Koa: the context). */
+export interface RateLimitOptions<Req> {
+  /** A YAML file path, a rules object (`{domain, rules: [...]}`) or compiled rules. Default: 60/min per IP. */
+  rules?: string | object | CompiledRules;
+  /** Where counters live. Default: an in-process MemoryStore. */
+  store?: Store;
+  /** Counters of `scope: local` rules. Default: a MemoryStore. */
+  localStore?: Store;
+  /** Extra descriptors (tenant, plan, user, ...); they win over the built-in ones. May be async. */
+  descriptors?: (
+    req: Req,
+  ) => Readonly<Record<string, DescriptorValue>> | Promise<Readonly<Record<string, DescriptorValue>>>;
+  /** The request's API key. Default: the `apiKeyHeader` header. */
+  apiKey?: (req: Req) => string | undefined;
+  /** Header holding the API key. Default `x-api-key`. */
+  apiKeyHeader?: string;
+  /** The request's cost, for rules without a cost of their own. Default 1. */
+  cost?: (req: Req) => number;
+  /** Rate-limit header set on responses. Default `draft`. */
+  headers?: HeaderFormat;
+  /** Metrics and logs hooks. */
+  observer?: AdapterObserver;
+  /** Requests for which it returns true are not limited (health checks, say). May be async. */
+  skip?: (req: Req) => boolean | Promise<boolean>;
+  /** Milliseconds clock. Default `Date.now`; tests inject their own. */
+  clock?: () => number;
+  /** Backstop timeout on each store call, ms. Default 1000. */
+  timeoutMs?: number;
+  /** HMAC secret for counter tags. */
+  keySecret?: string;
+  /** IPv6 prefix length a client is keyed by. Default 64. */
+  ipv6Subnet?: number;
+  /** Whether the router tells `/Search` from `/search` (for the `route` descriptor). Default false. */
+  caseSensitiveRoutes?: boolean;
+  /** Descriptor values longer than this are hashed. Default 256. */
+  maxValueLength?: number;
+  /** Where notices go. Default `console`. */
+  logger?: RateLimitLogger;
+}
+
+/** The options after validation, defaults filled in. */
+export interface ResolvedOptions<Req> extends RateLimitOptions<Req> {
+  readonly headers: HeaderFormat;
+  readonly apiKeyHeader: string;
+  readonly ipv6Subnet: number;
+  readonly caseSensitiveRoutes: boolean;
+  readonly maxValueLength: number;
+  readonly logger: RateLimitLogger;
+}
+
+const isFunction = (value: unknown): boolean => typeof value === 'function';
+const fn = z.custom<(...args: never[]) => unknown>(isFunction, { message: 'must be a function' });
+const hasMethods = (value: unknown, names: readonly string[]): boolean =>
+  typeof value === 'object' &&
+  value !== null &&
+  names.every((name) => isFunction((value as Record<string, unknown>)[name]));
+const store = z.custom<Store>((value) => hasMethods(value, ['evaluate', 'release', 'close']), {
+  message: 'must be a Store: an object with evaluate(checks, now), release(leases, now) and close()',
+});
+const rules = z.custom<string | object>(
+  (value) => (typeof value === 'string' && value !== '') || (typeof value === 'object' && value !== null),
+  { message: 'must be a rules file path, a rules object or compiled rules' },
+);
+
+/** The one schema of the options all three adapters take (`onDenied` is typed per framework). */
+export const rateLimitOptionsSchema = z
+  .object({
+    rules: rules.optional(),
+    store: store.optional(),
+    localStore: store.optional(),
+    descriptors: fn.optional(),
+    apiKey: fn.optional(),
+    apiKeyHeader: z
+      .string()
+      .regex(/^[!#$%&'*+.^_`|~0-9a-z-]+$/i, 'must be a header name')
+      .optional(),
+    cost: fn.optional(),
+    headers: z.enum(['draft', 'legacy', 'both', 'none']).optional(),
+    observer: z
+      .custom<AdapterObserver>((value) => typeof value === 'object' && value !== null, {
+        message: 'must be an object of observer hooks',
+      })
+      .optional(),
+    onDenied: fn.optional(),
+    skip: fn.optional(),
+    clock: fn.optional(),
+    timeoutMs: z.number().positive().optional(),
+    keySecret: z.string().min(1).optional(),
+    ipv6Subnet: z.number().int().min(1).max(128).optional(),
+    caseSensitiveRoutes: z.boolean().optional(),
+    maxValueLength: z.number().int().min(16).optional(),
+    logger: z
+      .custom<RateLimitLogger>((value) => hasMethods(value, ['warn']), {
+        message: 'must have a warn(message) method',
+      })
+      .optional(),
+  })
+  .strict();
+
+/**
+ * Validates adapter options at start-up and fills in defaults. Throws a ConfigError naming every wrong
+ * option (an unknown option included: a typo must not be silently ignored).
+ */
+export function resolveOptions<Req, O extends RateLimitOptions<Req>>(
+  options: O | undefined,
+): O & ResolvedOptions<Req> {
+  const parsed = rateLimitOptionsSchema.safeParse(options ?? {});
+  if (!parsed.success)
+    throw new ConfigError(`invalid rate limit options: ${describeIssues(parsed.error.issues)}`);
+  const given = (options ?? {}) as O;
+  return {
+    ...given,
+    headers: given.headers ?? 'draft',
+    apiKeyHeader: (given.apiKeyHeader ?? 'x-api-key').toLowerCase(),
+    ipv6Subnet: given.ipv6Subnet ?? DEFAULT_IPV6_SUBNET,
+    caseSensitiveRoutes: given.caseSensitiveRoutes ?? false,
+    maxValueLength: given.maxValueLength ?? MAX_DESCRIPTOR_LENGTH,
+    logger: given.logger ?? console,
+  };
+}
+
+function describeIssues(issues: readonly z.core.$ZodIssue[]): string {
+  return issues
+    .map((issue) => {
+      if (issue.code === 'unrecognized_keys')
+        return issue.keys.map((key) => `unknown option "${key}"`).join('; ');
+      const name = issue.path.map(String).join('.');
+      return name ? `option "${name}" ${issue.message}` : issue.message;
+    })
+    .join('; ');
+}

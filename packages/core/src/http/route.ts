@@ -1,0 +1,50 @@
+/** How the app's router compares paths. */
+export interface PathOptions {
+  /** True when the router tells `/Search` from `/search` (Express and @koa/router do not, by default). */
+  readonly caseSensitive?: boolean;
+}
+
+/**
+ * The `route` descriptor for a request whose route template is unknown: the path as the router
+ * would serve it, so `/Search`, `/search/`, `//search` and `/%73earch` cannot dodge a `/search` rule.
+ * Drops the query, percent-decodes once (an encoded `/` stays encoded: it does not split segments),
+ * collapses repeated slashes, drops a trailing slash and folds case unless the router is case-sensitive.
+ */
+export function normalizePath(url: string, options: PathOptions = {}): string {
+  let path = stripQuery(url);
+  if (!path.startsWith('/')) path = absoluteFormPath(path);
+  path = decodePath(path).replace(/\/{2,}/g, '/');
+  if (path.length > 1 && path.endsWith('/')) path = path.slice(0, -1);
+  return options.caseSensitive ? path : path.toLowerCase();
+}
+
+function stripQuery(url: string): string {
+  const end = url.search(/[?#]/);
+  return end === -1 ? url : url.slice(0, end);
+}
+
+/** `GET http://host/path HTTP/1.1` (absolute-form target): keep the path only. */
+function absoluteFormPath(target: string): string {
+  try {
+    return new URL(target).pathname;
+  } catch {
+    return `/${target}`;
+  }
+}
+
+function decodePath(path: string): string {
+  if (!path.includes('%')) return path;
+  return path.split(/%2f/i).map(decodeSegmentText).join('%2F');
+}
+
+/** decodeURIComponent, or byte by byte when the text holds malformed escapes (`%zz`, cut UTF-8). */
+function decodeSegmentText(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text.replace(/%([0-9a-f]{2})/gi, (sequence, hex: string) => {
+      const code = Number.parseInt(hex, 16);
+      return code < 0x80 ? String.fromCharCode(code) : sequence.toUpperCase();
+    });
+  }
+}
