@@ -14,14 +14,15 @@ import type {
   Mode,
   Observer,
   RuleScope,
+  RulesSource,
   Store,
   StoreErrorKind,
 } from './types.js';
 
 /** Options of {@link createLimiter}. */
 export interface LimiterOptions {
-  /** The compiled rule table (see `resolveRules` for paths and plain objects). */
-  rules: CompiledRules;
+  /** The compiled rule table (see `resolveRules` for paths and plain objects), or a source that reloads it. */
+  rules: CompiledRules | RulesSource;
   /** Where counters live; default: a MemoryStore. */
   store?: Store;
   /** Counters of `scope: local` rules; default: a MemoryStore of this process. */
@@ -118,7 +119,8 @@ export function createLimiter(options: LimiterOptions): Limiter {
   const observer = options.observer ?? {};
   const timeoutMs = options.timeoutMs ?? 1000;
   const secret = options.keySecret;
-  let table = options.rules;
+  const source = isRulesSource(options.rules) ? options.rules : undefined;
+  let table = source ? source.current : (options.rules as CompiledRules);
   const released = new WeakSet<Decision>();
 
   function notify<K extends keyof Observer>(hook: K, ...args: Parameters<NonNullable<Observer[K]>>): void {
@@ -214,6 +216,13 @@ export function createLimiter(options: LimiterOptions): Limiter {
     return decision;
   }
 
+  function setRules(rules: CompiledRules): void {
+    table = rules;
+    notify('onRulesLoaded', rules);
+  }
+  const unsubscribe = source?.subscribe(setRules, (error) => notify('onRulesError', error));
+  notify('onRulesLoaded', table);
+
   return {
     check,
     async release(decision) {
@@ -241,10 +250,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
         }),
       };
     },
-    setRules(rules) {
-      table = rules;
-      notify('onRulesLoaded', rules);
-    },
+    setRules,
     get rules() {
       return table;
     },
@@ -252,9 +258,14 @@ export function createLimiter(options: LimiterOptions): Limiter {
       return table.version;
     },
     async close() {
+      unsubscribe?.();
       await Promise.allSettled([store.close(), localStore.close()]);
     },
   };
+}
+
+function isRulesSource(rules: CompiledRules | RulesSource): rules is RulesSource {
+  return typeof (rules as Partial<RulesSource>).subscribe === 'function';
 }
 
 function failureOf(outcome: StoreOutcome): StoreErrorKind | undefined {

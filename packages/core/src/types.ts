@@ -157,6 +157,16 @@ export interface CompiledRules {
   match(descriptors: Descriptors, now: number): readonly CompiledRule[];
 }
 
+/** Rules that change while running: a watched file, a version distributed through Redis. */
+export interface RulesSource {
+  /** The last good table. */
+  readonly current: CompiledRules;
+  /** Calls `onRules` with each new good table and `onError` with each rejected one; returns an unsubscribe. */
+  subscribe(onRules: (rules: CompiledRules) => void, onError?: (error: Error) => void): () => void;
+  /** Stops watching. */
+  close?(): Promise<void>;
+}
+
 /** Why a decision came out as it did. */
 export type DecisionReason = 'allowed' | 'limit' | 'store_error' | 'timeout' | 'breaker';
 
