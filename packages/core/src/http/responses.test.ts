@@ -1,0 +1,99 @@
+import { describe, expect, it } from 'vitest';
+import type { Decision, RuleResult } from '../types.js';
+import { deniedResponse, rateLimitHeaders, retryAfterSeconds } from './responses.js';
+
+function result(overrides: Partial<RuleResult> = {}): RuleResult {
+  return {
+    rule: 'key_default',
+    mode: 'enforce',
+    allowed: false,
+    limit: 600,
+    remaining: 0,
+    resetMs: 30_000,
+    retryAfterMs: 16_200,
+    windowMs: 60_000,
+    shadowDenied: false,
+    failed: false,
+    ...overrides,
+  };
+}
+
+function decision(overrides: Partial<Decision> = {}, results = [result()]): Decision {
+  return {
+    allowed: false,
+    rule: 'key_default',
+    retryAfterMs: 16_200,
+    delayMs: 0,
+    limit: 600,
+    remaining: 0,
+    resetMs: 30_000,
+    failedOpen: false,
+    reason: 'limit',
+    results,
+    leases: [],
+    version: 'v1',
+    ...overrides,
+  };
+}
+
+describe('deniedResponse', () => {
+  it('is a 429 with Retry-After rounded up, the rule, draft fields and the JSON body', () => {
+    const denied = deniedResponse(decision(), 'draft');
+    expect(denied.status).toBe(429);
+    expect(denied.headers).toEqual({
+      'RateLimit-Policy': '"key_default";q=600;w=60',
+      RateLimit: '"key_default";r=0;t=17',
+      'Retry-After': '17',
+      'X-RateLimit-Rule': 'key_default',
+    });
+    expect(denied.body).toEqual({ error: 'rate_limited', rule: 'key_default', retryAfter: 17 });
+  });
+
+  it('asks for at least one second', () => {
+    expect(retryAfterSeconds(decision({ retryAfterMs: 1 }))).toBe(1);
+    expect(retryAfterSeconds(decision({ retryAfterMs: 0 }))).toBe(1);
+    expect(retryAfterSeconds(decision({ retryAfterMs: 2000 }))).toBe(2);
+  });
+
+  it('leaves Retry-After out when no wait can help', () => {
+    const denied = deniedResponse(decision({ retryAfterMs: Number.POSITIVE_INFINITY }), 'draft');
+    expect(denied.headers['Retry-After']).toBeUndefined();
+    expect(denied.headers.RateLimit).toBe('"key_default";r=0;t=30');
+    expect(denied.body.retryAfter).toBeNull();
+  });
+
+  it('is a 503 when the denying rule failed closed on a store error', () => {
+    const failed = result({ failed: true, retryAfterMs: 1000 });
+    const denied = deniedResponse(decision({ reason: 'store_error', retryAfterMs: 1000 }, [failed]), 'none');
+    expect(denied.status).toBe(503);
+    expect(denied.body).toEqual({ error: 'rate_limit_unavailable', rule: 'key_default', retryAfter: 1 });
+    expect(denied.headers).toEqual({ 'Retry-After': '1', 'X-RateLimit-Rule': 'key_default' });
+  });
+});
+
+describe('rateLimitHeaders', () => {
+  const allowed = decision({ allowed: true, retryAfterMs: 0, remaining: 41, resetMs: 1500 });
+
+  it('gives the shown rule in each format', () => {
+    expect(rateLimitHeaders(allowed, 'draft')).toEqual({
+      'RateLimit-Policy': '"key_default";q=600;w=60',
+      RateLimit: '"key_default";r=41;t=2',
+    });
+    expect(rateLimitHeaders(allowed, 'legacy')).toEqual({
+      'X-RateLimit-Limit': '600',
+      'X-RateLimit-Remaining': '41',
+      'X-RateLimit-Reset': '2',
+    });
+    expect(Object.keys(rateLimitHeaders(allowed, 'both'))).toHaveLength(5);
+    expect(rateLimitHeaders(allowed, 'none')).toEqual({});
+  });
+
+  it('is empty when no rule applied', () => {
+    expect(rateLimitHeaders(decision({ allowed: true, rule: undefined }, []), 'both')).toEqual({});
+  });
+
+  it('leaves the window out of a policy without one', () => {
+    const quota = decision({ allowed: true }, [result({ windowMs: 0 })]);
+    expect(rateLimitHeaders(quota, 'draft')['RateLimit-Policy']).toBe('"key_default";q=600');
+  });
+});
