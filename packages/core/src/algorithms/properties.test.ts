@@ -1,7 +1,15 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { AlgorithmName, CalendarPeriod, LimitParams, Outcome } from '../types.js';
-import { decideByName, gcra, slidingLog, slidingWindow, tokenBucket } from './index.js';
+import {
+  decideByName,
+  type GcraState,
+  gcra,
+  slidingLog,
+  slidingWindow,
+  type TokenBucketState,
+  tokenBucket,
+} from './index.js';
 
 const NOW = Date.UTC(2026, 10, 30, 9, 30); // 2026-11-30, a Monday
 
@@ -45,13 +53,13 @@ describe('token_bucket and gcra', () => {
   it('give identical decisions for any limit, burst, cost and time sequence', () => {
     fc.assert(
       fc.property(bucketParams, steps(200_000), (params, sequence) => {
-        let bucket: Outcome<unknown>['state'] | undefined;
-        let cell: Outcome<unknown>['state'] | undefined;
+        let bucket: TokenBucketState | undefined;
+        let cell: GcraState | undefined;
         let now = NOW;
         for (const { gap, cost } of sequence) {
           now += gap;
-          const a = tokenBucket.decide(bucket as never, now, params, cost);
-          const b = gcra.decide(cell as never, now, params, cost);
+          const a = tokenBucket.decide(bucket, now, params, cost);
+          const b = gcra.decide(cell, now, params, cost);
           const pick = (o: Outcome<unknown>) => [o.allowed, o.remaining, o.retryAfterMs, o.resetMs, o.ttlMs];
           expect(pick(a)).toEqual(pick(b));
           if (a.allowed) bucket = a.state;
