@@ -1,0 +1,171 @@
+import type { AlgorithmName } from '../types.js';
+import { dayStartMs, expiryMs } from './dates.js';
+import { isCalendarPeriod } from './duration.js';
+import type { FieldPath, Finding } from './findings.js';
+import type { ParsedRule } from './schema.js';
+import { closest } from './show.js';
+
+const BURST_ALGORITHMS: ReadonlySet<AlgorithmName> = new Set(['token_bucket', 'gcra', 'leaky_bucket']);
+
+/** Problems of meaning inside one rule whose shape is valid: field combinations that make no sense. */
+export function checkRule(rule: ParsedRule, at: FieldPath): Finding[] {
+  return [...checkLimit(rule, at), ...checkKey(rule, at)];
+}
+
+function checkLimit(rule: ParsedRule, at: FieldPath): Finding[] {
+  const { limit, algorithm } = rule;
+  const path = [...at, 'limit'];
+  if ('concurrent' in limit) {
+    if (algorithm !== 'concurrency') {
+      return [
+        {
+          path: [...path, 'concurrent'],
+          message: `a concurrent limit needs algorithm: concurrency (this rule uses ${algorithm})`,
+        },
+      ];
+    }
+    return limit.concurrent === 0 && rule.expires === undefined
+      ? [zeroWithoutExpiry([...path, 'concurrent'])]
+      : [];
+  }
+  if (algorithm === 'concurrency') {
+    return [
+      { path, message: 'algorithm concurrency counts leases: write limit: {concurrent: N, lease: 60s}' },
+    ];
+  }
+  const found: Finding[] = [];
+  if (limit.burst !== undefined && !BURST_ALGORITHMS.has(algorithm)) {
+    found.push({
+      path: [...path, 'burst'],
+      message: `burst only applies to token_bucket, gcra and leaky_bucket (this rule uses ${algorithm})`,
+    });
+  }
+  if (isCalendarPeriod(limit.per) && algorithm !== 'quota') {
+    found.push({
+      path: [...path, 'per'],
+      message: `"${limit.per}" is a calendar period, only for algorithm: quota; write a duration such as 1d`,
+    });
+  }
+  if (limit.requests === 0 && rule.expires === undefined)
+    found.push(zeroWithoutExpiry([...path, 'requests']));
+  return found;
+}
+
+function zeroWithoutExpiry(path: FieldPath): Finding {
+  return { path, message: 'a zero limit blocks every request; it needs an expires date' };
+}
+
+function checkKey(rule: ParsedRule, at: FieldPath): Finding[] {
+  const key = rule.key ?? [];
+  if (key.length === 0 && !rule.global) {
+    return [
+      {
+        path: [...at, 'key'],
+        message:
+          'no key descriptors: list some (key: [api_key]), or set global: true for one counter shared by all',
+      },
+    ];
+  }
+  if (key.length > 0 && rule.global) {
+    return [
+      {
+        path: [...at, 'global'],
+        message: 'a global rule has one counter for everyone; remove key or global',
+      },
+    ];
+  }
+  return key.flatMap((name, index) =>
+    key.indexOf(name) < index ? [{ path: [...at, 'key', index], message: `"${name}" is listed twice` }] : [],
+  );
+}
+
+/**
+ * A field of a rule as written, when it is text. Checks across rules read raw fields so that a rule with
+ * other errors still takes part (its name exists; its overrides still dangle).
+ */
+export type TextField = (index: number) => string | undefined;
+
+/** Duplicate names: reported at every later use, naming the first. */
+export function checkDuplicateNames(count: number, nameOf: TextField): Finding[] {
+  const first = new Map<string, number>();
+  const found: Finding[] = [];
+  for (let index = 0; index < count; index++) {
+    const name = nameOf(index);
+    if (name === undefined) continue;
+    const earlier = first.get(name);
+    if (earlier === undefined) first.set(name, index);
+    else
+      found.push({
+        path: ['rules', index, 'name'],
+        message: `duplicate rule name "${name}" (see rules[${earlier}])`,
+      });
+  }
+  return found;
+}
+
+/** Overrides that point at themselves, at no rule, or round in a cycle. */
+export function checkOverrides(count: number, nameOf: TextField, overridesOf: TextField): Finding[] {
+  const indexByName = new Map<string, number>();
+  for (let index = count - 1; index >= 0; index--) {
+    const name = nameOf(index);
+    if (name !== undefined) indexByName.set(name, index);
+  }
+  const names = [...indexByName.keys()];
+  const found: Finding[] = [];
+  for (let index = 0; index < count; index++) {
+    const target = overridesOf(index);
+    if (target === undefined) continue;
+    const path = ['rules', index, 'overrides'];
+    if (target === nameOf(index)) found.push({ path, message: 'a rule cannot override itself' });
+    else if (!indexByName.has(target)) {
+      const hint = closest(target, names);
+      found.push({
+        path,
+        message: `no rule is named "${target}"${hint ? ` (did you mean "${hint}"?)` : ''}`,
+      });
+    } else {
+      const cycle = overrideCycle(index, { nameOf, overridesOf, indexByName });
+      if (cycle) found.push({ path, message: `override cycle: ${cycle.join(' -> ')}` });
+    }
+  }
+  return found;
+}
+
+/** The names around the cycle starting at `start`, reported only from its first rule in file order. */
+function overrideCycle(
+  start: number,
+  graph: { nameOf: TextField; overridesOf: TextField; indexByName: ReadonlyMap<string, number> },
+): string[] | undefined {
+  const { nameOf, overridesOf, indexByName } = graph;
+  const seen: number[] = [start];
+  let current = start;
+  for (;;) {
+    const target = overridesOf(current);
+    const next = target === undefined ? undefined : indexByName.get(target);
+    if (next === undefined || next === current) return undefined;
+    if (next === start) break;
+    if (seen.includes(next)) return undefined;
+    seen.push(next);
+    current = next;
+  }
+  if (Math.min(...seen) !== start) return undefined;
+  return [...seen, start].map((index) => nameOf(index) ?? '?');
+}
+
+/** Things to tell the owner without refusing the file: overdue reviews, missing owners, rules already expired. */
+export function warnRule(rule: ParsedRule, at: FieldPath, today: string): Finding[] {
+  const found: Finding[] = [];
+  if (rule.owner === undefined) found.push({ path: at, message: 'missing owner: say who reviews this rule' });
+  if (rule.review !== undefined && rule.review < today) {
+    found.push({ path: [...at, 'review'], message: `review overdue since ${rule.review}` });
+  }
+  const todayStart = dayStartMs(today) ?? 0;
+  const expiresAt = rule.expires === undefined ? undefined : expiryMs(rule.expires);
+  if (expiresAt !== undefined && expiresAt <= todayStart) {
+    found.push({
+      path: [...at, 'expires'],
+      message: `expired on ${rule.expires}: the rule no longer applies`,
+    });
+  }
+  return found;
+}

@@ -1,0 +1,100 @@
+import { createHash } from 'node:crypto';
+import { RulesError } from '../errors.js';
+import type { CompiledRule, CompiledRules, CostSpec, LimitParams } from '../types.js';
+import { expiryMs } from './dates.js';
+import { durationMs, isCalendarPeriod } from './duration.js';
+import { createMatcher } from './matcher.js';
+import { deepFreeze, isValidatedDocument, placeFinding, type RulesDocument } from './parse.js';
+import type { LimitSpec, ParsedRule, RuleSpec } from './schema.js';
+import { validateRules } from './validate.js';
+
+/** Rules given in code: like a rules file, with `domain` optional. */
+export interface RulesInput {
+  /** Default `default`. */
+  readonly domain?: string;
+  readonly rules: readonly RuleSpec[];
+}
+
+/** Options for compileRules. */
+export interface CompileOptions {
+  /** Label for problems in rules given in code (say, the route they belong to). Default `<rules>`. */
+  readonly source?: string;
+}
+
+const DEFAULT_LEASE_MS = 60_000;
+const CODE_SOURCE = '<rules>';
+
+/**
+ * Compiles rules into an immutable, versioned, indexed table. A document from parseRules/loadRules is used as is;
+ * rules from code are validated with the same checks and a RulesError lists every problem by field path.
+ */
+export function compileRules(input: RulesInput | RulesDocument, options: CompileOptions = {}): CompiledRules {
+  const { domain, rules } = isValidatedDocument(input)
+    ? input
+    : validateInput(input, options.source ?? CODE_SOURCE);
+  const compiled = (rules as readonly ParsedRule[]).map(compileRule);
+  return createMatcher(domain, versionOf(domain, compiled), compiled);
+}
+
+function validateInput(input: RulesInput, source: string): { domain: string; rules: readonly ParsedRule[] } {
+  const hasDomain = typeof input === 'object' && input !== null && input.domain !== undefined;
+  const result = validateRules(hasDomain ? input : { ...input, domain: 'default' });
+  if (!result.value) throw new RulesError(result.errors.map((finding) => placeFinding(source, finding)));
+  return result.value;
+}
+
+/** One validated rule as the engine uses it: defaults applied, durations in ms, match values as strings. */
+function compileRule(rule: ParsedRule): CompiledRule {
+  const expiresAt = rule.expires === undefined ? undefined : expiryMs(rule.expires);
+  return deepFreeze({
+    name: rule.name,
+    match: Object.fromEntries(
+      Object.entries(rule.match).map(([field, value]) => [field, [...new Set([value].flat().map(String))]]),
+    ),
+    key: rule.key ?? [],
+    global: rule.global,
+    algorithm: rule.algorithm,
+    params: paramsOf(rule.limit),
+    ...(rule.cost === undefined ? {} : { cost: structuredClone(rule.cost) as CostSpec }),
+    mode: rule.mode,
+    rollout: rule.rollout,
+    onStoreError: rule.on_store_error,
+    ...(rule.overrides === undefined ? {} : { overrides: rule.overrides }),
+    ...(rule.owner === undefined ? {} : { owner: rule.owner }),
+    ...(rule.review === undefined ? {} : { review: rule.review }),
+    ...(expiresAt === undefined ? {} : { expiresAt }),
+    scope: rule.scope,
+  });
+}
+
+function paramsOf(limit: LimitSpec): LimitParams {
+  if ('concurrent' in limit) {
+    const leaseMs =
+      limit.lease === undefined ? DEFAULT_LEASE_MS : (durationMs(limit.lease) ?? DEFAULT_LEASE_MS);
+    return { limit: limit.concurrent, windowMs: leaseMs, burst: limit.concurrent };
+  }
+  if (isCalendarPeriod(limit.per)) {
+    return { limit: limit.requests, windowMs: 0, burst: limit.requests, period: limit.per };
+  }
+  return {
+    limit: limit.requests,
+    windowMs: durationMs(limit.per) ?? 0,
+    burst: limit.burst ?? limit.requests,
+  };
+}
+
+/** First 12 hex digits of the sha256 of a canonical JSON (sorted keys) of the domain and compiled rules. */
+function versionOf(domain: string, rules: readonly CompiledRule[]): string {
+  return createHash('sha256').update(canonicalJson({ domain, rules })).digest('hex').slice(0, 12);
+}
+
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.entries(value)
+      .filter(([, inner]) => inner !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([key, inner]) => `${JSON.stringify(key)}:${canonicalJson(inner)}`).join(',')}}`;
+  }
+  return JSON.stringify(value);
+}

@@ -1,0 +1,11 @@
+export { type CompileOptions, compileRules, type RulesInput } from './compile.js';
+export { parseDuration } from './duration.js';
+export { loadRules, loadRulesSync, type ParseOptions, parseRules, type RulesDocument } from './parse.js';
+export {
+  isCompiledRules,
+  type ResolveOptions,
+  type RulesSource,
+  resolveRules,
+  resolveRulesSync,
+} from './resolve.js';
+export { type LimitSpec, type ParsedRule, type RuleSpec, ruleSchema, rulesFileSchema } from './schema.js';

@@ -1,0 +1,147 @@
+import { readFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { type Document, isMap, isPair, isScalar, isSeq, LineCounter, type Node, parseDocument } from 'yaml';
+import { ConfigError, type RuleProblem, RulesError } from '../errors.js';
+import { dayStartMs, utcToday } from './dates.js';
+import type { Finding } from './findings.js';
+import type { RuleSpec } from './schema.js';
+import { formatPath } from './show.js';
+import { validateRules } from './validate.js';
+
+/** A validated rules file: its rules with defaults filled in, and warnings that did not stop it. */
+export interface RulesDocument {
+  /** File name or label that problems are reported against. */
+  readonly source: string;
+  readonly domain: string;
+  readonly rules: readonly RuleSpec[];
+  /** Overdue reviews, missing owners, expired rules: reported, never thrown. */
+  readonly warnings: readonly RuleProblem[];
+}
+
+/** Options for parseRules and loadRules. */
+export interface ParseOptions {
+  /** Name used in problems; loadRules passes the path. Default `<rules>`. */
+  readonly source?: string;
+  /** `YYYY-MM-DD` against which review dates are judged; defaults to the current UTC date. */
+  readonly today?: string;
+}
+
+// Documents this module validated; compileRules trusts them instead of validating twice. They are frozen, so
+// nothing can change them after the check.
+const validated = new WeakSet<object>();
+
+/** True for a RulesDocument returned by parseRules or loadRules (already validated, frozen). */
+export function isValidatedDocument(value: unknown): value is RulesDocument {
+  return typeof value === 'object' && value !== null && validated.has(value);
+}
+
+/**
+ * Parses and validates a YAML rules file. Throws a RulesError listing every problem with `source:line:column`
+ * and the field path; returns warnings (overdue reviews, missing owners) in the document.
+ */
+export function parseRules(text: string, options: ParseOptions = {}): RulesDocument {
+  const source = options.source ?? '<rules>';
+  const today = options.today ?? utcToday(Date.now());
+  if (dayStartMs(today) === undefined)
+    throw new ConfigError(`today must be a date (YYYY-MM-DD), got "${today}"`);
+  const lineCounter = new LineCounter();
+  const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true });
+  if (doc.errors.length > 0) {
+    throw new RulesError(
+      doc.errors.map((error) => syntaxProblem(source, lineCounter, error.pos[0], error.message)),
+    );
+  }
+  const result = validateRules(doc.toJS({ maxAliasCount: 100 }), today);
+  const place = (finding: Finding) => placeFinding(source, finding, locate(doc, lineCounter, finding));
+  if (!result.value) throw new RulesError(byPosition(result.errors.map(place)));
+  const document: RulesDocument = {
+    source,
+    domain: result.value.domain,
+    rules: result.value.rules,
+    warnings: byPosition(result.warnings.map(place)),
+  };
+  validated.add(deepFreeze(document));
+  return document;
+}
+
+/** Reads and parses a rules file; problems name the path as given. */
+export async function loadRules(
+  path: string,
+  options: Omit<ParseOptions, 'source'> = {},
+): Promise<RulesDocument> {
+  const text = await readFile(path, 'utf8');
+  return parseRules(text, { ...options, source: path });
+}
+
+/** loadRules for synchronous start-up code (a constructor that cannot await). */
+export function loadRulesSync(path: string, options: Omit<ParseOptions, 'source'> = {}): RulesDocument {
+  return parseRules(readFileSync(path, 'utf8'), { ...options, source: path });
+}
+
+/** Places a finding at a position; exported for compileRules, which has no positions (line 0). */
+export function placeFinding(
+  source: string,
+  finding: Finding,
+  position: { line: number; column: number } = { line: 0, column: 0 },
+): RuleProblem {
+  return { source, ...position, path: formatPath(finding.path), message: finding.message };
+}
+
+function syntaxProblem(
+  source: string,
+  lineCounter: LineCounter,
+  offset: number,
+  message: string,
+): RuleProblem {
+  const { line, col } = lineCounter.linePos(offset);
+  // yaml appends "at line L, column C" (and sometimes a code frame); the position already says it.
+  const text = message.split('\n')[0]?.replace(/ at line \d+, column \d+:?$/, '') ?? message;
+  return { source, line, column: col, path: '', message: `YAML: ${text}` };
+}
+
+/**
+ * The position of a finding: the node at its path (its key for unknown fields), or the deepest node that exists
+ * when the path ends at a missing field (the map that lacks it).
+ */
+function locate(doc: Document, lineCounter: LineCounter, finding: Finding): { line: number; column: number } {
+  let node: unknown = doc.contents;
+  let keyNode: Node | undefined;
+  for (const segment of finding.path) {
+    const next = child(node, segment);
+    if (!next) break;
+    [node, keyNode] = [next.value ?? next.key, next.key];
+  }
+  const target = (finding.atKey && keyNode) || (node as Node | null) || keyNode;
+  const offset = target?.range?.[0];
+  if (offset === undefined) return { line: 0, column: 0 };
+  const { line, col } = lineCounter.linePos(offset);
+  return { line, column: col };
+}
+
+function child(node: unknown, segment: string | number): { key?: Node; value: Node | null } | undefined {
+  if (isSeq(node) && typeof segment === 'number') {
+    const item = node.items[segment];
+    return item === undefined ? undefined : { value: item as Node | null };
+  }
+  if (!isMap(node)) return undefined;
+  for (const pair of node.items) {
+    if (isPair(pair) && isScalar(pair.key) && String(pair.key.value) === String(segment)) {
+      return { key: pair.key, value: pair.value as Node | null };
+    }
+  }
+  return undefined;
+}
+
+/** Problems in reading order: by line, then column (stable otherwise). */
+function byPosition(problems: RuleProblem[]): RuleProblem[] {
+  return problems.sort((a, b) => a.line - b.line || a.column - b.column);
+}
+
+/** Freezes an object graph of plain objects and arrays. */
+export function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const inner of Object.values(value)) deepFreeze(inner);
+  }
+  return value;
+}

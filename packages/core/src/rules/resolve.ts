@@ -1,0 +1,43 @@
+import { ConfigError } from '../errors.js';
+import type { CompiledRules } from '../types.js';
+import { type CompileOptions, compileRules, type RulesInput } from './compile.js';
+import { loadRules, loadRulesSync, type ParseOptions, type RulesDocument } from './parse.js';
+
+/** Anything adapters accept as `rules`. */
+export type RulesSource = string | RulesInput | RulesDocument | CompiledRules;
+
+/** Options for resolveRules: `source` labels problems in rules given in code; `today` judges review dates. */
+export type ResolveOptions = CompileOptions & Omit<ParseOptions, 'source'>;
+
+/** True for a compiled rule table (from this or another copy of @sluice/core): checked by shape. */
+export function isCompiledRules(value: unknown): value is CompiledRules {
+  if (typeof value !== 'object' || value === null) return false;
+  const table = value as Partial<Record<keyof CompiledRules, unknown>>;
+  return (
+    typeof table.domain === 'string' &&
+    typeof table.version === 'string' &&
+    Array.isArray(table.rules) &&
+    typeof table.match === 'function'
+  );
+}
+
+/**
+ * What adapters accept as `rules`: a path to a YAML file (loaded and compiled), rules as an object (compiled),
+ * or a compiled table (returned as is). Throws RulesError for invalid rules, ConfigError for anything else.
+ */
+export async function resolveRules(input: RulesSource, options: ResolveOptions = {}): Promise<CompiledRules> {
+  if (typeof input === 'string') return compileRules(await loadRules(input, options));
+  return resolveLoaded(input, options);
+}
+
+/** resolveRules for synchronous start-up code: a path is read with readFileSync. */
+export function resolveRulesSync(input: RulesSource, options: ResolveOptions = {}): CompiledRules {
+  if (typeof input === 'string') return compileRules(loadRulesSync(input, options));
+  return resolveLoaded(input, options);
+}
+
+function resolveLoaded(input: unknown, options: CompileOptions): CompiledRules {
+  if (isCompiledRules(input)) return input;
+  if (typeof input === 'object' && input !== null) return compileRules(input as RulesInput, options);
+  throw new ConfigError('rules must be a file path, a rules object ({domain, rules}) or a compiled table');
+}

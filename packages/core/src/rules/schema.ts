@@ -1,0 +1,158 @@
+import { z } from 'zod';
+import type { AlgorithmName } from '../types.js';
+import { dayStartMs, expiryMs } from './dates.js';
+import { durationMs, isCalendarPeriod } from './duration.js';
+import { show } from './show.js';
+
+/** Every algorithm a rule can name, in the order the docs list them. */
+export const ALGORITHMS = [
+  'fixed_window',
+  'sliding_window',
+  'sliding_log',
+  'token_bucket',
+  'gcra',
+  'leaky_bucket',
+  'concurrency',
+  'quota',
+] as const satisfies readonly AlgorithmName[];
+
+const RULE_NAME = /^[a-z0-9_]+$/;
+
+type Scalar = string | number | boolean;
+
+function isScalar(value: unknown): value is Scalar {
+  return (
+    typeof value === 'string' ||
+    typeof value === 'boolean' ||
+    (typeof value === 'number' && Number.isFinite(value))
+  );
+}
+
+/** A whole number of at least `min`; every number in a rule file is one, except rollout. */
+function wholeNumber(min: number) {
+  return z.custom<number>((value) => Number.isInteger(value) && (value as number) >= min, {
+    error: (issue) => {
+      const value = issue.input;
+      if (typeof value !== 'number') return `expected a whole number, got ${show(value)}`;
+      if (!Number.isInteger(value)) return `${show(value)} is not a whole number`;
+      return min === 0 ? `${value} is negative` : `${value} is too small: the least is ${min}`;
+    },
+  });
+}
+
+/** A string that passes `test`; `what` completes the sentence `"x" is not ...`. */
+function text(test: (value: string) => boolean, what: string) {
+  return z.custom<string>((value) => typeof value === 'string' && test(value), {
+    error: (issue) => `${show(issue.input)} is not ${what}`,
+  });
+}
+
+const nonEmpty = (value: string) => value.trim().length > 0;
+const descriptorName = text(nonEmpty, 'a descriptor name');
+const ruleName = text(
+  (value) => RULE_NAME.test(value),
+  'a valid rule name (lowercase letters, digits and _)',
+);
+const duration = text((value) => (durationMs(value) ?? 0) > 0, 'a duration');
+const period = text((value) => (durationMs(value) ?? 0) > 0 || isCalendarPeriod(value), 'a duration');
+const day = text((value) => dayStartMs(value) !== undefined, 'a date (YYYY-MM-DD)');
+const expiry = text(
+  (value) => expiryMs(value) !== undefined,
+  'a date (YYYY-MM-DD) or ISO datetime with offset',
+);
+
+const matchValue = z.custom<Scalar | readonly Scalar[]>(
+  (value) => isScalar(value) || (Array.isArray(value) && value.length > 0 && value.every(isScalar)),
+  {
+    error: (issue) =>
+      Array.isArray(issue.input) && issue.input.length === 0
+        ? 'an empty list matches nothing; list at least one value'
+        : `${show(issue.input)} is not a value to match (a string, number or boolean, or a list of them)`,
+  },
+);
+
+const percent = z.custom<number>((value) => typeof value === 'number' && value >= 0 && value <= 100, {
+  error: (issue) =>
+    typeof issue.input === 'number'
+      ? `${issue.input} is outside 0–100`
+      : `expected a percentage, got ${show(issue.input)}`,
+});
+
+const requestsLimit = z.strictObject({
+  requests: wholeNumber(0),
+  /** A duration, or for quotas a calendar period: day, week, month. */
+  per: period,
+  /** Capacity of token_bucket, gcra and leaky_bucket; defaults to requests. */
+  burst: wholeNumber(1).optional(),
+});
+
+const concurrentLimit = z.strictObject({
+  concurrent: wholeNumber(0),
+  /** How long a lease lives if the request never releases it; default 60s. */
+  lease: duration.optional(),
+});
+
+const limit = z.union([requestsLimit, concurrentLimit], {
+  error: 'expected {requests, per} or {concurrent, lease}',
+});
+
+const cost = z.union(
+  [
+    wholeNumber(0),
+    z.strictObject({ descriptor: descriptorName, max: wholeNumber(1) }),
+    z.strictObject({
+      by: descriptorName,
+      values: z.record(z.string(), wholeNumber(0)).readonly(),
+      default: wholeNumber(0),
+    }),
+  ],
+  { error: 'expected a whole number, {descriptor, max} or {by, values, default}' },
+);
+
+/** One rule as written in a rules file: the shape only; meaning across fields and rules is checked apart. */
+export const ruleSchema = z.strictObject({
+  name: ruleName,
+  match: z
+    .record(z.string(), matchValue)
+    .readonly()
+    .default(() => ({})),
+  key: z.array(descriptorName).readonly().optional(),
+  global: z.boolean().default(false),
+  limit,
+  algorithm: z.enum(ALGORITHMS).default('sliding_window'),
+  cost: cost.optional(),
+  mode: z.enum(['enforce', 'shadow']).default('enforce'),
+  rollout: percent.default(100),
+  on_store_error: z.enum(['allow', 'deny']).default('allow'),
+  overrides: ruleName.optional(),
+  owner: text(nonEmpty, 'an owner').optional(),
+  review: day.optional(),
+  expires: expiry.optional(),
+  scope: z.enum(['store', 'local']).default('store'),
+});
+
+/** The top of a rules file. Rules are validated one by one (see validate.ts) so that every rule reports. */
+export const documentSchema = z.strictObject({
+  domain: text(nonEmpty, 'a domain name'),
+  rules: z.array(z.unknown()),
+});
+
+/** The whole rules file, for users who want to validate it with zod directly. */
+export const rulesFileSchema = documentSchema.extend({ rules: z.array(ruleSchema) });
+
+/** One rule as written in YAML or given in code: optional fields may be left out. */
+export type RuleSpec = z.input<typeof ruleSchema>;
+
+/** One rule after validation, defaults filled in. */
+export type ParsedRule = z.output<typeof ruleSchema>;
+
+/** The limit of a validated rule: `{requests, per, burst?}` or `{concurrent, lease?}`. */
+export type LimitSpec = ParsedRule['limit'];
+
+/** Field names accepted at each level, for "did you mean" hints. */
+export const FIELDS = {
+  document: Object.keys(documentSchema.shape),
+  rule: Object.keys(ruleSchema.shape),
+  limit: [...Object.keys(requestsLimit.shape), ...Object.keys(concurrentLimit.shape)],
+  cost: ['descriptor', 'max', 'by', 'values', 'default'],
+} as const;
