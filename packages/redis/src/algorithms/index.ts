@@ -1,0 +1,29 @@
+import type { AlgorithmName } from '@sluice/core';
+import { concurrencyLua } from './concurrency.js';
+import { fixedWindowLua } from './fixedWindow.js';
+import { gcraLua, gcraSharedLua } from './gcra.js';
+import { leakyBucketLua } from './leakyBucket.js';
+import { periodCountLua } from './periodCount.js';
+import { quotaLua } from './quota.js';
+import { slidingLogLua } from './slidingLog.js';
+import { slidingWindowLua } from './slidingWindow.js';
+import { tokenBucketLua } from './tokenBucket.js';
+import type { LuaAlgorithm } from './types.js';
+
+export { releaseLua } from './concurrency.js';
+export type { LuaAlgorithm } from './types.js';
+
+/** Every algorithm's Lua, by name. */
+export const luaAlgorithms: { readonly [K in AlgorithmName]: LuaAlgorithm } = {
+  fixed_window: fixedWindowLua,
+  sliding_window: slidingWindowLua,
+  sliding_log: slidingLogLua,
+  token_bucket: tokenBucketLua,
+  gcra: gcraLua,
+  leaky_bucket: leakyBucketLua,
+  concurrency: concurrencyLua,
+  quota: quotaLua,
+};
+
+/** Lua shared by several algorithms, placed before them in the script. */
+export const sharedLua: readonly string[] = [periodCountLua, gcraSharedLua];

@@ -1,0 +1,73 @@
+import type { LuaAlgorithm } from './types.js';
+
+/**
+ * quota in Lua: core's quota.ts. A count per UTC calendar day, ISO week or month (H. Hinnant's civil
+ * date arithmetic, integers only, as in core), or per epoch-aligned window when no period is given.
+ */
+export const quotaLua: LuaAlgorithm = {
+  name: 'quota',
+  code: 'qt',
+  keys: ['qt'],
+  extra: (check) => check.params.period ?? '',
+  lua: `
+-- quota
+-- keys[1]:  string "<period start> <count>"
+-- p.limit:  units per period
+-- p.window: period length, ms, when p.extra is ''
+-- p.extra:  calendar period: 'day' | 'week' | 'month' (UTC), or ''
+-- cost:     units this request takes
+local DAY_MS = 86400000
+
+local function days_from_civil(year, month, day)
+  local y = year
+  if month <= 2 then y = year - 1 end
+  local era = math.floor(y / 400)
+  local year_of_era = y - era * 400
+  local shifted = month + 9
+  if month > 2 then shifted = month - 3 end
+  local day_of_year = math.floor((153 * shifted + 2) / 5) + day - 1
+  local day_of_era = year_of_era * 365 + math.floor(year_of_era / 4) - math.floor(year_of_era / 100) + day_of_year
+  return era * 146097 + day_of_era - 719468
+end
+
+local function civil_from_days(days)
+  local z = days + 719468
+  local era = math.floor(z / 146097)
+  local day_of_era = z - era * 146097
+  local year_of_era = math.floor(
+    (day_of_era - math.floor(day_of_era / 1460) + math.floor(day_of_era / 36524) - math.floor(day_of_era / 146096))
+    / 365)
+  local day_of_year = day_of_era - (365 * year_of_era + math.floor(year_of_era / 4) - math.floor(year_of_era / 100))
+  local shifted_month = math.floor((5 * day_of_year + 2) / 153)
+  local month = shifted_month - 9
+  if shifted_month < 10 then month = shifted_month + 3 end
+  local year = year_of_era + era * 400
+  if month <= 2 then year = year + 1 end
+  return year, month
+end
+
+local function quota_period(p, now)
+  if p.extra == '' then
+    local start = math.floor(now / p.window) * p.window
+    return start, start + p.window
+  end
+  local day = math.floor(now / DAY_MS)
+  if p.extra == 'day' then return day * DAY_MS, (day + 1) * DAY_MS end
+  if p.extra == 'week' then
+    local monday = day - math.fmod(math.fmod(day + 3, 7) + 7, 7)
+    return monday * DAY_MS, (monday + 7) * DAY_MS
+  end
+  local year, month = civil_from_days(day)
+  local first = days_from_civil(year, month, 1)
+  local following
+  if month == 12 then following = days_from_civil(year + 1, 1, 1) else following = days_from_civil(year, month + 1, 1) end
+  return first * DAY_MS, following * DAY_MS
+end
+
+ALGORITHMS.qt = function(keys, now, p, cost)
+  local t = math.floor(now)
+  local start, finish = quota_period(p, t)
+  return count_in_period(keys[1], t, start, finish, p.limit, cost)
+end
+`,
+};

@@ -1,0 +1,48 @@
+/** Breaker settings: open after `failures` consecutive failures, for `cooldownMs`. */
+export interface BreakerOptions {
+  readonly failures: number;
+  readonly cooldownMs: number;
+}
+
+/** Defaults: five failures in a row open the breaker for one second. */
+export const DEFAULT_BREAKER: BreakerOptions = { failures: 5, cooldownMs: 1000 };
+
+/**
+ * A circuit breaker over store calls, driven by the caller's `now`. Closed: every call goes through.
+ * After `failures` consecutive failures it opens: calls are refused at once for `cooldownMs`. Then one
+ * probe call goes through (half-open); its success closes the breaker, its failure reopens it.
+ */
+export class Breaker {
+  readonly #options: BreakerOptions;
+  #consecutive = 0;
+  #openUntil = Number.NEGATIVE_INFINITY;
+  #probing = false;
+
+  constructor(options: BreakerOptions) {
+    this.#options = options;
+  }
+
+  /** True while calls are being refused. */
+  get open(): boolean {
+    return this.#consecutive >= this.#options.failures;
+  }
+
+  /** Whether a call may go to the store now; in half-open state, admits only one probe at a time. */
+  admit(now: number): boolean {
+    if (!this.open) return true;
+    if (now < this.#openUntil || this.#probing) return false;
+    this.#probing = true;
+    return true;
+  }
+
+  succeeded(): void {
+    this.#consecutive = 0;
+    this.#probing = false;
+  }
+
+  failed(now: number): void {
+    this.#consecutive += 1;
+    this.#probing = false;
+    if (this.open) this.#openUntil = now + this.#options.cooldownMs;
+  }
+}
