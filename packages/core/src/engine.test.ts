@@ -94,7 +94,7 @@ describe('createLimiter', () => {
     expect(decisions.slice(0, 600).every((d) => d.allowed)).toBe(true);
     const last = decisions[600]!;
     expect(last).toMatchObject({ allowed: false, rule: 'key_default', reason: 'limit', remaining: 0 });
-    expect(last.retryAfterMs).toBe(60_000);
+    expect(last.retryAfterMs).toBe(60_100); // next window, once the 600 weigh at most 599
     expect(last.version).toBe(seedRules.version);
   });
 

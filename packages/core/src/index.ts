@@ -8,6 +8,8 @@ export {
   type LimiterOptions,
 } from './engine.js';
 export * from './errors.js';
+export * from './http/index.js';
 export { hashText, rolloutBucket, tagFor } from './keys.js';
+export * from './rules/index.js';
 export { MemoryStore, type MemoryStoreOptions } from './stores/memory.js';
 export type * from './types.js';

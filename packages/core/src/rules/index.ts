@@ -4,7 +4,7 @@ export { loadRules, loadRulesSync, type ParseOptions, parseRules, type RulesDocu
 export {
   isCompiledRules,
   type ResolveOptions,
-  type RulesSource,
+  type RulesLike,
   resolveRules,
   resolveRulesSync,
 } from './resolve.js';

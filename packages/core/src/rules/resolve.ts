@@ -4,7 +4,7 @@ import { type CompileOptions, compileRules, type RulesInput } from './compile.js
 import { loadRules, loadRulesSync, type ParseOptions, type RulesDocument } from './parse.js';
 
 /** Anything adapters accept as `rules`. */
-export type RulesSource = string | RulesInput | RulesDocument | CompiledRules;
+export type RulesLike = string | RulesInput | RulesDocument | CompiledRules;
 
 /** Options for resolveRules: `source` labels problems in rules given in code; `today` judges review dates. */
 export type ResolveOptions = CompileOptions & Omit<ParseOptions, 'source'>;
@@ -25,13 +25,13 @@ export function isCompiledRules(value: unknown): value is CompiledRules {
  * What adapters accept as `rules`: a path to a YAML file (loaded and compiled), rules as an object (compiled),
  * or a compiled table (returned as is). Throws RulesError for invalid rules, ConfigError for anything else.
  */
-export async function resolveRules(input: RulesSource, options: ResolveOptions = {}): Promise<CompiledRules> {
+export async function resolveRules(input: RulesLike, options: ResolveOptions = {}): Promise<CompiledRules> {
   if (typeof input === 'string') return compileRules(await loadRules(input, options));
   return resolveLoaded(input, options);
 }
 
 /** resolveRules for synchronous start-up code: a path is read with readFileSync. */
-export function resolveRulesSync(input: RulesSource, options: ResolveOptions = {}): CompiledRules {
+export function resolveRulesSync(input: RulesLike, options: ResolveOptions = {}): CompiledRules {
   if (typeof input === 'string') return compileRules(loadRulesSync(input, options));
   return resolveLoaded(input, options);
 }
