@@ -1,0 +1,226 @@
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, formatProblem, RulesError } from '../errors.js';
+import { loadRules, parseRules } from './parse.js';
+
+const TODAY = '2026-03-01';
+
+function fixture(name: string): string {
+  return readFileSync(new URL(`./fixtures/${name}`, import.meta.url), 'utf8');
+}
+
+/** Every problem parseRules throws for a fixture, formatted as users see them. */
+function problemsOf(name: string): string[] {
+  try {
+    parseRules(fixture(name), { source: name, today: TODAY });
+  } catch (error) {
+    if (error instanceof RulesError) return error.problems.map(formatProblem);
+    throw error;
+  }
+  throw new Error(`${name} parsed without errors`);
+}
+
+describe('parseRules rejects each class of error with file:line:column, path and a human message', () => {
+  const cases: [fixture: string, expected: string][] = [
+    [
+      'syntax.yaml',
+      'syntax.yaml:5:5 YAML: Flow sequence in block collection must be sufficiently indented and end with a ]',
+    ],
+    [
+      'unknown-field.yaml',
+      'unknown-field.yaml:5:5 rules[0].limt: unknown field "limt" (did you mean "limit"?)',
+    ],
+    ['bad-duration.yaml', 'bad-duration.yaml:14:12 rules[2].limit.per: "60x" is not a duration'],
+    ['missing-field.yaml', 'missing-field.yaml:3:5 rules[0].limit: missing required field "limit"'],
+    [
+      'bad-name.yaml',
+      'bad-name.yaml:3:11 rules[0].name: "Key-Default" is not a valid rule name (lowercase letters, digits and _)',
+    ],
+    [
+      'duplicate-name.yaml',
+      'duplicate-name.yaml:6:11 rules[1].name: duplicate rule name "per_ip" (see rules[0])',
+    ],
+    [
+      'dangling-override.yaml',
+      'dangling-override.yaml:10:16 rules[1].overrides: no rule is named "key_defualt" (did you mean "key_default"?)',
+    ],
+    ['self-override.yaml', 'self-override.yaml:6:16 rules[0].overrides: a rule cannot override itself'],
+    ['override-cycle.yaml', 'override-cycle.yaml:6:16 rules[0].overrides: override cycle: a -> c -> b -> a'],
+    ['negative-limit.yaml', 'negative-limit.yaml:5:24 rules[0].limit.requests: -5 is negative'],
+    [
+      'zero-without-expiry.yaml',
+      'zero-without-expiry.yaml:6:24 rules[0].limit.requests: a zero limit blocks every request; it needs an expires date',
+    ],
+    [
+      'keyless.yaml',
+      'keyless.yaml:5:10 rules[0].key: no key descriptors: list some (key: [api_key]), or set global: true for one counter shared by all',
+    ],
+    [
+      'global-with-key.yaml',
+      'global-with-key.yaml:5:13 rules[0].global: a global rule has one counter for everyone; remove key or global',
+    ],
+    ['rollout.yaml', 'rollout.yaml:6:14 rules[0].rollout: 150 is outside 0–100'],
+    [
+      'concurrent-sliding-window.yaml',
+      'concurrent-sliding-window.yaml:5:26 rules[0].limit.concurrent: a concurrent limit needs algorithm: concurrency (this rule uses sliding_window)',
+    ],
+    [
+      'concurrency-requests.yaml',
+      'concurrency-requests.yaml:5:12 rules[0].limit: algorithm concurrency counts leases: write limit: {concurrent: N, lease: 60s}',
+    ],
+    [
+      'mixed-limit.yaml',
+      'mixed-limit.yaml:5:37 rules[0].limit.concurrent: "concurrent" does not go with the other fields: a limit is {requests, per, burst} or {concurrent, lease}',
+    ],
+    [
+      'burst.yaml',
+      'burst.yaml:5:44 rules[0].limit.burst: burst only applies to token_bucket, gcra and leaky_bucket (this rule uses sliding_window)',
+    ],
+    [
+      'calendar-period.yaml',
+      'calendar-period.yaml:5:36 rules[0].limit.per: "month" is a calendar period, only for algorithm: quota; write a duration such as 1d',
+    ],
+    [
+      'bad-algorithm.yaml',
+      'bad-algorithm.yaml:6:16 rules[0].algorithm: "slidng_window" is not one of fixed_window, sliding_window, sliding_log, token_bucket, gcra, leaky_bucket, concurrency, quota (did you mean "sliding_window"?)',
+    ],
+    ['bad-date.yaml', 'bad-date.yaml:6:13 rules[0].review: "2027-02-30" is not a date (YYYY-MM-DD)'],
+    ['bad-cost.yaml', 'bad-cost.yaml:6:11 rules[0].cost.max: missing required field "max"'],
+    [
+      'bad-match.yaml',
+      'bad-match.yaml:4:21 rules[0].match.route: an empty list matches nothing; list at least one value',
+    ],
+  ];
+
+  it.each(cases)('%s', (name, expected) => {
+    expect(problemsOf(name)).toEqual([expected]);
+  });
+
+  it('reports every problem of a file at once, in file order, without a doubled "missing limit" for a typo', () => {
+    expect(problemsOf('many-errors.yaml')).toEqual([
+      'many-errors.yaml:6:5 rules[0].limt: unknown field "limt" (did you mean "limit"?)',
+      'many-errors.yaml:9:34 rules[1].limit.per: "60x" is not a duration',
+      'many-errors.yaml:10:14 rules[1].rollout: 101 is outside 0–100',
+      'many-errors.yaml:11:5 rules[2].key: no key descriptors: list some (key: [api_key]), or set global: true for one counter shared by all',
+      'many-errors.yaml:11:11 rules[2].name: duplicate rule name "per_key" (see rules[1])',
+      'many-errors.yaml:12:26 rules[2].limit.concurrent: a concurrent limit needs algorithm: concurrency (this rule uses sliding_window)',
+      'many-errors.yaml:13:16 rules[2].overrides: no rule is named "nobody"',
+    ]);
+  });
+
+  it('throws a RulesError whose message lists every problem', () => {
+    const error = (() => {
+      try {
+        parseRules(fixture('many-errors.yaml'), { source: 'many-errors.yaml', today: TODAY });
+      } catch (caught) {
+        return caught;
+      }
+    })();
+    expect(error).toBeInstanceOf(RulesError);
+    expect((error as RulesError).code).toBe('ERR_SLUICE_RULES');
+    expect((error as RulesError).message.split('\n')).toHaveLength(8);
+  });
+});
+
+describe('parseRules, other inputs', () => {
+  it('rejects a document that is not a map', () => {
+    expect(() => parseRules('', { source: 'empty.yaml' })).toThrow(
+      'empty.yaml expected a map with domain and rules',
+    );
+    expect(() => parseRules('- a\n', { source: 'list.yaml' })).toThrow(
+      'list.yaml:1:1 expected a map with domain and rules',
+    );
+  });
+
+  it('checks the top level: domain required, unknown top-level fields, rules still checked', () => {
+    const text = 'rulez: []\nrules:\n  - name: a\n    limit: {requests: 1, per: 1s}\n';
+    expect(() => parseRules(text, { source: 'top.yaml' })).toThrow(
+      [
+        'invalid rules:',
+        '  top.yaml:1:1 domain: missing required field "domain"',
+        '  top.yaml:1:1 rulez: unknown field "rulez" (did you mean "rules"?)',
+        '  top.yaml:3:5 rules[0].key: no key descriptors: list some (key: [api_key]), or set global: true for one counter shared by all',
+      ].join('\n'),
+    );
+  });
+
+  it('rejects duplicate YAML keys instead of keeping the last one', () => {
+    const text =
+      'domain: d\nrules:\n  - name: a\n    key: [ip]\n    limit: {requests: 1, per: 1s}\n    key: [api_key]\n';
+    expect(() => parseRules(text, { source: 'dup.yaml' })).toThrow(
+      'dup.yaml:6:5 YAML: Map keys must be unique',
+    );
+  });
+
+  it('labels problems "<rules>" when no source is given', () => {
+    expect(() => parseRules('domain: d\nrules: [{name: a, key: [ip]}]\n')).toThrow(
+      '<rules>:2:9 rules[0].limit: missing required field "limit"',
+    );
+  });
+
+  it('rejects a malformed today option', () => {
+    expect(() => parseRules('domain: d\nrules: []\n', { today: '01/03/2026' })).toThrow(ConfigError);
+  });
+
+  it('returns rules with defaults filled in, frozen', () => {
+    const doc = parseRules(
+      'domain: d\nrules:\n  - name: a\n    key: [ip]\n    limit: {requests: 1, per: 1s}\n',
+      {
+        today: TODAY,
+      },
+    );
+    expect(doc.domain).toBe('d');
+    expect(doc.source).toBe('<rules>');
+    expect(doc.rules[0]).toMatchObject({
+      match: {},
+      global: false,
+      algorithm: 'sliding_window',
+      mode: 'enforce',
+      rollout: 100,
+      on_store_error: 'allow',
+      scope: 'store',
+    });
+    expect(Object.isFrozen(doc)).toBe(true);
+    expect(Object.isFrozen(doc.rules[0]?.limit)).toBe(true);
+  });
+});
+
+describe('warnings', () => {
+  it('returns overdue reviews, missing owners and expired rules without throwing', () => {
+    const doc = parseRules(fixture('warnings.yaml'), { source: 'warnings.yaml', today: TODAY });
+    expect(doc.rules).toHaveLength(3);
+    expect(doc.warnings.map(formatProblem)).toEqual([
+      'warnings.yaml:7:13 rules[0].review: review overdue since 2026-01-01',
+      'warnings.yaml:8:5 rules[1]: missing owner: say who reviews this rule',
+      'warnings.yaml:16:14 rules[2].expires: expired on 2026-02-28: the rule no longer applies',
+    ]);
+  });
+
+  it('judges review dates against today: a review due today or later is not overdue', () => {
+    const doc = parseRules(fixture('warnings.yaml'), { source: 'warnings.yaml', today: '2025-12-31' });
+    expect(doc.warnings.map((warning) => warning.message)).toEqual([
+      'missing owner: say who reviews this rule',
+    ]);
+  });
+
+  it('defaults today to the current UTC date', () => {
+    const doc = parseRules(
+      'domain: d\nrules: [{name: a, key: [ip], limit: {requests: 1, per: 1s}, review: 2000-01-01}]',
+    );
+    expect(doc.warnings.map((warning) => warning.message)).toContain('review overdue since 2000-01-01');
+  });
+});
+
+describe('loadRules', () => {
+  it('names the file path in problems', async () => {
+    const path = fileURLToPath(new URL('./fixtures/bad-duration.yaml', import.meta.url));
+    await expect(loadRules(path)).rejects.toThrow(
+      `${path}:14:12 rules[2].limit.per: "60x" is not a duration`,
+    );
+  });
+
+  it('rejects with the fs error for a missing file', async () => {
+    await expect(loadRules('/nonexistent/rules.yaml')).rejects.toThrow(/ENOENT/);
+  });
+});
