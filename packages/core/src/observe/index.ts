@@ -1,0 +1,11 @@
+export { combineObservers } from './combine.js';
+export {
+  type DecisionLogEntry,
+  type DecisionLogger,
+  type DecisionLogOptions,
+  decisionLogObserver,
+  decisionOutcome,
+  type LoggedOutcome,
+  type LoggedRule,
+  type SampleRates,
+} from './decisionLog.js';
