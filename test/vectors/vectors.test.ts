@@ -1,4 +1,3 @@
-import type { AlgorithmName } from '@sluice/core';
 import { MemoryStore } from '@sluice/core';
 import { describe, expect, it } from 'vitest';
 import type { ConcurrencyState } from '../../packages/core/src/algorithms/index.js';
@@ -15,7 +14,7 @@ import {
 const files = loadVectors();
 
 /** Runs a case on the pure functions: the state is kept here, committed only when allowed. */
-function runOnAlgorithm(algorithm: AlgorithmName, vectorCase: VectorCase): Mismatch[] {
+function runOnAlgorithm(vectorCase: VectorCase): Mismatch[] {
   const params = paramsOf(vectorCase);
   const mismatches: Mismatch[] = [];
   let state: unknown;
@@ -24,7 +23,7 @@ function runOnAlgorithm(algorithm: AlgorithmName, vectorCase: VectorCase): Misma
       state = releaseLease(state as ConcurrencyState | undefined, step.release, step.at);
       return;
     }
-    const outcome = decideByName(algorithm, state, step.at, params, step.cost, step.leaseId);
+    const outcome = decideByName(vectorCase.algorithm, state, step.at, params, step.cost, step.leaseId);
     if (outcome.allowed) state = outcome.state;
     mismatches.push(...compareStep(vectorCase.name, index, step.expect, outcome));
   });
@@ -46,14 +45,14 @@ describe('vector files', () => {
   });
 });
 
-describe.each(files)('$algorithm vectors', ({ algorithm, cases }) => {
+describe.each(files)('$algorithm vectors', ({ cases }) => {
   it.each(cases)('pure functions: $name', (vectorCase) => {
-    expect(runOnAlgorithm(algorithm, vectorCase)).toEqual([]);
+    expect(runOnAlgorithm(vectorCase)).toEqual([]);
   });
 
   it.each(cases)('MemoryStore: $name', async (vectorCase) => {
     const store = new MemoryStore();
-    const mismatches = await runVectorCase(store, algorithm, vectorCase, { rule: 'vector', tag: 'k' });
+    const mismatches = await runVectorCase(store, vectorCase, { rule: 'vector', tag: 'k' });
     await store.close();
     expect(mismatches).toEqual([]);
   });

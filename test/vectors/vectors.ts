@@ -16,8 +16,8 @@ export type VectorStep =
   | { readonly at: number; readonly cost: number; readonly leaseId?: string; readonly expect: VectorExpect }
   | { readonly at: number; readonly release: string };
 
-/** A sequence of steps for one key under one set of params. */
-export interface VectorCase {
+/** A sequence of steps for one key under one set of params, as stored in the files. */
+export interface StoredVectorCase {
   readonly name: string;
   readonly params: {
     readonly limit: number;
@@ -28,7 +28,12 @@ export interface VectorCase {
   readonly steps: readonly VectorStep[];
 }
 
-/** The cases of one algorithm, as stored in test/vectors/<algorithm>.json. */
+/** A case with the algorithm of its file. */
+export interface VectorCase extends StoredVectorCase {
+  readonly algorithm: AlgorithmName;
+}
+
+/** The cases of one algorithm, from test/vectors/<algorithm>.json. */
 export interface VectorFile {
   readonly algorithm: AlgorithmName;
   readonly cases: readonly VectorCase[];
@@ -54,16 +59,25 @@ export interface Mismatch {
 
 const directory = fileURLToPath(new URL('.', import.meta.url));
 
-/** Every vector file in test/vectors, sorted by algorithm. */
+/** Every vector file in test/vectors, sorted by algorithm; each case carries its algorithm. */
 export function loadVectors(): VectorFile[] {
   return readdirSync(directory)
     .filter((name) => name.endsWith('.json'))
     .sort()
-    .map((name) => JSON.parse(readFileSync(`${directory}${name}`, 'utf8')) as VectorFile);
+    .map((name) => {
+      const file = JSON.parse(readFileSync(`${directory}${name}`, 'utf8')) as {
+        algorithm: AlgorithmName;
+        cases: StoredVectorCase[];
+      };
+      return {
+        algorithm: file.algorithm,
+        cases: file.cases.map((c) => ({ ...c, algorithm: file.algorithm })),
+      };
+    });
 }
 
 /** The LimitParams of a case: burst defaults to the limit. */
-export function paramsOf(vectorCase: VectorCase): LimitParams {
+export function paramsOf(vectorCase: StoredVectorCase): LimitParams {
   const { limit, windowMs, burst, period } = vectorCase.params;
   const params = { limit, windowMs, burst: burst ?? limit };
   return period === undefined ? params : { ...params, period };
@@ -99,10 +113,10 @@ export function compareStep(
  */
 export async function runVectorCase(
   store: Store,
-  algorithm: AlgorithmName,
   vectorCase: VectorCase,
   counter: { rule: string; tag: string },
 ): Promise<Mismatch[]> {
+  const { algorithm } = vectorCase;
   const params = paramsOf(vectorCase);
   const mismatches: Mismatch[] = [];
   for (const [index, step] of vectorCase.steps.entries()) {
