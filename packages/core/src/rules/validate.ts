@@ -40,8 +40,15 @@ export function validateRules(input: unknown, today?: string): Validation {
     ...checkDuplicateNames(rawRules.length, nameOf),
     ...checkOverrides(rawRules.length, nameOf, textField(rawRules, 'overrides')),
   );
-  if (errors.length > 0 || !top.success) return { errors, warnings };
+  if (errors.length > 0 || !top.success) return { errors: byRule(errors), warnings };
   return { errors, warnings, value: { domain: top.data.domain, rules: [...valid.values()] } };
+}
+
+/** Orders findings rule by rule (top-level first), keeping their order within a rule; sorting is stable. */
+function byRule(findings: Finding[]): Finding[] {
+  const ruleIndex = (finding: Finding) =>
+    finding.path[0] === 'rules' && typeof finding.path[1] === 'number' ? finding.path[1] : -1;
+  return findings.sort((a, b) => ruleIndex(a) - ruleIndex(b));
 }
 
 /** Reads a text field of a raw rule; checks across rules use it so that rules with other errors take part. */
