@@ -1,0 +1,127 @@
+import { compileRules, createLimiter, hashText, type Store } from '@sluice/core';
+import { register as globalRegister, Registry } from 'prom-client';
+import { describe, expect, test } from 'vitest';
+import { metricNames, prometheusObserver } from './index.js';
+
+const API_KEY = 'sk_live_VERYSECRET_4242';
+const IP = '203.0.113.77';
+
+const rulesV1 = compileRules({
+  domain: 'public_api',
+  rules: [
+    { name: 'per_key', key: ['api_key'], limit: { requests: 2, per: '60s' }, review: '2026-03-01' },
+    { name: 'per_ip', key: ['ip'], limit: { requests: 1, per: '60s' }, mode: 'shadow', review: '2026-09-01' },
+    {
+      name: 'exports',
+      match: { route: '/export' },
+      key: ['ip'],
+      algorithm: 'concurrency',
+      limit: { concurrent: 2, lease: '60s' },
+    },
+  ],
+});
+
+const rulesV2 = compileRules({
+  domain: 'public_api',
+  rules: [{ name: 'per_key', key: ['api_key'], limit: { requests: 5, per: '60s' } }],
+});
+
+/** The value of one series in the text format, or undefined when absent. */
+function sample(text: string, series: string): number | undefined {
+  const line = text.split('\n').find((l) => l.startsWith(`${series} `));
+  return line === undefined ? undefined : Number(line.slice(series.length + 1));
+}
+
+describe('prometheusObserver', () => {
+  test('counts decisions by rule, mode and outcome; labels never hold keys or IPs', async () => {
+    const observer = prometheusObserver();
+    const limiter = createLimiter({ rules: rulesV1, observer, clock: () => 0 });
+    for (let i = 0; i < 3; i++) await limiter.check({ api_key: API_KEY, ip: IP });
+    await limiter.check({ route: '/elsewhere' });
+    const text = await observer.metrics();
+
+    expect(sample(text, 'sluice_decisions_total{rule="per_key",mode="enforce",outcome="allowed"}')).toBe(2);
+    expect(sample(text, 'sluice_decisions_total{rule="per_key",mode="enforce",outcome="denied"}')).toBe(1);
+    expect(sample(text, 'sluice_decisions_total{rule="per_ip",mode="shadow",outcome="allowed"}')).toBe(1);
+    expect(sample(text, 'sluice_decisions_total{rule="per_ip",mode="shadow",outcome="shadow_denied"}')).toBe(
+      2,
+    );
+    expect(sample(text, 'sluice_decisions_total{rule="(none)",mode="enforce",outcome="allowed"}')).toBe(1);
+    expect(sample(text, 'sluice_retry_after_seconds_count{rule="per_key"}')).toBe(1);
+    expect(sample(text, `sluice_rules_info{domain="public_api",version="${rulesV1.version}"}`)).toBe(1);
+    expect(sample(text, 'sluice_rules_reloads_total{result="ok"}')).toBe(1);
+    for (const secret of [API_KEY, IP, hashText(API_KEY), hashText(IP), 'VERYSECRET', '203.0.113']) {
+      expect(text).not.toContain(secret);
+    }
+  });
+
+  test('rules_info shows only the version in force; rejected reloads are counted', async () => {
+    const observer = prometheusObserver();
+    const limiter = createLimiter({ rules: rulesV1, observer });
+    limiter.setRules(rulesV2);
+    observer.onRulesError?.(new Error('rules.yaml:3:5 bad'));
+    const text = await observer.metrics();
+    expect(sample(text, `sluice_rules_info{domain="public_api",version="${rulesV2.version}"}`)).toBe(1);
+    expect(text).not.toContain(rulesV1.version);
+    expect(sample(text, 'sluice_rules_reloads_total{result="ok"}')).toBe(2);
+    expect(sample(text, 'sluice_rules_reloads_total{result="error"}')).toBe(1);
+  });
+
+  test('store errors, failing open and store latency', async () => {
+    const observer = prometheusObserver();
+    const failing: Store = {
+      evaluate: () => Promise.reject(new Error('ECONNREFUSED')),
+      release: async () => {},
+      close: async () => {},
+    };
+    const limiter = createLimiter({ rules: rulesV1, observer, store: failing });
+    await limiter.check({ api_key: API_KEY });
+    observer.onStoreLatency?.(0.003);
+    const text = await observer.metrics();
+    expect(sample(text, 'sluice_store_errors_total{kind="error"}')).toBe(1);
+    expect(sample(text, 'sluice_decisions_total{rule="per_key",mode="enforce",outcome="failed_open"}')).toBe(
+      1,
+    );
+    expect(sample(text, 'sluice_store_duration_seconds_bucket{le="0.005"}')).toBe(1);
+    expect(sample(text, 'sluice_store_duration_seconds_bucket{le="0.0025"}')).toBe(0);
+  });
+
+  test('active concurrency goes up with leases and back down on release', async () => {
+    const observer = prometheusObserver();
+    const limiter = createLimiter({ rules: rulesV1, observer });
+    const first = await limiter.check({ route: '/export', ip: IP });
+    const second = await limiter.check({ route: '/export', ip: IP });
+    expect(sample(await observer.metrics(), 'sluice_concurrency_active{rule="exports"}')).toBe(2);
+    await limiter.release(first);
+    await limiter.release(second);
+    expect(sample(await observer.metrics(), 'sluice_concurrency_active{rule="exports"}')).toBe(0);
+  });
+
+  test('overdue reviews are judged at scrape time', async () => {
+    let now = Date.UTC(2026, 0, 1);
+    const observer = prometheusObserver({ clock: () => now });
+    createLimiter({ rules: rulesV1, observer });
+    let text = await observer.metrics();
+    expect(sample(text, 'sluice_rule_review_overdue{rule="per_key"}')).toBe(0);
+    expect(sample(text, 'sluice_rule_review_overdue{rule="exports"}')).toBeUndefined();
+    now = Date.UTC(2026, 3, 1);
+    text = await observer.metrics();
+    expect(sample(text, 'sluice_rule_review_overdue{rule="per_key"}')).toBe(1);
+    expect(sample(text, 'sluice_rule_review_overdue{rule="per_ip"}')).toBe(0);
+  });
+
+  test('a fresh registry by default, never the global one; a given registry and prefix are used', async () => {
+    const a = prometheusObserver();
+    const b = prometheusObserver();
+    expect(a.register).not.toBe(b.register);
+    expect(a.register).not.toBe(globalRegister);
+    expect(await globalRegister.metrics()).not.toContain('sluice_');
+
+    const register = new Registry();
+    const custom = prometheusObserver({ register, prefix: 'gw_' });
+    expect(custom.register).toBe(register);
+    const names = (await register.getMetricsAsJSON()).map((m) => m.name).sort();
+    expect(names).toEqual(metricNames('gw_').sort());
+    expect(names).toHaveLength(8);
+  });
+});

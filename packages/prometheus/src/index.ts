@@ -1,0 +1,176 @@
+import type { CompiledRules, Decision, Observer, RuleResult, StoreErrorKind } from '@sluice/core';
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+
+/** Options of {@link prometheusObserver}. */
+export interface PrometheusObserverOptions {
+  /** Registry to define the metrics on; a fresh one by default (never prom-client's global registry). */
+  register?: Registry;
+  /** Prefix of every metric name; default `sluice_`. */
+  prefix?: string;
+  /** Milliseconds since the epoch, to judge review dates at scrape time; default `Date.now`. */
+  clock?: () => number;
+}
+
+/** An Observer that records Sluice metrics, with the registry that holds them (serve it on /metrics). */
+export interface PrometheusObserver extends Observer {
+  readonly register: Registry;
+  /** The metrics in the Prometheus text format: `register.metrics()`. */
+  metrics(): Promise<string>;
+}
+
+/** What a rule did for one request, as the `outcome` label says it. */
+export type DecisionOutcome = 'allowed' | 'denied' | 'shadow_denied' | 'failed_open';
+
+/** Label value of `rule` for a request that no rule matched. */
+export const NO_RULE = '(none)';
+
+const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1];
+const RETRY_BUCKETS = [0.1, 0.5, 1, 2, 5, 10, 30, 60, 300, 900, 3600, 86_400];
+
+// Every metric in one place. Labels are rule names, modes, outcomes, kinds, domains and versions: all come from
+// the rules file or the code, never from a request, so no key, IP or API key can reach a label.
+const METRICS = {
+  decisions: {
+    kind: 'counter',
+    name: 'decisions_total',
+    help: 'Rule evaluations by rule, effective mode (rollout applied) and outcome',
+    labelNames: ['rule', 'mode', 'outcome'],
+  },
+  storeErrors: {
+    kind: 'counter',
+    name: 'store_errors_total',
+    help: 'Failed store calls by kind (timeout, error, breaker_open)',
+    labelNames: ['kind'],
+  },
+  storeDuration: {
+    kind: 'histogram',
+    name: 'store_duration_seconds',
+    help: 'Duration of calls to the remote counter store',
+    labelNames: [],
+    buckets: LATENCY_BUCKETS,
+  },
+  retryAfter: {
+    kind: 'histogram',
+    name: 'retry_after_seconds',
+    help: 'Retry-After given to denied requests, by denying rule',
+    labelNames: ['rule'],
+    buckets: RETRY_BUCKETS,
+  },
+  concurrency: {
+    kind: 'gauge',
+    name: 'concurrency_active',
+    help: 'Concurrency leases held by requests in progress, by rule',
+    labelNames: ['rule'],
+  },
+  rulesInfo: {
+    kind: 'gauge',
+    name: 'rules_info',
+    help: 'The rules version in force in this process (1), by domain',
+    labelNames: ['domain', 'version'],
+  },
+  reloads: {
+    kind: 'counter',
+    name: 'rules_reloads_total',
+    help: 'Rule tables loaded (ok) or rejected (error), including the first load',
+    labelNames: ['result'],
+  },
+  reviewOverdue: {
+    kind: 'gauge',
+    name: 'rule_review_overdue',
+    help: 'Rules whose review date has passed (1) or not (0); only rules with a review date',
+    labelNames: ['rule'],
+  },
+} as const;
+
+type MetricSpec = (typeof METRICS)[keyof typeof METRICS];
+
+/** The metric names an observer with this prefix defines, for dashboards and alert checks. */
+export function metricNames(prefix = 'sluice_'): string[] {
+  return Object.values(METRICS).map((spec) => prefix + spec.name);
+}
+
+/** The outcome of one evaluated rule. */
+export function outcomeOf(result: RuleResult): DecisionOutcome {
+  if (result.failed && result.allowed) return 'failed_open';
+  if (result.shadowDenied) return 'shadow_denied';
+  return result.allowed ? 'allowed' : 'denied';
+}
+
+/**
+ * Creates an Observer recording Sluice metrics on prom-client. Pass it as `observer` to createLimiter or an
+ * adapter, and serve `observer.register` on /metrics.
+ */
+export function prometheusObserver(options: PrometheusObserverOptions = {}): PrometheusObserver {
+  const register = options.register ?? new Registry();
+  const prefix = options.prefix ?? 'sluice_';
+  const clock = options.clock ?? Date.now;
+  const define = <S extends MetricSpec>(spec: S, collect?: () => void) => {
+    const config = {
+      name: prefix + spec.name,
+      help: spec.help,
+      labelNames: [...spec.labelNames],
+      registers: [register],
+      ...('buckets' in spec ? { buckets: [...spec.buckets] } : {}),
+      ...(collect ? { collect } : {}),
+    };
+    if (spec.kind === 'counter') return new Counter(config);
+    if (spec.kind === 'histogram') return new Histogram(config);
+    return new Gauge(config);
+  };
+
+  const reviews = new Map<string, ReadonlyMap<string, string>>(); // domain -> rule -> review date
+  const versions = new Map<string, string>(); // domain -> version in force
+  const decisions = define(METRICS.decisions) as Counter;
+  const storeErrors = define(METRICS.storeErrors) as Counter;
+  const storeDuration = define(METRICS.storeDuration) as Histogram;
+  const retryAfter = define(METRICS.retryAfter) as Histogram;
+  const concurrency = define(METRICS.concurrency) as Gauge;
+  const rulesInfo = define(METRICS.rulesInfo) as Gauge;
+  const reloads = define(METRICS.reloads) as Counter;
+  const reviewOverdue = define(METRICS.reviewOverdue, () => {
+    // Judged at scrape time, so a review date passing shows up without a reload.
+    const today = new Date(clock()).toISOString().slice(0, 10);
+    reviewOverdue.reset();
+    for (const table of reviews.values()) {
+      for (const [rule, review] of table) reviewOverdue.set({ rule }, review < today ? 1 : 0);
+    }
+  }) as Gauge;
+
+  function onDecision(decision: Decision): void {
+    if (decision.results.length === 0) {
+      decisions.inc({ rule: NO_RULE, mode: 'enforce', outcome: 'allowed' });
+      return;
+    }
+    for (const result of decision.results) {
+      decisions.inc({ rule: result.rule, mode: result.mode, outcome: outcomeOf(result) });
+    }
+    if (!decision.allowed && decision.rule !== undefined && Number.isFinite(decision.retryAfterMs)) {
+      retryAfter.observe({ rule: decision.rule }, decision.retryAfterMs / 1000);
+    }
+  }
+
+  function onRulesLoaded(rules: CompiledRules): void {
+    const previous = versions.get(rules.domain);
+    if (previous !== undefined && previous !== rules.version) {
+      rulesInfo.remove({ domain: rules.domain, version: previous });
+    }
+    versions.set(rules.domain, rules.version);
+    rulesInfo.set({ domain: rules.domain, version: rules.version }, 1);
+    reloads.inc({ result: 'ok' });
+    reviews.set(
+      rules.domain,
+      new Map(rules.rules.flatMap((rule) => (rule.review === undefined ? [] : [[rule.name, rule.review]]))),
+    );
+  }
+
+  return {
+    register,
+    metrics: () => register.metrics(),
+    onDecision,
+    onStoreError: (kind: StoreErrorKind) => storeErrors.inc({ kind }),
+    onStoreLatency: (seconds) => storeDuration.observe(seconds),
+    onRulesLoaded,
+    onRulesError: () => reloads.inc({ result: 'error' }),
+    onLeases: (rule, delta) => concurrency.inc({ rule }, delta),
+  };
+}
