@@ -65,6 +65,8 @@ export interface HttpLimiter<Req, O extends RateLimitOptions<Req> = RateLimitOpt
   readonly options: O & ResolvedOptions<Req>;
   /** Decides one request; never rejects: a limiter failure lets the request through and is reported. */
   check(req: Req, facts: RequestFacts, scope?: CheckScope): Promise<Verdict>;
+  /** Tells the observer (and the log, once per stage) of a failure inside the adapter. */
+  report(error: unknown, stage: AdapterStage): void;
   /** Compiles route-level rules once, at route registration; throws RulesError/ConfigError when wrong. */
   compileRouteRules(rules: unknown, label: string): CompiledRules;
 }
@@ -196,7 +198,7 @@ export function createHttpLimiter<Req, O extends RateLimitOptions<Req>>(
     return compiled;
   }
 
-  return { limiter, options, check, compileRouteRules };
+  return { limiter, options, check, compileRouteRules, report };
 }
 
 /**

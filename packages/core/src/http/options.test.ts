@@ -18,8 +18,8 @@ describe('resolveOptions', () => {
     expect(() => resolveOptions({ headers: 'fancy' } as never)).toThrow(ConfigError);
     expect(() => resolveOptions({ headers: 'fancy' } as never)).toThrow(/option "headers"/);
     expect(() => resolveOptions({ ipv6Subnet: 129 })).toThrow(/option "ipv6Subnet"/);
-    expect(() => resolveOptions({ skip: true } as never)).toThrow(/option "skip" must be a function/);
-    expect(() => resolveOptions({ store: {} } as never)).toThrow(/option "store" must be a Store/);
+    expect(() => resolveOptions({ skip: true } as never)).toThrow(/option "skip": must be a function/);
+    expect(() => resolveOptions({ store: {} } as never)).toThrow(/option "store": must be a Store/);
   });
 
   it('rejects an unknown option, so a typo is not silently ignored', () => {

@@ -148,7 +148,8 @@ function describeIssues(issues: readonly z.core.$ZodIssue[]): string {
       if (issue.code === 'unrecognized_keys')
         return issue.keys.map((key) => `unknown option "${key}"`).join('; ');
       const name = issue.path.map(String).join('.');
-      return name ? `option "${name}" ${issue.message}` : issue.message;
+      const message = issue.message.charAt(0).toLowerCase() + issue.message.slice(1);
+      return name ? `option "${name}": ${message}` : message;
     })
     .join('; ');
 }

@@ -1,0 +1,84 @@
+import {
+  type CheckScope,
+  createHttpLimiter,
+  type DeniedResponse,
+  type Limiter,
+  type RateLimitOptions,
+  type RequestFacts,
+  releaseWhenDone,
+  waitUnlessClosed,
+} from '@sluice/core';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+
+/** Options of the Express middleware: the shared adapter options plus an Express-typed `onDenied`. */
+export interface ExpressRateLimitOptions extends RateLimitOptions<Request> {
+  /** Sends your own denial; the default is a JSON 429 (503 when a rule failed closed). */
+  onDenied?: (req: Request, res: Response, denied: DeniedResponse) => unknown;
+}
+
+/** The global middleware, with per-route middleware and the limiter behind both. */
+export interface ExpressRateLimit extends RequestHandler {
+  /**
+   * Middleware adding rules for one route (`app.get('/search', limiter.route({...rule}), handler)`),
+   * compiled once here; the global rules, already checked by the global middleware, are not recounted.
+   */
+  route(rules: object | readonly object[]): RequestHandler;
+  readonly limiter: Limiter;
+}
+
+/** Express middleware: `app.use(rateLimit(options))`. Without options: 60 requests a minute per IP. */
+export function rateLimit(options?: ExpressRateLimitOptions): ExpressRateLimit {
+  const http = createHttpLimiter<Request, ExpressRateLimitOptions>(options);
+  let routes = 0;
+
+  const middleware = (scope: CheckScope): RequestHandler =>
+    function sluiceRateLimit(req, res, next) {
+      handle(req, res, next, scope).catch(next);
+    };
+
+  async function handle(req: Request, res: Response, next: NextFunction, scope: CheckScope): Promise<void> {
+    const verdict = await http.check(req, facts(req), scope);
+    if (verdict.action === 'skip') return next();
+    if (verdict.action === 'deny') return deny(req, res, verdict.denied);
+    res.set(verdict.headers);
+    releaseWhenDone(res, verdict.release);
+    if (verdict.delayMs > 0 && !(await waitUnlessClosed(res, verdict.delayMs))) {
+      await verdict.release(); // the client left while waiting: serve nothing
+      return;
+    }
+    next();
+  }
+
+  async function deny(req: Request, res: Response, denied: DeniedResponse): Promise<void> {
+    if (http.options.onDenied) {
+      try {
+        await http.options.onDenied(req, res, denied);
+      } catch (error) {
+        http.report(error, 'on_denied');
+      }
+      if (res.headersSent) return;
+    }
+    res.status(denied.status).set(denied.headers).json(denied.body);
+  }
+
+  return Object.assign(middleware({}), {
+    route(rules: object | readonly object[]) {
+      const list = Array.isArray(rules) ? rules : [rules];
+      routes += 1;
+      return middleware({ rules: http.compileRouteRules(list, `limiter.route() #${routes}`), global: false });
+    },
+    limiter: http.limiter,
+  });
+}
+
+function facts(req: Request): RequestFacts {
+  const template = typeof req.route?.path === 'string' ? `${req.baseUrl}${req.route.path}` : undefined;
+  return {
+    ip: req.ip ?? req.socket.remoteAddress,
+    method: req.method,
+    url: req.originalUrl,
+    ...(template !== undefined ? { route: template } : {}),
+    caseSensitive: req.app.enabled('case sensitive routing'),
+    header: (name) => req.headers[name],
+  };
+}

@@ -1,0 +1,100 @@
+import {
+  type CompiledRules,
+  createHttpLimiter,
+  type DeniedResponse,
+  type Limiter,
+  type RateLimitOptions,
+  type RequestFacts,
+  releaseWhenDone,
+  waitUnlessClosed,
+} from '@sluice/core';
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
+import fp from 'fastify-plugin';
+
+/** Options of the Fastify plugin: the shared adapter options plus a Fastify-typed `onDenied`. */
+export interface FastifyRateLimitOptions extends RateLimitOptions<FastifyRequest> {
+  /** Sends your own denial; the default is a JSON 429 (503 when a rule failed closed). */
+  onDenied?: (request: FastifyRequest, reply: FastifyReply, denied: DeniedResponse) => unknown;
+}
+
+/** Per-route rate limiting: rules that apply to this route only, or `false` to turn limiting off. */
+export type RouteRateLimitConfig = false | { readonly rules: readonly object[] };
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Route-level rules (checked with the global ones, in one store call), or false to skip the route. */
+    rateLimit?: RouteRateLimitConfig;
+  }
+  interface FastifyInstance {
+    /** The limiter behind the plugin (reload rules with `setRules`, explain, release). */
+    rateLimiter: Limiter;
+  }
+}
+
+// Keys Fastify itself gives every plugin's options; they are not limiter options.
+const REGISTER_KEYS = new Set(['prefix', 'logLevel', 'logSerializers']);
+
+const plugin: FastifyPluginAsync<FastifyRateLimitOptions> = async (fastify, given) => {
+  const options = Object.fromEntries(Object.entries(given).filter(([key]) => !REGISTER_KEYS.has(key)));
+  const http = createHttpLimiter<FastifyRequest, FastifyRateLimitOptions>(options);
+  const routeRules = new WeakMap<object, CompiledRules>();
+
+  fastify.decorate('rateLimiter', http.limiter);
+  fastify.addHook('onClose', async () => http.limiter.close());
+
+  fastify.addHook('onRoute', (route: RouteOptions) => {
+    const config = (route.config as { rateLimit?: unknown } | undefined)?.rateLimit;
+    if (config === undefined || config === false) return;
+    const label = `route ${String(route.method)} ${route.url}`;
+    if (typeof config !== 'object' || config === null) {
+      throw new TypeError(`${label}: config.rateLimit must be false or {rules: [...]}`);
+    }
+    routeRules.set(config, http.compileRouteRules((config as { rules?: unknown }).rules, label));
+  });
+
+  fastify.addHook('onRequest', async (request, reply) => {
+    const config = request.routeOptions.config.rateLimit;
+    if (config === false) return;
+    const rules = config ? routeRules.get(config) : undefined;
+    const verdict = await http.check(request, facts(request), rules ? { rules } : {});
+    if (verdict.action === 'skip') return;
+    if (verdict.action === 'deny') return deny(request, reply, verdict.denied);
+    reply.headers(verdict.headers);
+    releaseWhenDone(reply.raw, verdict.release);
+    if (verdict.delayMs > 0 && !(await waitUnlessClosed(reply.raw, verdict.delayMs))) {
+      // The client left while waiting: serve nothing.
+      await verdict.release();
+      reply.hijack();
+      return reply;
+    }
+  });
+
+  async function deny(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    denied: DeniedResponse,
+  ): Promise<FastifyReply> {
+    if (http.options.onDenied) {
+      try {
+        await http.options.onDenied(request, reply, denied);
+      } catch (error) {
+        http.report(error, 'on_denied');
+      }
+      if (reply.sent) return reply;
+    }
+    return reply.code(denied.status).headers(denied.headers).send(denied.body);
+  }
+};
+
+function facts(request: FastifyRequest): RequestFacts {
+  return {
+    ip: request.ip,
+    method: request.method,
+    url: request.url,
+    ...(request.routeOptions.url !== undefined ? { route: request.routeOptions.url } : {}),
+    header: (name) => request.headers[name],
+  };
+}
+
+/** The Fastify plugin: `await app.register(rateLimit, options)` before the routes it should limit. */
+export const rateLimit = fp(plugin, { fastify: '5.x', name: '@sluice/fastify' });

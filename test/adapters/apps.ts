@@ -1,0 +1,144 @@
+import { once } from 'node:events';
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import Router from '@koa/router';
+import type { Limiter, RateLimitOptions } from '@sluice/core';
+import { rateLimit as expressRateLimit } from '@sluice/express';
+import { rateLimit as fastifyRateLimit } from '@sluice/fastify';
+import { rateLimit as koaRateLimit } from '@sluice/koa';
+import express from 'express';
+import Fastify from 'fastify';
+import Koa from 'koa';
+
+/** What each test app's request looks like to the shared option functions (true in all three). */
+export interface AnyRequest {
+  readonly url: string;
+  readonly headers: IncomingHttpHeaders;
+}
+
+/** Holds `/slow` handlers until the test lets them go. */
+export class Gate {
+  entered = 0;
+  #waiting: (() => void)[] = [];
+
+  wait(): Promise<void> {
+    this.entered += 1;
+    return new Promise((resolve) => this.#waiting.push(resolve));
+  }
+
+  openAll(): void {
+    for (const resolve of this.#waiting.splice(0)) resolve();
+  }
+}
+
+/** The app every adapter serves, the same routes everywhere. */
+export interface AppSpec {
+  readonly options: RateLimitOptions<AnyRequest>;
+  /** A rule for `/limited` only, given the framework's per-route way. */
+  readonly routeRule?: object;
+  readonly trustProxy?: boolean;
+  readonly gate?: Gate;
+  /** Counts handler runs, by path. */
+  readonly served?: Map<string, number>;
+}
+
+/** A started app: its base URL, its limiter, and how to stop it. */
+export interface RunningApp {
+  readonly url: string;
+  readonly server: Server;
+  readonly limiter: Limiter;
+  close(): Promise<void>;
+}
+
+/** One adapter: a name and how to start the spec's app with it. */
+export interface AdapterFactory {
+  readonly name: string;
+  start(spec: AppSpec): Promise<RunningApp>;
+}
+
+const PLAIN = ['/search', '/limited', '/health', '/critical', '/smooth', '/users/:id'] as const;
+
+async function handle(spec: AppSpec, path: string): Promise<{ ok: true }> {
+  spec.served?.set(path, (spec.served.get(path) ?? 0) + 1);
+  if (path === '/boom') throw new Error('boom');
+  if (path === '/slow') await spec.gate?.wait();
+  return { ok: true };
+}
+
+async function listen(server: Server): Promise<string> {
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+function stop(server: Server): Promise<void> {
+  server.closeAllConnections();
+  return new Promise((resolve) => server.close(() => resolve()));
+}
+
+const fastify: AdapterFactory = {
+  name: 'fastify',
+  async start(spec) {
+    const app = Fastify({ trustProxy: spec.trustProxy ?? false });
+    await app.register(fastifyRateLimit, spec.options);
+    for (const path of [...PLAIN, '/slow', '/boom']) {
+      const rateLimit = path === '/limited' && spec.routeRule ? { rules: [spec.routeRule] } : undefined;
+      app.get(path, { config: rateLimit ? { rateLimit } : {} }, () => handle(spec, path));
+    }
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    const { port } = app.server.address() as AddressInfo;
+    return {
+      url: `http://127.0.0.1:${port}`,
+      server: app.server,
+      limiter: app.rateLimiter,
+      close: () => app.close(),
+    };
+  },
+};
+
+const expressFactory: AdapterFactory = {
+  name: 'express',
+  async start(spec) {
+    const app = express();
+    app.set('trust proxy', spec.trustProxy ?? false);
+    const limiter = expressRateLimit(spec.options);
+    app.use(limiter);
+    for (const path of [...PLAIN, '/slow', '/boom']) {
+      const before = path === '/limited' && spec.routeRule ? [limiter.route(spec.routeRule)] : [];
+      app.get(path, ...before, async (_req, res) => {
+        res.json(await handle(spec, path));
+      });
+    }
+    app.use((_error: unknown, _req: express.Request, res: express.Response, _next: express.NextFunction) => {
+      res.status(500).json({ error: 'boom' });
+    });
+    const server = createServer(app);
+    const url = await listen(server);
+    return { url, server, limiter: limiter.limiter, close: () => stop(server) };
+  },
+};
+
+const koa: AdapterFactory = {
+  name: 'koa',
+  async start(spec) {
+    const app = new Koa();
+    app.proxy = spec.trustProxy ?? false;
+    app.silent = true;
+    const limiter = koaRateLimit(spec.options);
+    const router = new Router();
+    app.use(limiter);
+    for (const path of [...PLAIN, '/slow', '/boom']) {
+      const before = path === '/limited' && spec.routeRule ? [limiter.route(spec.routeRule)] : [];
+      router.get(path, ...before, async (ctx) => {
+        ctx.body = await handle(spec, path);
+      });
+    }
+    app.use(router.routes());
+    const server = createServer(app.callback());
+    const url = await listen(server);
+    return { url, server, limiter: limiter.limiter, close: () => stop(server) };
+  },
+};
+
+/** Every adapter the contract suite runs against. */
+export const adapters: readonly AdapterFactory[] = [fastify, expressFactory, koa];
