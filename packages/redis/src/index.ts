@@ -1,5 +1,6 @@
 export { type LuaAlgorithm, luaAlgorithms } from './algorithms/index.js';
 export { type BreakerOptions, DEFAULT_BREAKER } from './breaker.js';
+export * from './distribution.js';
 export { compact, EVALUATE_SCRIPT, RELEASE_SCRIPT } from './script.js';
 export { slotOfTag } from './slot.js';
 export {
