@@ -1,7 +1,6 @@
-import { MemoryStore } from '@sluice/core';
+import type { ConcurrencyState } from '@sluice/core';
+import { decideByName, MemoryStore, releaseLease } from '@sluice/core';
 import { describe, expect, it } from 'vitest';
-import type { ConcurrencyState } from '../../packages/core/src/algorithms/index.js';
-import { decideByName, releaseLease } from '../../packages/core/src/algorithms/index.js';
 import {
   compareStep,
   loadVectors,
