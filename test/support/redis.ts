@@ -8,6 +8,7 @@ import { createServer, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import type { Cluster, Redis } from 'ioredis';
 
 const HOST = '127.0.0.1';
 const SHARED_PORT = 6379;
@@ -33,7 +34,7 @@ export interface RedisServer {
 
 /** A Redis Cluster of masters, one child process each. */
 export interface RedisClusterHandle {
-  readonly nodes: readonly { host: string; port: number }[];
+  readonly nodes: { host: string; port: number }[];
   readonly servers: readonly RedisServer[];
   stop(): Promise<void>;
 }
@@ -204,4 +205,25 @@ export async function startCluster(masters = 3): Promise<RedisClusterHandle> {
 /** A random key prefix so that tests sharing a server never see each other's keys. */
 export function randomPrefix(label = 't'): string {
   return `${label}${Math.random().toString(36).slice(2, 10)}`;
+}
+
+/** Every key starting with `prefix`, by SCAN (never KEYS), on one server. */
+export async function scanKeys(client: Redis, prefix: string): Promise<string[]> {
+  const keys: string[] = [];
+  let cursor = '0';
+  do {
+    const [next, batch] = await client.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
+    keys.push(...batch);
+    cursor = next;
+  } while (cursor !== '0');
+  return keys.sort();
+}
+
+/** Resolves once an ioredis client is ready to take commands. */
+export async function ready(client: Redis | Cluster): Promise<void> {
+  if (client.status === 'ready') return;
+  await new Promise<void>((resolve, reject) => {
+    client.once('ready', () => resolve());
+    client.once('end', () => reject(new Error('client ended before ready')));
+  });
 }

@@ -265,7 +265,29 @@ export class RedisStore implements Store {
         results[checkIndex] = answers[g]![j]!;
       });
     });
+    this.#returnStrandedLeases(checks, groups, results);
     return results;
+  }
+
+  /**
+   * Slot groups commit independently. When an enforcing check denies in one group, leases taken in groups
+   * that committed would be held until they expire although the request is refused: give them back.
+   * (Counters of other algorithms in those groups keep the denied request's cost; the README says so.)
+   */
+  #returnStrandedLeases(checks: readonly Check[], groups: number[][], results: readonly CheckResult[]): void {
+    const deniedIn = (indexes: number[]) =>
+      indexes.some((i) => checks[i]!.mode === 'enforce' && !results[i]!.allowed);
+    if (!groups.some(deniedIn)) return;
+    const stranded: Lease[] = [];
+    for (const indexes of groups) {
+      if (deniedIn(indexes)) continue;
+      for (const i of indexes) {
+        const { rule, tag, leaseId } = checks[i]!;
+        if (leaseId !== undefined && results[i]!.allowed)
+          stranded.push({ rule, tag, id: leaseId, scope: 'store' });
+      }
+    }
+    if (stranded.length > 0) this.#releaseInRedis(stranded).catch(() => {});
   }
 
   async #evaluateCall(checks: readonly Check[], now: number): Promise<CheckResult[]> {
