@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Router from '@koa/router';
-import type { Limiter, RateLimitOptions } from '@sluice/core';
+import type { Limiter, RateLimitOptions, RuleSpec } from '@sluice/core';
 import { rateLimit as expressRateLimit } from '@sluice/express';
 import { rateLimit as fastifyRateLimit } from '@sluice/fastify';
 import { rateLimit as koaRateLimit } from '@sluice/koa';
@@ -35,7 +35,7 @@ export class Gate {
 export interface AppSpec {
   readonly options: RateLimitOptions<AnyRequest>;
   /** A rule for `/limited` only, given the framework's per-route way. */
-  readonly routeRule?: object;
+  readonly routeRule?: RuleSpec;
   readonly trustProxy?: boolean;
   readonly gate?: Gate;
   /** Counts handler runs, by path. */

@@ -6,6 +6,7 @@ import {
   type CheckResult,
   type Lease,
   MemoryStore,
+  type RuleSpec,
   type Store,
 } from '@sluice/core';
 import request from 'supertest';
@@ -47,14 +48,14 @@ const downStore: Store = {
   close: () => Promise.resolve(),
 };
 
-const perIp = (requests: number, extra: object = {}) => ({
+const perIp = (requests: number, extra: Partial<RuleSpec> = {}): RuleSpec => ({
   name: 'per_ip',
   key: ['ip'],
   limit: { requests, per: '60s' },
   ...extra,
 });
 
-function rules(...list: object[]) {
+function rules(...list: RuleSpec[]) {
   return { domain: 'test', rules: list };
 }
 

@@ -5,6 +5,7 @@ import {
   type Limiter,
   type RateLimitOptions,
   type RequestFacts,
+  type RuleSpec,
   releaseWhenDone,
   waitUnlessClosed,
 } from '@sluice/core';
@@ -18,7 +19,7 @@ export interface FastifyRateLimitOptions extends RateLimitOptions<FastifyRequest
 }
 
 /** Per-route rate limiting: rules that apply to this route only, or `false` to turn limiting off. */
-export type RouteRateLimitConfig = false | { readonly rules: readonly object[] };
+export type RouteRateLimitConfig = false | { readonly rules: readonly RuleSpec[] };
 
 declare module 'fastify' {
   interface FastifyContextConfig {

@@ -5,6 +5,7 @@ import {
   type Limiter,
   type RateLimitOptions,
   type RequestFacts,
+  type RuleSpec,
   releaseWhenDone,
   waitUnlessClosed,
 } from '@sluice/core';
@@ -22,7 +23,7 @@ export interface KoaRateLimit extends Middleware {
    * Middleware adding rules for one route (`router.get('/search', limiter.route({...rule}), handler)`),
    * compiled once here; the global rules, already checked by the global middleware, are not recounted.
    */
-  route(rules: object | readonly object[]): Middleware;
+  route(rules: RuleSpec | readonly RuleSpec[]): Middleware;
   readonly limiter: Limiter;
 }
 
@@ -60,7 +61,7 @@ export function rateLimit(options?: KoaRateLimitOptions): KoaRateLimit {
   }
 
   return Object.assign(middleware({}), {
-    route(rules: object | readonly object[]) {
+    route(rules: RuleSpec | readonly RuleSpec[]) {
       const list = Array.isArray(rules) ? rules : [rules];
       routes += 1;
       return middleware({ rules: http.compileRouteRules(list, `limiter.route() #${routes}`), global: false });

@@ -1,8 +1,14 @@
-import { readFileSync } from 'node:fs';
 import { type CheckOptions, createLimiter, type Limiter } from '../engine.js';
 import { ConfigError, formatProblem, RulesError } from '../errors.js';
-import { compileRules, isCompiledRules, parseRules, type RulesInput } from '../rules/index.js';
-import type { CompiledRules, Decision } from '../types.js';
+import {
+  compileRules,
+  loadRulesSync,
+  type RulesDocument,
+  type RulesInput,
+  type RulesLike,
+  resolveRulesSync,
+} from '../rules/index.js';
+import type { CompiledRules, Decision, RulesSource } from '../types.js';
 import { buildDescriptors, type RequestFacts } from './descriptors.js';
 import {
   type AdapterStage,
@@ -188,10 +194,8 @@ export function createHttpLimiter<Req, O extends RateLimitOptions<Req>>(
     if (!Array.isArray(rules) || rules.length === 0) {
       throw new ConfigError(`${label}: rateLimit.rules must be a non-empty array of rules`);
     }
-    const compiled = compileLabelled(
-      { domain: limiter.rules.domain, rules: rules as RulesInput['rules'] },
-      label,
-    );
+    const input = { domain: limiter.rules.domain, rules: rules as RulesInput['rules'] };
+    const compiled = compileRules(input, { source: label });
     const globalNames = new Set(limiter.rules.rules.map((rule) => rule.name));
     const clash = compiled.rules.find((rule) => globalNames.has(rule.name));
     if (clash) throw new ConfigError(`${label}: route rule "${clash.name}" has the name of a global rule`);
@@ -202,29 +206,28 @@ export function createHttpLimiter<Req, O extends RateLimitOptions<Req>>(
 }
 
 /**
- * The `rules` option as a compiled table, synchronously so that `rateLimit(options)` fails at start-up:
- * a YAML file path (read and parsed, warnings logged), a rules object, or compiled rules.
+ * The `rules` option as the engine takes it, synchronously so that `rateLimit(options)` fails at start-up:
+ * a YAML file path (read and parsed, warnings logged), a rules object, compiled rules, or a reloading source.
  */
-function compileRulesOption(input: string | object, logger: RateLimitLogger): CompiledRules {
-  if (isCompiledRules(input)) return input;
-  if (typeof input !== 'string') return compileRules(input as RulesInput);
-  let text: string;
+function compileRulesOption(
+  input: RulesLike | RulesSource,
+  logger: RateLimitLogger,
+): CompiledRules | RulesSource {
+  if (isRulesSource(input)) return input;
+  if (typeof input !== 'string') return resolveRulesSync(input);
+  let document: RulesDocument;
   try {
-    text = readFileSync(input, 'utf8');
+    document = loadRulesSync(input);
   } catch (error) {
+    if (error instanceof RulesError) throw error;
     throw new ConfigError(`rules file ${input} cannot be read: ${(error as Error).message}`);
   }
-  const document = parseRules(text, { source: input });
   for (const warning of document.warnings) logger.warn(`sluice: ${formatProblem(warning)}`);
   return compileRules(document);
 }
 
-/** Compiles rules given in code, naming `label` (the route) in every problem. */
-function compileLabelled(input: RulesInput, label: string): CompiledRules {
-  try {
-    return compileRules(input);
-  } catch (error) {
-    if (!(error instanceof RulesError)) throw error;
-    throw new RulesError(error.problems.map((problem) => ({ ...problem, source: label })));
-  }
+function isRulesSource(value: unknown): value is RulesSource {
+  return (
+    typeof value === 'object' && value !== null && typeof (value as RulesSource).subscribe === 'function'
+  );
 }

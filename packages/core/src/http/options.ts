@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { ConfigError } from '../errors.js';
-import type { CompiledRules, Observer, Store } from '../types.js';
+import type { RulesLike } from '../rules/index.js';
+import type { Observer, RulesSource, Store } from '../types.js';
 import { MAX_DESCRIPTOR_LENGTH } from './descriptors.js';
 import { DEFAULT_IPV6_SUBNET } from './ip.js';
 import type { HeaderFormat } from './responses.js';
@@ -23,8 +24,11 @@ export type DescriptorValue = string | number | boolean | undefined;
 
 /** Options every adapter takes; `Req` is the framework's request (Koa: the context). */
 export interface RateLimitOptions<Req> {
-  /** A YAML file path, a rules object (`{domain, rules: [...]}`) or compiled rules. Default: 60/min per IP. */
-  rules?: string | object | CompiledRules;
+  /**
+   * A YAML file path, a rules object (`{domain, rules: [...]}`), compiled rules, or a source that reloads
+   * them (`watchRules(path)`). Default: 60 requests a minute per client IP.
+   */
+  rules?: RulesLike | RulesSource;
   /** Where counters live. Default: an in-process MemoryStore. */
   store?: Store;
   /** Counters of `scope: local` rules. Default: a MemoryStore. */
@@ -80,7 +84,7 @@ const hasMethods = (value: unknown, names: readonly string[]): boolean =>
 const store = z.custom<Store>((value) => hasMethods(value, ['evaluate', 'release', 'close']), {
   message: 'must be a Store: an object with evaluate(checks, now), release(leases, now) and close()',
 });
-const rules = z.custom<string | object>(
+const rules = z.custom<RulesLike | RulesSource>(
   (value) => (typeof value === 'string' && value !== '') || (typeof value === 'object' && value !== null),
   { message: 'must be a rules file path, a rules object or compiled rules' },
 );
