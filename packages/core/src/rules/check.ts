@@ -169,3 +169,12 @@ export function warnRule(rule: ParsedRule, at: FieldPath, today: string): Findin
   }
   return found;
 }
+
+/** zod drops a `__proto__` key from records; a match field silently lost would widen the rule, so refuse it. */
+export function checkRawMatch(raw: unknown, at: FieldPath): Finding[] {
+  const match = (raw as { match?: unknown } | null | undefined)?.match;
+  if (match === null || typeof match !== 'object' || !Object.hasOwn(match, '__proto__')) return [];
+  return [
+    { path: [...at, 'match', '__proto__'], message: '"__proto__" cannot be a descriptor name', atKey: true },
+  ];
+}

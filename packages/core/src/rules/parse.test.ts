@@ -153,6 +153,14 @@ describe('parseRules, other inputs', () => {
     );
   });
 
+  it('refuses a "__proto__" match field rather than dropping it and widening the rule', () => {
+    const text =
+      'domain: d\nrules:\n  - name: a\n    match: {__proto__: x}\n    key: [ip]\n    limit: {requests: 1, per: 1s}\n';
+    expect(() => parseRules(text, { source: 'proto.yaml' })).toThrow(
+      'proto.yaml:4:13 rules[0].match.__proto__: "__proto__" cannot be a descriptor name',
+    );
+  });
+
   it('labels problems "<rules>" when no source is given', () => {
     expect(() => parseRules('domain: d\nrules: [{name: a, key: [ip]}]\n')).toThrow(
       '<rules>:2:9 rules[0].limit: missing required field "limit"',

@@ -1,4 +1,4 @@
-import { checkDuplicateNames, checkOverrides, checkRule, warnRule } from './check.js';
+import { checkDuplicateNames, checkOverrides, checkRawMatch, checkRule, warnRule } from './check.js';
 import { type Finding, findingsFromIssues } from './findings.js';
 import { documentSchema, type ParsedRule, ruleSchema } from './schema.js';
 
@@ -27,6 +27,7 @@ export function validateRules(input: unknown, today?: string): Validation {
   rawRules.forEach((raw, index) => {
     const at = ['rules', index];
     const parsed = ruleSchema.safeParse(raw);
+    errors.push(...checkRawMatch(raw, at));
     if (!parsed.success) {
       errors.push(...findingsFromIssues(parsed.error.issues, raw, at));
       return;
