@@ -15,7 +15,7 @@ export const DEFAULT_BREAKER: BreakerOptions = { failures: 5, cooldownMs: 1000 }
 export class Breaker {
   readonly #options: BreakerOptions;
   #consecutive = 0;
-  #openUntil = Number.NEGATIVE_INFINITY;
+  #openedAt = Number.NEGATIVE_INFINITY;
   #probing = false;
 
   constructor(options: BreakerOptions) {
@@ -30,7 +30,9 @@ export class Breaker {
   /** Whether a call may go to the store now; in half-open state, admits only one probe at a time. */
   admit(now: number): boolean {
     if (!this.open) return true;
-    if (now < this.#openUntil || this.#probing) return false;
+    // A clock that stepped back (now < openedAt) must not keep the breaker open for the size of the step.
+    const coolingDown = now >= this.#openedAt && now < this.#openedAt + this.#options.cooldownMs;
+    if (coolingDown || this.#probing) return false;
     this.#probing = true;
     return true;
   }
@@ -43,6 +45,6 @@ export class Breaker {
   failed(now: number): void {
     this.#consecutive += 1;
     this.#probing = false;
-    if (this.open) this.#openUntil = now + this.#options.cooldownMs;
+    if (this.open) this.#openedAt = now;
   }
 }
