@@ -97,7 +97,10 @@ function describeUnion(issue: z.core.$ZodIssueInvalidUnion, value: unknown, path
     .map((branch) => ({ branch, score: score(branch) }))
     .sort((a, b) => a.score - b.score);
   const best = ranked[0];
-  if (!best || best.score >= 100) return [{ path, message: `${issue.message}, got ${show(value)}` }];
+  const empty = typeof value === 'object' && value !== null && Object.keys(value).length === 0;
+  if (!best || best.score >= 100 || empty) {
+    return [{ path, message: `${issue.message}, got ${empty ? 'an empty map' : show(value)}` }];
+  }
   return findingsFromIssues(best.branch, value, path);
 }
 

@@ -161,6 +161,17 @@ describe('parseRules, other inputs', () => {
     );
   });
 
+  it('says which forms a limit or cost takes when what is written fits none of them', () => {
+    const text = 'domain: d\nrules:\n  - name: a\n    key: [ip]\n    limit: {}\n    cost: "3"\n';
+    expect(() => parseRules(text, { source: 'forms.yaml' })).toThrow(
+      [
+        'invalid rules:',
+        '  forms.yaml:5:12 rules[0].limit: expected {requests, per} or {concurrent, lease}, got an empty map',
+        '  forms.yaml:6:11 rules[0].cost: expected a whole number, {descriptor, max} or {by, values, default}, got "3"',
+      ].join('\n'),
+    );
+  });
+
   it('labels problems "<rules>" when no source is given', () => {
     expect(() => parseRules('domain: d\nrules: [{name: a, key: [ip]}]\n')).toThrow(
       '<rules>:2:9 rules[0].limit: missing required field "limit"',
