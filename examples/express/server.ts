@@ -1,0 +1,63 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { rateLimit } from '@sluice/express';
+import express from 'express';
+import { accountDescriptors, accountOf, exportDuration, RULES_PATH } from '../public-api/accounts.js';
+import { storeFromEnv } from '../public-api/store.js';
+
+// The public-api example's routes and rules, served by Express.
+const redis = await storeFromEnv();
+const app = express();
+app.set('trust proxy', process.env.TRUST_PROXY === '1');
+app.use(express.json());
+
+const limiter = rateLimit({
+  rules: RULES_PATH,
+  ...(redis.store ? { store: redis.store } : {}),
+  descriptors: accountDescriptors,
+  skip: (req) => req.path === '/health',
+});
+app.use(limiter);
+
+app.get('/health', (_req, res) => {
+  res.json({ ok: true });
+});
+
+// A route-level rule on top of the global ones: ten searches a second per client IP.
+app.get(
+  '/search',
+  limiter.route({ name: 'search_burst', key: ['ip'], limit: { requests: 10, per: '1s' } }),
+  (req, res) => {
+    const q = typeof req.query.q === 'string' ? req.query.q : '';
+    res.json({ query: q, results: [`${q} one`, `${q} two`] });
+  },
+);
+
+app.get('/export', async (req, res) => {
+  await sleep(exportDuration(req.query));
+  res.type('text/csv').send('id,name\n1,alpha\n2,beta\n');
+});
+
+app.post('/login', (req, res) => {
+  const { user, password } = (req.body ?? {}) as { user?: string; password?: string };
+  if (user === 'demo' && password === 'demo') res.json({ ok: true });
+  else res.status(401).json({ error: 'wrong user or password' });
+});
+
+app.get('/account', (req, res) => {
+  const account = accountOf(req.headers);
+  if (account) res.json({ tenant: account.tenant });
+  else res.status(401).json({ error: 'send a valid x-api-key (try k_demo)' });
+});
+
+const server = app.listen(Number(process.env.PORT ?? 3000), process.env.HOST ?? '127.0.0.1', () => {
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : '?';
+  console.log(`express example listening on http://${process.env.HOST ?? '127.0.0.1'}:${port}`);
+});
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    server.close();
+    server.closeAllConnections();
+    void limiter.limiter.close().then(() => redis.close());
+  });
+}

@@ -1,0 +1,50 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { rateLimit } from '@sluice/fastify';
+import Fastify from 'fastify';
+import { accountDescriptors, accountOf, exportDuration, RULES_PATH } from './accounts.js';
+import { storeFromEnv } from './store.js';
+
+const redis = await storeFromEnv();
+// Behind a load balancer set TRUST_PROXY=1, so that the client IP comes from X-Forwarded-For.
+const app = Fastify({ trustProxy: process.env.TRUST_PROXY === '1' });
+
+await app.register(rateLimit, {
+  rules: RULES_PATH,
+  ...(redis.store ? { store: redis.store } : {}),
+  descriptors: accountDescriptors,
+  skip: (request) => request.url === '/health',
+});
+
+app.get('/health', async () => ({ ok: true }));
+
+app.get('/search', async (request) => {
+  const { q = '' } = request.query as { q?: string };
+  return { query: q, results: [`${q} one`, `${q} two`] };
+});
+
+app.get('/export', async (request, reply) => {
+  await sleep(exportDuration(request.query));
+  reply.type('text/csv');
+  return 'id,name\n1,alpha\n2,beta\n';
+});
+
+app.post('/login', async (request, reply) => {
+  const { user, password } = (request.body ?? {}) as { user?: string; password?: string };
+  if (user === 'demo' && password === 'demo') return { ok: true };
+  return reply.code(401).send({ error: 'wrong user or password' });
+});
+
+app.get('/account', async (request, reply) => {
+  const account = accountOf(request.headers);
+  if (!account) return reply.code(401).send({ error: 'send a valid x-api-key (try k_demo)' });
+  return { tenant: account.tenant };
+});
+
+app.addHook('onClose', () => redis.close());
+for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void app.close());
+
+const address = await app.listen({
+  port: Number(process.env.PORT ?? 3000),
+  host: process.env.HOST ?? '127.0.0.1',
+});
+console.log(`public-api listening on ${address} (${redis.store ? 'Redis' : 'in-memory'} counters)`);
