@@ -1,0 +1,50 @@
+import { type ParseArgsConfig, parseArgs } from 'node:util';
+import { UsageError } from './io.js';
+
+type Options = NonNullable<ParseArgsConfig['options']>;
+
+/** Parsed arguments: option values by name and positionals. */
+export interface ParsedArgs {
+  readonly values: Readonly<Record<string, string | boolean | undefined>>;
+  readonly positionals: readonly string[];
+}
+
+/** node:util parseArgs, strict, with its errors turned into UsageErrors. */
+export function parseCommandArgs(args: readonly string[], options: Options): ParsedArgs {
+  try {
+    const { values, positionals } = parseArgs({
+      args: [...args],
+      options: { ...options, help: { type: 'boolean', short: 'h' } },
+      allowPositionals: true,
+      strict: true,
+    });
+    return { values: values as ParsedArgs['values'], positionals };
+  } catch (error) {
+    throw new UsageError(error instanceof Error ? error.message : String(error));
+  }
+}
+
+/** A string option's value, if given. */
+export function stringOption(parsed: ParsedArgs, name: string): string | undefined {
+  const value = parsed.values[name];
+  return typeof value === 'string' ? value : undefined;
+}
+
+/** A whole, positive number option, or the default. */
+export function countOption(parsed: ParsedArgs, name: string, fallback: number): number {
+  const text = stringOption(parsed, name);
+  if (text === undefined) return fallback;
+  const value = Number(text);
+  if (!Number.isSafeInteger(value) || value < 1)
+    throw new UsageError(`--${name} must be a whole number above 0`);
+  return value;
+}
+
+/** A `YYYY-MM-DD` option, checked. */
+export function dateOption(parsed: ParsedArgs, name: string): string | undefined {
+  const text = stringOption(parsed, name);
+  if (text !== undefined && !/^\d{4}-\d{2}-\d{2}$/.test(text)) {
+    throw new UsageError(`--${name} must be a date (YYYY-MM-DD), got "${text}"`);
+  }
+  return text;
+}
