@@ -85,16 +85,17 @@ function paramsOf(limit: LimitSpec): LimitParams {
 
 /** First 12 hex digits of the sha256 of a canonical JSON (sorted keys) of the domain and compiled rules. */
 function versionOf(domain: string, rules: readonly CompiledRule[]): string {
-  return createHash('sha256').update(canonicalJson({ domain, rules })).digest('hex').slice(0, 12);
+  // Hashed rule by rule: one large string for a big table would only feed the garbage collector.
+  const hash = createHash('sha256').update(`{"domain":${JSON.stringify(domain)},"rules":[`);
+  for (const [index, rule] of rules.entries())
+    hash.update(index === 0 ? canonicalJson(rule) : `,${canonicalJson(rule)}`);
+  return hash.update(']}').digest('hex').slice(0, 12);
 }
 
 function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (value !== null && typeof value === 'object') {
-    const entries = Object.entries(value)
-      .filter(([, inner]) => inner !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([key, inner]) => `${JSON.stringify(key)}:${canonicalJson(inner)}`).join(',')}}`;
-  }
-  return JSON.stringify(value);
+  return JSON.stringify(value, (_key, inner: unknown) =>
+    inner !== null && typeof inner === 'object' && !Array.isArray(inner)
+      ? Object.fromEntries(Object.entries(inner).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : inner,
+  );
 }

@@ -95,30 +95,31 @@ function overriddenBy(
   return chain;
 }
 
-/** For each `field=value`, how many rules match on it. */
-function valueShares(rules: readonly CompiledRule[]): Map<string, number> {
-  const shares = new Map<string, number>();
+/** For each field and value, how many rules match on it. */
+function valueShares(rules: readonly CompiledRule[]): Map<string, Map<string, number>> {
+  const shares = new Map<string, Map<string, number>>();
   for (const rule of rules) {
     for (const [field, values] of Object.entries(rule.match)) {
-      for (const value of values)
-        shares.set(shareKey(field, value), (shares.get(shareKey(field, value)) ?? 0) + 1);
+      const counts = shares.get(field) ?? new Map<string, number>();
+      shares.set(field, counts);
+      for (const value of values) counts.set(value, (counts.get(value) ?? 0) + 1);
     }
   }
   return shares;
 }
 
-function mostSelectiveField(rule: CompiledRule, shares: Map<string, number>): string | undefined {
+function mostSelectiveField(
+  rule: CompiledRule,
+  shares: Map<string, Map<string, number>>,
+): string | undefined {
   let best: string | undefined;
   let bestCost = Number.POSITIVE_INFINITY;
   for (const [field, values] of Object.entries(rule.match)) {
-    const cost = values.reduce((sum, value) => sum + (shares.get(shareKey(field, value)) ?? 0), 0);
+    const counts = shares.get(field);
+    const cost = values.reduce((sum, value) => sum + (counts?.get(value) ?? 0), 0);
     if (cost < bestCost) [best, bestCost] = [field, cost];
   }
   return best;
-}
-
-function shareKey(field: string, value: string): string {
-  return JSON.stringify([field, value]);
 }
 
 function bucket(index: Map<string, Map<string, number[]>>, field: string, value: string): number[] {
