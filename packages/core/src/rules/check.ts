@@ -1,6 +1,6 @@
 import type { AlgorithmName } from '../types.js';
 import { dayStartMs, expiryMs } from './dates.js';
-import { isCalendarPeriod } from './duration.js';
+import { durationMs, isCalendarPeriod } from './duration.js';
 import type { FieldPath, Finding } from './findings.js';
 import type { ParsedRule } from './schema.js';
 import { closest } from './show.js';
@@ -48,7 +48,26 @@ function checkLimit(rule: ParsedRule, at: FieldPath): Finding[] {
   }
   if (limit.requests === 0 && rule.expires === undefined)
     found.push(zeroWithoutExpiry([...path, 'requests']));
+  found.push(...checkExactness(limit.requests, limit.burst, limit.per, path));
   return found;
+}
+
+/** Algorithms count in integer units of capacity × window ms, exact only below 2^53. */
+function checkExactness(
+  requests: number,
+  burst: number | undefined,
+  per: string,
+  path: FieldPath,
+): Finding[] {
+  const windowMs = durationMs(per) ?? 0;
+  const capacity = Math.max(requests, burst ?? 0);
+  if (capacity * windowMs <= Number.MAX_SAFE_INTEGER) return [];
+  return [
+    {
+      path: [...path, burst !== undefined && burst > requests ? 'burst' : 'requests'],
+      message: `${capacity} per ${per} is too large to count exactly: limit × window in ms must stay below 2^53`,
+    },
+  ];
 }
 
 function zeroWithoutExpiry(path: FieldPath): Finding {

@@ -190,3 +190,15 @@ describe('version', () => {
     expect(new Set([base, ...versions]).size).toBe(5);
   });
 });
+
+describe('limits too large to count exactly', () => {
+  it('refuses a capacity whose count in ms units passes 2^53', () => {
+    const rules = [{ name: 'huge', key: ['k'], limit: { requests: 200_000_000, per: '1d' } }];
+    expect(() => compileRules({ rules })).toThrow(
+      '<rules> rules[0].limit.requests: 200000000 per 1d is too large to count exactly: limit × window in ms must stay below 2^53',
+    );
+    expect(() =>
+      compileRules({ rules: [{ ...rules[0]!, limit: { requests: 1_000_000, per: '1d' } }] }),
+    ).not.toThrow();
+  });
+});
