@@ -88,7 +88,10 @@ describe.each(adapters.map((adapter) => [adapter.name, adapter] as const))(
     });
 
     async function start(spec: Partial<AppSpec> & { options: AppSpec['options'] }): Promise<RunningApp> {
-      running = await adapter.start({ ...spec, options: { clock, ...spec.options } });
+      running = await adapter.start({
+        ...spec,
+        options: { clock, logger: { warn: () => {} }, ...spec.options },
+      });
       return running;
     }
 
@@ -222,6 +225,24 @@ describe.each(adapters.map((adapter) => [adapter.name, adapter] as const))(
       for (const ip of ['198.51.100.1', '198.51.100.2', '198.51.100.3']) {
         await request(trusting.url).get('/search').set('x-forwarded-for', ip).expect(200);
       }
+    });
+
+    it('warns once, with a code, when X-Forwarded-For arrives at an app that trusts no proxy', async () => {
+      const warn = vi.fn();
+      const app = await start({ options: { rules: rules(perIp(10)), logger: { warn } } });
+      await request(app.url).get('/search').expect(200);
+      expect(warn).not.toHaveBeenCalled();
+      for (let i = 0; i < 3; i++)
+        await request(app.url).get('/search').set('x-forwarded-for', '198.51.100.1');
+      expect(warn).toHaveBeenCalledTimes(1);
+      expect(String(warn.mock.calls[0]?.[0])).toMatch(/\[SLUICE_XFF_UNTRUSTED\]$/);
+      await app.close();
+      const silenced = vi.fn();
+      const quiet = await start({
+        options: { rules: rules(perIp(10)), logger: { warn: silenced }, silence: ['SLUICE_XFF_UNTRUSTED'] },
+      });
+      await request(quiet.url).get('/search').set('x-forwarded-for', '198.51.100.1').expect(200);
+      expect(silenced).not.toHaveBeenCalled();
     });
 
     describe('concurrency leases', () => {

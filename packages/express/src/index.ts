@@ -3,6 +3,7 @@ import {
   createHttpLimiter,
   type DeniedResponse,
   type Limiter,
+  type ProxyTrust,
   type RateLimitOptions,
   type RequestFacts,
   type RuleSpec,
@@ -30,7 +31,6 @@ export interface ExpressRateLimit extends RequestHandler {
 /** Express middleware: `app.use(rateLimit(options))`. Without options: 60 requests a minute per IP. */
 export function rateLimit(options?: ExpressRateLimitOptions): ExpressRateLimit {
   const http = createHttpLimiter<Request, ExpressRateLimitOptions>(options);
-  let routes = 0;
 
   const middleware = (scope: CheckScope): RequestHandler =>
     function sluiceRateLimit(req, res, next) {
@@ -64,9 +64,9 @@ export function rateLimit(options?: ExpressRateLimitOptions): ExpressRateLimit {
 
   return Object.assign(middleware({}), {
     route(rules: RuleSpec | readonly RuleSpec[]) {
-      const list = Array.isArray(rules) ? rules : [rules];
-      routes += 1;
-      return middleware({ rules: http.compileRouteRules(list, `limiter.route() #${routes}`), global: false });
+      const list: readonly RuleSpec[] = Array.isArray(rules) ? rules : [rules];
+      const label = `limiter.route(${list.map((rule) => String(rule?.name)).join(', ')})`;
+      return middleware({ rules: http.compileRouteRules(list, label), global: false });
     },
     limiter: http.limiter,
   });
@@ -80,6 +80,13 @@ function facts(req: Request): RequestFacts {
     url: req.originalUrl,
     ...(template !== undefined ? { route: template } : {}),
     caseSensitive: req.app.enabled('case sensitive routing'),
+    proxyTrust: proxyTrust(req.app.get('trust proxy')),
     header: (name) => req.headers[name],
   };
+}
+
+/** Express's 'trust proxy' setting: false by default, true trusts every hop, anything else is bounded. */
+function proxyTrust(setting: unknown): ProxyTrust {
+  if (setting === true) return 'all';
+  return setting === false || setting === undefined ? 'none' : 'bounded';
 }

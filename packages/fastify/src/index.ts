@@ -1,5 +1,6 @@
 import {
   type CompiledRules,
+  ConfigError,
   createHttpLimiter,
   type DeniedResponse,
   type Limiter,
@@ -48,7 +49,7 @@ const plugin: FastifyPluginAsync<FastifyRateLimitOptions> = async (fastify, give
     if (config === undefined || config === false) return;
     const label = `route ${String(route.method)} ${route.url}`;
     if (typeof config !== 'object' || config === null) {
-      throw new TypeError(`${label}: config.rateLimit must be false or {rules: [...]}`);
+      throw new ConfigError(`${label}: config.rateLimit must be false or {rules: [...]}`);
     }
     routeRules.set(config, http.compileRouteRules((config as { rules?: unknown }).rules, label));
   });
@@ -93,6 +94,10 @@ function facts(request: FastifyRequest): RequestFacts {
     method: request.method,
     url: request.url,
     ...(request.routeOptions.url !== undefined ? { route: request.routeOptions.url } : {}),
+    // Fastify does not expose trustProxy: a forwarded header that did not change the address was ignored.
+    ...(request.headers['x-forwarded-for'] !== undefined && request.ip === request.socket.remoteAddress
+      ? { proxyTrust: 'none' as const }
+      : {}),
     header: (name) => request.headers[name],
   };
 }

@@ -30,7 +30,6 @@ export interface KoaRateLimit extends Middleware {
 /** Koa middleware: `app.use(rateLimit(options))`. Without options: 60 requests a minute per IP. */
 export function rateLimit(options?: KoaRateLimitOptions): KoaRateLimit {
   const http = createHttpLimiter<Context, KoaRateLimitOptions>(options);
-  let routes = 0;
 
   const middleware = (scope: CheckScope): Middleware =>
     async function sluiceRateLimit(ctx: Context, next: Next): Promise<void> {
@@ -62,9 +61,9 @@ export function rateLimit(options?: KoaRateLimitOptions): KoaRateLimit {
 
   return Object.assign(middleware({}), {
     route(rules: RuleSpec | readonly RuleSpec[]) {
-      const list = Array.isArray(rules) ? rules : [rules];
-      routes += 1;
-      return middleware({ rules: http.compileRouteRules(list, `limiter.route() #${routes}`), global: false });
+      const list: readonly RuleSpec[] = Array.isArray(rules) ? rules : [rules];
+      const label = `limiter.route(${list.map((rule) => String(rule?.name)).join(', ')})`;
+      return middleware({ rules: http.compileRouteRules(list, label), global: false });
     },
     limiter: http.limiter,
   });
@@ -77,6 +76,8 @@ function facts(ctx: Context): RequestFacts {
     method: ctx.method,
     url: ctx.originalUrl,
     ...(typeof matched === 'string' ? { route: matched } : {}),
+    // Koa with app.proxy and no maxIpsCount takes the leftmost X-Forwarded-For entry, which the client writes.
+    proxyTrust: !ctx.app.proxy ? 'none' : ctx.app.maxIpsCount > 0 ? 'bounded' : 'all',
     header: (name) => ctx.req.headers[name],
   };
 }

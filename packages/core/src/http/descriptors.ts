@@ -1,6 +1,7 @@
 import { hashText } from '../keys.js';
 import type { Descriptors } from '../types.js';
 import { normalizeIp } from './ip.js';
+import type { ProxyTrust } from './proxy.js';
 import { normalizePath } from './route.js';
 
 /** What an adapter reads off a request, framework-neutral. */
@@ -14,6 +15,8 @@ export interface RequestFacts {
   readonly route?: string;
   /** Overrides the configured case sensitivity when the framework knows its router's (Express). */
   readonly caseSensitive?: boolean;
+  /** How the framework trusts proxies, for start-up smells only; undefined when unknown. */
+  readonly proxyTrust?: ProxyTrust;
   /** A request header by lower-case name. */
   header(name: string): string | readonly string[] | undefined;
 }

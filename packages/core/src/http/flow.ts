@@ -17,6 +17,7 @@ import {
   type ResolvedOptions,
   resolveOptions,
 } from './options.js';
+import { PROXY_NOTICES, type ProxyNotice, proxyNotice } from './proxy.js';
 import { type DeniedResponse, deniedResponse, type HeaderValues, rateLimitHeaders } from './responses.js';
 
 /** The rules `rateLimit()` applies when given none: 60 requests a minute per client IP. */
@@ -98,6 +99,15 @@ export function createHttpLimiter<Req, O extends RateLimitOptions<Req>>(
   const warned = new Set<AdapterStage>();
   const checkedGlobally = new WeakSet<object>();
   const shownDecision = new WeakMap<object, Decision>();
+  const noticed = new Set<ProxyNotice>(options.silence);
+
+  function noticeProxySmell(facts: RequestFacts): void {
+    if (noticed.size === Object.keys(PROXY_NOTICES).length) return;
+    const code = proxyNotice(facts);
+    if (code === undefined || noticed.has(code)) return;
+    noticed.add(code);
+    options.logger.warn(`sluice: ${PROXY_NOTICES[code]} [${code}]`);
+  }
 
   function report(error: unknown, stage: AdapterStage): void {
     const failure = error instanceof Error ? error : new Error(String(error));
@@ -161,6 +171,7 @@ export function createHttpLimiter<Req, O extends RateLimitOptions<Req>>(
   }
 
   async function check(req: Req, facts: RequestFacts, requested: CheckScope = {}): Promise<Verdict> {
+    noticeProxySmell(facts);
     const scope = effectiveScope(req, requested);
     if (scope === undefined) return { action: 'skip' };
     if (options.skip && (await attempt('skip', () => options.skip?.(req))) === true)

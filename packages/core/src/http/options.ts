@@ -4,6 +4,7 @@ import type { RulesLike } from '../rules/index.js';
 import type { Observer, RulesSource, Store } from '../types.js';
 import { MAX_DESCRIPTOR_LENGTH } from './descriptors.js';
 import { DEFAULT_IPV6_SUBNET } from './ip.js';
+import { PROXY_NOTICES, type ProxyNotice } from './proxy.js';
 import type { HeaderFormat } from './responses.js';
 
 /** Where a limiter step failed inside an adapter (never surfaced to the user's route). */
@@ -63,6 +64,8 @@ export interface RateLimitOptions<Req> {
   maxValueLength?: number;
   /** Where notices go. Default `console`. */
   logger?: RateLimitLogger;
+  /** Notice codes not to log (`SLUICE_XFF_UNTRUSTED`, `SLUICE_TRUST_ALL_PROXIES`). */
+  silence?: readonly ProxyNotice[];
 }
 
 /** The options after validation, defaults filled in. */
@@ -116,6 +119,7 @@ export const rateLimitOptionsSchema = z
     ipv6Subnet: z.number().int().min(1).max(128).optional(),
     caseSensitiveRoutes: z.boolean().optional(),
     maxValueLength: z.number().int().min(16).optional(),
+    silence: z.array(z.enum(Object.keys(PROXY_NOTICES) as [ProxyNotice, ...ProxyNotice[]])).optional(),
     logger: z
       .custom<RateLimitLogger>((value) => hasMethods(value, ['warn']), {
         message: 'must have a warn(message) method',

@@ -1,0 +1,70 @@
+import { ConfigError, type RuleSpec, RulesError } from '@sluice/core';
+import { rateLimit as expressRateLimit } from '@sluice/express';
+import { rateLimit as fastifyRateLimit } from '@sluice/fastify';
+import { rateLimit as koaRateLimit } from '@sluice/koa';
+import Fastify from 'fastify';
+import { describe, expect, it } from 'vitest';
+
+// Framework-specific registration: each adapter's way of declaring route rules fails when the route is
+// declared, never on a request. The behaviour of requests is in contract.test.ts, the same for all three.
+
+const global = {
+  domain: 'test',
+  rules: [{ name: 'per_ip', key: ['ip'], limit: { requests: 1, per: '60s' } }],
+};
+const badRule = { name: 'burst', key: ['ip'], limit: { requests: 1, per: '60x' } } as RuleSpec;
+
+describe('Fastify route config', () => {
+  async function appWith(config: object) {
+    const app = Fastify();
+    await app.register(fastifyRateLimit, { rules: global });
+    app.get('/open', { config }, async () => ({ ok: true }));
+    return app;
+  }
+
+  it('turns limiting off for a route with rateLimit: false', async () => {
+    const app = await appWith({ rateLimit: false });
+    for (let i = 0; i < 3; i++) expect((await app.inject('/open')).statusCode).toBe(200);
+    await app.close();
+  });
+
+  it('throws when the route registers with a rateLimit of the wrong type', async () => {
+    await expect(appWith({ rateLimit: 5 })).rejects.toThrow(ConfigError);
+    await expect(appWith({ rateLimit: { rules: [] } })).rejects.toThrow(/non-empty array/);
+  });
+
+  it('names the route in the problems of its rules', async () => {
+    const failure = appWith({ rateLimit: { rules: [badRule] } });
+    await expect(failure).rejects.toThrow(RulesError);
+    await expect(failure).rejects.toThrow(/route GET \/open.*limit\.per: "60x" is not a duration/s);
+  });
+
+  it('refuses a route rule named like a global rule: they would share counters', async () => {
+    const clash = { name: 'per_ip', key: ['ip'], limit: { requests: 5, per: '1s' } } satisfies RuleSpec;
+    await expect(appWith({ rateLimit: { rules: [clash] } })).rejects.toThrow(/name of a global rule/);
+  });
+
+  it('rejects Fastify-foreign options, naming them', async () => {
+    const app = Fastify();
+    await expect(app.register(fastifyRateLimit, { rules: global, limit: 5 } as never)).rejects.toThrow(
+      /unknown option "limit"/,
+    );
+  });
+});
+
+describe.each([
+  ['express', () => expressRateLimit({ rules: global })],
+  ['koa', () => koaRateLimit({ rules: global })],
+])('%s limiter.route()', (_name, create) => {
+  it('throws at declaration for invalid rules, naming them', () => {
+    expect(() => create().route(badRule)).toThrow(
+      /limiter\.route\(burst\).*limit\.per: "60x" is not a duration/s,
+    );
+  });
+
+  it('refuses a rule named like a global rule', () => {
+    expect(() => create().route({ name: 'per_ip', key: ['ip'], limit: { requests: 5, per: '1s' } })).toThrow(
+      /name of a global rule/,
+    );
+  });
+});
