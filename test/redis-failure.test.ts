@@ -1,15 +1,13 @@
 /** RedisStore when Redis fails: outage and restart, a slow Redis, the breaker, the fallback, bounded queues. */
 import { type Check, compileRules, createLimiter, type Decision, parseRules, StoreError } from '@sluice/core';
-import { RedisStore } from '@sluice/redis';
+import { RedisStore, recommendedRedisOptions } from '@sluice/redis';
 import { Redis, type RedisOptions } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type RedisServer, randomPrefix, ready, scanKeys, startRedis } from './support/redis.js';
 
 /** The client settings the README recommends for a limiter. */
 const RECOMMENDED: RedisOptions = {
-  enableOfflineQueue: false,
-  maxRetriesPerRequest: 1,
-  autoResendUnfulfilledCommands: false,
+  ...recommendedRedisOptions,
   retryStrategy: () => 50, // tests reconnect fast; the README suggests a capped backoff
 };
 

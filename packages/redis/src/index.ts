@@ -9,4 +9,5 @@ export {
   type RedisClock,
   RedisStore,
   type RedisStoreOptions,
+  recommendedRedisOptions,
 } from './store.js';

@@ -48,6 +48,18 @@ export const DEFAULT_TIMEOUT_MS = 20;
 /** Default bound on Redis calls in flight (and so on what an outage can pile up in ioredis's queues). */
 export const DEFAULT_MAX_PENDING = 1000;
 
+/**
+ * ioredis settings for a limiter's client: fail at once while disconnected instead of queueing (the store
+ * also refuses to queue, see `maxPending`), give up on a command after one reconnection, and never
+ * replay evaluations made for requests that were already decided. For a Cluster pass them as
+ * `redisOptions` and set `enableOfflineQueue: false` on the Cluster too.
+ */
+export const recommendedRedisOptions = {
+  enableOfflineQueue: false,
+  maxRetriesPerRequest: 1,
+  autoResendUnfulfilledCommands: false,
+} as const;
+
 type ScriptCommand = (...args: (string | number)[]) => Promise<unknown>;
 
 /** Client states in which a command would only wait in ioredis's offline queue. */
