@@ -40,6 +40,7 @@ export function countOf(count: number, noun: string): string {
 
 /** Milliseconds as the rules file would write them: `60s`, `1h`, `500ms`. */
 export function formatDuration(ms: number): string {
+  if (ms === 0) return '0s';
   const units: [number, string][] = [
     [86_400_000, 'd'],
     [3_600_000, 'h'],

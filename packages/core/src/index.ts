@@ -11,6 +11,8 @@ export {
 export * from './errors.js';
 export * from './http/index.js';
 export { hashText, rolloutBucket, tagFor } from './keys.js';
+export * from './observe/index.js';
 export * from './rules/index.js';
+export { type WatchedRules, type WatchRulesOptions, watchRules } from './rules/watch.js';
 export { MemoryStore, type MemoryStoreOptions } from './stores/memory.js';
 export type * from './types.js';
