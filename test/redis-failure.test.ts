@@ -159,8 +159,8 @@ describe('a slow or failing Redis', () => {
     const store = new RedisStore({ client: redis, prefix: randomPrefix(), timeoutMs: 50, breaker: false });
     const limiter = createLimiter({ rules: RULES, store, timeoutMs: 10_000 });
     await limiter.check({ user: 'u' });
-    const sleeping = stall(0.4);
-    await sleep(20);
+    const sleeping = stall(0.6);
+    await sleep(50);
     await expect(store.evaluate([check()], Date.now())).rejects.toMatchObject({
       code: 'ERR_SLUICE_STORE_TIMEOUT',
     });
@@ -178,8 +178,8 @@ describe('a slow or failing Redis', () => {
       breaker: { failures: 2, cooldownMs: 1000 },
     });
     const t = 1_000_000;
-    const sleeping = stall(0.3);
-    await sleep(20);
+    const sleeping = stall(0.5);
+    await sleep(50);
     for (const now of [t, t + 1]) {
       await expect(store.evaluate([check()], now)).rejects.toMatchObject({
         code: 'ERR_SLUICE_STORE_TIMEOUT',
@@ -208,8 +208,8 @@ describe('a slow or failing Redis', () => {
       timeoutMs: 30,
       breaker: { failures: 1, cooldownMs: 100 },
     });
-    const sleeping = stall(0.3);
-    await sleep(20);
+    const sleeping = stall(0.5);
+    await sleep(50);
     await expect(store.evaluate([check()], 0)).rejects.toMatchObject({ code: 'ERR_SLUICE_STORE_TIMEOUT' });
     await expect(store.evaluate([check()], 100)).rejects.toMatchObject({ code: 'ERR_SLUICE_STORE_TIMEOUT' });
     await expect(store.evaluate([check()], 150)).rejects.toMatchObject({ code: 'ERR_SLUICE_BREAKER_OPEN' });
@@ -225,8 +225,8 @@ describe('a slow or failing Redis', () => {
       breaker: { failures: 1, cooldownMs: 60_000 },
       fallback: { gateways: 4 },
     });
-    const sleeping = stall(0.2);
-    await sleep(20);
+    const sleeping = stall(0.5);
+    await sleep(50);
     const t = 1_000_000;
     const answers = [];
     for (let i = 0; i < 4; i++) answers.push((await store.evaluate([check(8)], t))[0]!);
@@ -254,8 +254,8 @@ describe('a slow or failing Redis', () => {
       close: async () => {},
     };
     const store = new RedisStore({ client: redis, timeoutMs: 30, breaker: false, fallback: own });
-    const sleeping = stall(0.2);
-    await sleep(20);
+    const sleeping = stall(0.5);
+    await sleep(50);
     const [answer] = await store.evaluate([check(8)], 0);
     expect(answer).toMatchObject({ allowed: true, degraded: 'timeout' });
     expect(calls).toEqual([8]);
