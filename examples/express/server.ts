@@ -8,8 +8,6 @@ import { storeFromEnv } from '../public-api/store.js';
 const redis = await storeFromEnv();
 const app = express();
 app.set('trust proxy', process.env.TRUST_PROXY === '1');
-app.use(express.json());
-
 const limiter = rateLimit({
   rules: RULES_PATH,
   ...(redis.store ? { store: redis.store } : {}),
@@ -17,6 +15,7 @@ const limiter = rateLimit({
   skip: (req) => req.path === '/health',
 });
 app.use(limiter);
+app.use(express.json()); // after the limiter: a denied request's body is never parsed
 
 app.get('/health', (_req, res) => {
   res.json({ ok: true });

@@ -41,7 +41,18 @@ describe('Fastify route config', () => {
 
   it('refuses a route rule named like a global rule: they would share counters', async () => {
     const clash = { name: 'per_ip', key: ['ip'], limit: { requests: 5, per: '1s' } } satisfies RuleSpec;
-    await expect(appWith({ rateLimit: { rules: [clash] } })).rejects.toThrow(/name of a global rule/);
+    await expect(appWith({ rateLimit: { rules: [clash] } })).rejects.toThrow(/already used by a global rule/);
+  });
+
+  it('refuses one rule name on two routes, and compiles a GET route and its HEAD twin once', async () => {
+    const app = Fastify();
+    await app.register(fastifyRateLimit, { rules: global });
+    const burst = { name: 'burst', key: ['ip'], limit: { requests: 5, per: '1s' } } satisfies RuleSpec;
+    app.get('/a', { config: { rateLimit: { rules: [burst] } } }, async () => ({ ok: true }));
+    expect(() => app.get('/b', { config: { rateLimit: { rules: [burst] } } }, async () => ({}))).toThrow(
+      /route GET \/b: rule name "burst" is already used by route GET \/a/,
+    );
+    await app.close();
   });
 
   it('rejects Fastify-foreign options, naming them', async () => {
@@ -62,9 +73,18 @@ describe.each([
     );
   });
 
+  it('refuses one rule name in two limiter.route() calls, and lets one middleware serve two routes', () => {
+    const limiter = create();
+    const burst = { name: 'burst', key: ['ip'], limit: { requests: 5, per: '1s' } } satisfies RuleSpec;
+    limiter.route(burst);
+    expect(() => limiter.route(burst)).toThrow(
+      /rule name "burst" is already used by limiter\.route\(burst\)/,
+    );
+  });
+
   it('refuses a rule named like a global rule', () => {
     expect(() => create().route({ name: 'per_ip', key: ['ip'], limit: { requests: 5, per: '1s' } })).toThrow(
-      /name of a global rule/,
+      /already used by a global rule/,
     );
   });
 });

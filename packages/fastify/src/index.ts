@@ -46,7 +46,8 @@ const plugin: FastifyPluginAsync<FastifyRateLimitOptions> = async (fastify, give
 
   fastify.addHook('onRoute', (route: RouteOptions) => {
     const config = (route.config as { rateLimit?: unknown } | undefined)?.rateLimit;
-    if (config === undefined || config === false) return;
+    // HEAD routes Fastify adds share their GET route's config: compile it once.
+    if (config === undefined || config === false || routeRules.has(config as object)) return;
     const label = `route ${String(route.method)} ${route.url}`;
     if (typeof config !== 'object' || config === null) {
       throw new ConfigError(`${label}: config.rateLimit must be false or {rules: [...]}`);

@@ -74,7 +74,10 @@ export interface HttpLimiter<Req, O extends RateLimitOptions<Req> = RateLimitOpt
   check(req: Req, facts: RequestFacts, scope?: CheckScope): Promise<Verdict>;
   /** Tells the observer (and the log, once per stage) of a failure inside the adapter. */
   report(error: unknown, stage: AdapterStage): void;
-  /** Compiles route-level rules once, at route registration; throws RulesError/ConfigError when wrong. */
+  /**
+   * Compiles route-level rules once, at route registration; throws RulesError/ConfigError when wrong, or
+   * when a name is taken (by a global rule or another route's): share counters by sharing the compiled rules.
+   */
   compileRouteRules(rules: unknown, label: string): CompiledRules;
 }
 
@@ -100,6 +103,7 @@ export function createHttpLimiter<Req, O extends RateLimitOptions<Req>>(
   const checkedGlobally = new WeakSet<object>();
   const shownDecision = new WeakMap<object, Decision>();
   const noticed = new Set<ProxyNotice>(options.silence);
+  const routeRuleOwners = new Map<string, string>();
 
   function noticeProxySmell(facts: RequestFacts): void {
     if (noticed.size === Object.keys(PROXY_NOTICES).length) return;
@@ -207,9 +211,15 @@ export function createHttpLimiter<Req, O extends RateLimitOptions<Req>>(
     }
     const input = { domain: limiter.rules.domain, rules: rules as RulesInput['rules'] };
     const compiled = compileRules(input, { source: label });
-    const globalNames = new Set(limiter.rules.rules.map((rule) => rule.name));
-    const clash = compiled.rules.find((rule) => globalNames.has(rule.name));
-    if (clash) throw new ConfigError(`${label}: route rule "${clash.name}" has the name of a global rule`);
+    for (const { name } of compiled.rules) {
+      // A rule name is its counters' identity: two routes with one name would share counters unseen.
+      const owner = limiter.rules.rules.some((rule) => rule.name === name)
+        ? 'a global rule'
+        : routeRuleOwners.get(name);
+      if (owner !== undefined)
+        throw new ConfigError(`${label}: rule name "${name}" is already used by ${owner}`);
+    }
+    for (const { name } of compiled.rules) routeRuleOwners.set(name, label);
     return compiled;
   }
 
