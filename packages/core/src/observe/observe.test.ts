@@ -148,5 +148,10 @@ describe('combineObservers', () => {
     await limiter.check({ api_key: 'k' });
     expect(seen).toEqual(['rules logs', 'decision true']);
     expect(Object.keys(combineObservers(counting)).sort()).toEqual(['onDecision', 'onRulesLoaded']);
+    // Hooks beyond Observer's (an adapter's) pass through too.
+    const adapterErrors: string[] = [];
+    const adapter = { onAdapterError: (error: Error) => adapterErrors.push(error.message) };
+    combineObservers<Observer & typeof adapter>(adapter).onAdapterError(new Error('descriptors threw'));
+    expect(adapterErrors).toEqual(['descriptors threw']);
   });
 });
