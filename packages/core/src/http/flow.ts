@@ -1,42 +1,11 @@
-import { type CheckOptions, createLimiter, type Limiter } from '../engine.js';
-import { ConfigError, formatProblem, RulesError } from '../errors.js';
-import {
-  compileRules,
-  loadRulesSync,
-  type RulesDocument,
-  type RulesInput,
-  type RulesLike,
-  resolveRulesSync,
-} from '../rules/index.js';
-import type { CompiledRules, Decision, RulesSource } from '../types.js';
+import type { CheckOptions, Limiter } from '../engine.js';
+import { ConfigError } from '../errors.js';
+import type { CompiledRules, Decision } from '../types.js';
 import { buildDescriptors, type RequestFacts } from './descriptors.js';
-import {
-  type AdapterStage,
-  type RateLimitLogger,
-  type RateLimitOptions,
-  type ResolvedOptions,
-  resolveOptions,
-} from './options.js';
+import { type AdapterStage, type RateLimitOptions, type ResolvedOptions, resolveOptions } from './options.js';
 import { PROXY_NOTICES, type ProxyNotice, proxyNotice } from './proxy.js';
 import { type DeniedResponse, deniedResponse, type HeaderValues, rateLimitHeaders } from './responses.js';
-
-/** The rules `rateLimit()` applies when given none: 60 requests a minute per client IP. */
-export const DEFAULT_RULES = {
-  domain: 'default',
-  rules: [
-    {
-      name: 'default_per_ip',
-      match: {},
-      key: ['ip'],
-      limit: { requests: 60, per: '60s' },
-      algorithm: 'sliding_window',
-    },
-  ],
-} as const;
-
-const DEFAULT_NOTICE =
-  'sluice: no rules given, using the default: 60 requests a minute per client IP (sliding window, ' +
-  'in-memory store). Pass `rules` to choose your own.';
+import { limiterFor, routeRuleCompiler } from './rules-option.js';
 
 /** Share of the shown rule's limit still available; Infinity when no rule applied. */
 function roomLeft(decision: Decision): number {
@@ -89,21 +58,12 @@ export function createHttpLimiter<Req, O extends RateLimitOptions<Req>>(
   given: O | undefined,
 ): HttpLimiter<Req, O> {
   const options = resolveOptions<Req, O>(given);
-  if (options.rules === undefined) options.logger.warn(DEFAULT_NOTICE);
-  const limiter = createLimiter({
-    rules: compileRulesOption(options.rules ?? DEFAULT_RULES, options.logger),
-    ...(options.store ? { store: options.store } : {}),
-    ...(options.localStore ? { localStore: options.localStore } : {}),
-    ...(options.clock ? { clock: options.clock } : {}),
-    ...(options.observer ? { observer: options.observer } : {}),
-    ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
-    ...(options.keySecret !== undefined ? { keySecret: options.keySecret } : {}),
-  });
+  const limiter = limiterFor(options);
+  const compileRouteRules = routeRuleCompiler(limiter);
   const warned = new Set<AdapterStage>();
   const checkedGlobally = new WeakSet<object>();
   const shownDecision = new WeakMap<object, Decision>();
   const noticed = new Set<ProxyNotice>(options.silence);
-  const routeRuleOwners = new Map<string, string>();
 
   function noticeProxySmell(facts: RequestFacts): void {
     if (noticed.size === Object.keys(PROXY_NOTICES).length) return;
@@ -205,50 +165,5 @@ export function createHttpLimiter<Req, O extends RateLimitOptions<Req>>(
     return shown;
   }
 
-  function compileRouteRules(rules: unknown, label: string): CompiledRules {
-    if (!Array.isArray(rules) || rules.length === 0) {
-      throw new ConfigError(`${label}: rateLimit.rules must be a non-empty array of rules`);
-    }
-    const input = { domain: limiter.rules.domain, rules: rules as RulesInput['rules'] };
-    const compiled = compileRules(input, { source: label });
-    for (const { name } of compiled.rules) {
-      // A rule name is its counters' identity: two routes with one name would share counters unseen.
-      const owner = limiter.rules.rules.some((rule) => rule.name === name)
-        ? 'a global rule'
-        : routeRuleOwners.get(name);
-      if (owner !== undefined)
-        throw new ConfigError(`${label}: rule name "${name}" is already used by ${owner}`);
-    }
-    for (const { name } of compiled.rules) routeRuleOwners.set(name, label);
-    return compiled;
-  }
-
   return { limiter, options, check, compileRouteRules, report };
-}
-
-/**
- * The `rules` option as the engine takes it, synchronously so that `rateLimit(options)` fails at start-up:
- * a YAML file path (read and parsed, warnings logged), a rules object, compiled rules, or a reloading source.
- */
-function compileRulesOption(
-  input: RulesLike | RulesSource,
-  logger: RateLimitLogger,
-): CompiledRules | RulesSource {
-  if (isRulesSource(input)) return input;
-  if (typeof input !== 'string') return resolveRulesSync(input);
-  let document: RulesDocument;
-  try {
-    document = loadRulesSync(input);
-  } catch (error) {
-    if (error instanceof RulesError) throw error;
-    throw new ConfigError(`rules file ${input} cannot be read: ${(error as Error).message}`);
-  }
-  for (const warning of document.warnings) logger.warn(`sluice: ${formatProblem(warning)}`);
-  return compileRules(document);
-}
-
-function isRulesSource(value: unknown): value is RulesSource {
-  return (
-    typeof value === 'object' && value !== null && typeof (value as RulesSource).subscribe === 'function'
-  );
 }

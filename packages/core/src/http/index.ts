@@ -4,7 +4,7 @@ export {
   MAX_DESCRIPTOR_LENGTH,
   type RequestFacts,
 } from './descriptors.js';
-export { type CheckScope, createHttpLimiter, DEFAULT_RULES, type HttpLimiter, type Verdict } from './flow.js';
+export { type CheckScope, createHttpLimiter, type HttpLimiter, type Verdict } from './flow.js';
 export { DEFAULT_IPV6_SUBNET, normalizeIp } from './ip.js';
 export { isResponseClosed, releaseWhenDone, waitUnlessClosed } from './node.js';
 export {
@@ -28,3 +28,4 @@ export {
   retryAfterSeconds,
 } from './responses.js';
 export { normalizePath, type PathOptions } from './route.js';
+export { DEFAULT_RULES } from './rules-option.js';

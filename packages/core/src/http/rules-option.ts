@@ -1,0 +1,92 @@
+import { createLimiter, type Limiter } from '../engine.js';
+import { ConfigError, formatProblem, RulesError } from '../errors.js';
+import {
+  compileRules,
+  loadRulesSync,
+  type RulesDocument,
+  type RulesInput,
+  type RulesLike,
+  resolveRulesSync,
+} from '../rules/index.js';
+import type { CompiledRules, RulesSource } from '../types.js';
+import type { RateLimitLogger, ResolvedOptions } from './options.js';
+
+/** The rules `rateLimit()` applies when given none: 60 requests a minute per client IP. */
+export const DEFAULT_RULES = {
+  domain: 'default',
+  rules: [
+    {
+      name: 'default_per_ip',
+      match: {},
+      key: ['ip'],
+      limit: { requests: 60, per: '60s' },
+      algorithm: 'sliding_window',
+    },
+  ],
+} as const;
+
+const DEFAULT_NOTICE =
+  'sluice: no rules given, using the default: 60 requests a minute per client IP (sliding window, ' +
+  'in-memory store). Pass `rules` to choose your own.';
+
+/** The engine behind an adapter, built once from validated options (the default rules announced). */
+export function limiterFor<Req>(options: ResolvedOptions<Req>): Limiter {
+  if (options.rules === undefined) options.logger.warn(DEFAULT_NOTICE);
+  return createLimiter({
+    rules: rulesOption(options.rules ?? DEFAULT_RULES, options.logger),
+    ...(options.store ? { store: options.store } : {}),
+    ...(options.localStore ? { localStore: options.localStore } : {}),
+    ...(options.clock ? { clock: options.clock } : {}),
+    ...(options.observer ? { observer: options.observer } : {}),
+    ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
+    ...(options.keySecret !== undefined ? { keySecret: options.keySecret } : {}),
+  });
+}
+
+/**
+ * The `rules` option as the engine takes it, synchronously so that `rateLimit(options)` fails at start-up:
+ * a YAML file path (read and parsed, warnings logged), a rules object, compiled rules, or a reloading source.
+ */
+function rulesOption(input: RulesLike | RulesSource, logger: RateLimitLogger): CompiledRules | RulesSource {
+  if (isRulesSource(input)) return input;
+  if (typeof input !== 'string') return resolveRulesSync(input);
+  let document: RulesDocument;
+  try {
+    document = loadRulesSync(input);
+  } catch (error) {
+    if (error instanceof RulesError) throw error;
+    throw new ConfigError(`rules file ${input} cannot be read: ${(error as Error).message}`);
+  }
+  for (const warning of document.warnings) logger.warn(`sluice: ${formatProblem(warning)}`);
+  return compileRules(document);
+}
+
+function isRulesSource(value: unknown): value is RulesSource {
+  return (
+    typeof value === 'object' && value !== null && typeof (value as RulesSource).subscribe === 'function'
+  );
+}
+
+/**
+ * Compiles route-level rules, each call labelled by its route. A rule name is its counters' identity, so a
+ * name already taken by a global rule or another route's rule is refused: two routes with one name would
+ * share counters unseen. Share counters by sharing the compiled rules instead.
+ */
+export function routeRuleCompiler(limiter: Limiter): (rules: unknown, label: string) => CompiledRules {
+  const owners = new Map<string, string>();
+  return (rules, label) => {
+    if (!Array.isArray(rules) || rules.length === 0) {
+      throw new ConfigError(`${label}: rateLimit.rules must be a non-empty array of rules`);
+    }
+    const input = { domain: limiter.rules.domain, rules: rules as RulesInput['rules'] };
+    const compiled = compileRules(input, { source: label });
+    for (const { name } of compiled.rules) {
+      const global = limiter.rules.rules.some((rule) => rule.name === name);
+      const owner = global ? 'a global rule' : owners.get(name);
+      if (owner !== undefined)
+        throw new ConfigError(`${label}: rule name "${name}" is already used by ${owner}`);
+    }
+    for (const { name } of compiled.rules) owners.set(name, label);
+    return compiled;
+  };
+}
