@@ -38,6 +38,8 @@ export interface AppSpec {
   readonly routeRule?: RuleSpec;
   readonly trustProxy?: boolean;
   readonly gate?: Gate;
+  /** When set, `onDenied` answers 418 with this text and the rule header, each framework its own way. */
+  readonly customDenial?: string;
   /** Counts handler runs, by path. */
   readonly served?: Map<string, number>;
 }
@@ -80,7 +82,15 @@ const fastify: AdapterFactory = {
   name: 'fastify',
   async start(spec) {
     const app = Fastify({ trustProxy: spec.trustProxy ?? false });
-    await app.register(fastifyRateLimit, spec.options);
+    await app.register(fastifyRateLimit, {
+      ...spec.options,
+      ...(spec.customDenial !== undefined
+        ? {
+            onDenied: (_request, reply, denied) =>
+              reply.code(418).header('x-ratelimit-rule', denied.body.rule).send(spec.customDenial),
+          }
+        : {}),
+    });
     for (const path of [...PLAIN, '/slow', '/boom']) {
       const rateLimit = path === '/limited' && spec.routeRule ? { rules: [spec.routeRule] } : undefined;
       app.get(path, { config: rateLimit ? { rateLimit } : {} }, () => handle(spec, path));
@@ -101,7 +111,19 @@ const expressFactory: AdapterFactory = {
   async start(spec) {
     const app = express();
     app.set('trust proxy', spec.trustProxy ?? false);
-    const limiter = expressRateLimit(spec.options);
+    const limiter = expressRateLimit({
+      ...spec.options,
+      ...(spec.customDenial !== undefined
+        ? {
+            onDenied: (_req, res, denied) => {
+              res
+                .status(418)
+                .set('x-ratelimit-rule', denied.body.rule ?? '')
+                .send(spec.customDenial);
+            },
+          }
+        : {}),
+    });
     app.use(limiter);
     for (const path of [...PLAIN, '/slow', '/boom']) {
       const before = path === '/limited' && spec.routeRule ? [limiter.route(spec.routeRule)] : [];
@@ -124,7 +146,18 @@ const koa: AdapterFactory = {
     const app = new Koa();
     app.proxy = spec.trustProxy ?? false;
     app.silent = true;
-    const limiter = koaRateLimit(spec.options);
+    const limiter = koaRateLimit({
+      ...spec.options,
+      ...(spec.customDenial !== undefined
+        ? {
+            onDenied: (ctx, denied) => {
+              ctx.status = 418;
+              ctx.set('x-ratelimit-rule', denied.body.rule ?? '');
+              ctx.body = spec.customDenial;
+            },
+          }
+        : {}),
+    });
     const router = new Router();
     app.use(limiter);
     for (const path of [...PLAIN, '/slow', '/boom']) {

@@ -123,6 +123,14 @@ describe.each(adapters.map((adapter) => [adapter.name, adapter] as const))(
       expect(response.headers['x-ratelimit-limit']).toBeUndefined();
     });
 
+    it('lets onDenied send its own denial', async () => {
+      const app = await start({ customDenial: 'slow down', options: { rules: rules(perIp(1)) } });
+      await request(app.url).get('/search').expect(200);
+      const denied = await request(app.url).get('/search').expect(418);
+      expect(denied.text).toBe('slow down');
+      expect(denied.headers['x-ratelimit-rule']).toBe('per_ip');
+    });
+
     it('lets a client that waits Retry-After through, and not one that waits less', async () => {
       const app = await start({ options: { rules: rules(perIp(1, { algorithm: 'sliding_log' })) } });
       await request(app.url).get('/search').expect(200);
