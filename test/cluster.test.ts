@@ -184,3 +184,30 @@ describe('many gateways on a Cluster', () => {
     for (const c of gateways) c.disconnect();
   });
 });
+
+describe("clock: 'redis' on a Cluster", () => {
+  it('counts in the time of the node that owns the slot, whatever the gateways believe', async () => {
+    const store = new RedisStore({
+      client,
+      prefix: randomPrefix(),
+      clock: 'redis',
+      timeoutMs: 5000,
+      breaker: false,
+    });
+    const check: Check = {
+      rule: 'skewed',
+      tag: hashText('skewed-gateways'),
+      algorithm: 'sliding_window',
+      params: { limit: 2, windowMs: 3_600_000, burst: 2 },
+      cost: 1,
+      mode: 'enforce',
+    };
+    const now = Date.now();
+    const answers = [
+      await store.evaluate([check], now - 86_400_000),
+      await store.evaluate([check], now + 86_400_000),
+      await store.evaluate([check], now),
+    ];
+    expect(answers.map(([r]) => r!.allowed)).toEqual([true, true, false]);
+  });
+});
