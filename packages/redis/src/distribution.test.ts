@@ -2,10 +2,11 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type CompiledRules, ConfigError, createLimiter, RulesError, type RulesSource } from '@sluice/core';
-import { Redis } from 'ioredis';
+import { Redis, type RedisOptions } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { freePort, type RedisServer, randomPrefix, startRedis } from '../../../test/support/redis.js';
 import { publishRules, redisRules, rulesChannel, rulesKey } from './distribution.js';
+import { recommendedRedisOptions } from './store.js';
 
 const DOMAIN = 'gateways';
 const rulesText = (limit: number, domain = DOMAIN) => `domain: ${domain}
@@ -20,8 +21,14 @@ let server: RedisServer;
 const clients: Redis[] = [];
 const sources: RulesSource[] = [];
 
-function client(port = server.port): Redis {
-  const redis = new Redis({ host: '127.0.0.1', port, retryStrategy: () => 50, maxRetriesPerRequest: 1 });
+function client(port = server.port, options: RedisOptions = {}): Redis {
+  const redis = new Redis({
+    host: '127.0.0.1',
+    port,
+    retryStrategy: () => 50,
+    maxRetriesPerRequest: 1,
+    ...options,
+  });
   redis.on('error', () => {});
   clients.push(redis);
   return redis;
@@ -116,38 +123,58 @@ describe('rules distribution through Redis', () => {
     await expect(redisRules(client(), { domain: DOMAIN, prefix })).rejects.toThrow(ConfigError);
   });
 
-  test('a gateway starting while Redis is down uses its file, says so, and follows Redis once it is back', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'sluice-dist-'));
-    const file = join(dir, 'rules.yaml');
-    writeFileSync(file, rulesText(3));
-    const port = await freePort();
-    const warnings: string[] = [];
-    const rulesErrors: Error[] = [];
-    try {
+  test('a client without an offline queue, not yet connected, still loads from Redis', async () => {
+    const prefix = randomPrefix();
+    const v1 = await publishRules(client(), rulesText(4), { prefix });
+    for (const options of [recommendedRedisOptions, { ...recommendedRedisOptions, lazyConnect: true }]) {
+      const warnings: string[] = [];
       const source = await gateway(
-        { domain: DOMAIN, file, startTimeoutMs: 300, warn: (m) => warnings.push(m) },
-        client(port),
+        { domain: DOMAIN, prefix, file: 'does-not-exist.yaml', warn: (m) => warnings.push(m) },
+        client(server.port, options),
       );
-      const limiter = createLimiter({
-        rules: source,
-        observer: { onRulesError: (e) => rulesErrors.push(e) },
-      });
-      expect(limiter.rules.rules[0]?.params.limit).toBe(3);
-      expect(warnings).toHaveLength(1);
-      expect(warnings[0]).toContain(`using ${file}`);
-      expect(rulesErrors).toHaveLength(1);
-
-      const back = await startRedis({ port });
-      try {
-        const published = nextEvent(source);
-        await publishRules(client(port), rulesText(9));
-        expect(await published).toMatchObject({ rules: [{ params: { limit: 9 } }] });
-        expect(limiter.rules.rules[0]?.params.limit).toBe(9);
-      } finally {
-        await back.stop();
-      }
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
+      expect(source.current.version).toBe(v1.version);
+      expect(warnings).toEqual([]);
     }
   });
+
+  test.each([
+    ['an offline queue', {}],
+    ['recommendedRedisOptions', recommendedRedisOptions],
+  ])(
+    'a gateway starting while Redis is down uses its file, says so, and follows Redis once it is back (%s)',
+    async (_name, options) => {
+      const dir = mkdtempSync(join(tmpdir(), 'sluice-dist-'));
+      const file = join(dir, 'rules.yaml');
+      writeFileSync(file, rulesText(3));
+      const port = await freePort();
+      const warnings: string[] = [];
+      const rulesErrors: Error[] = [];
+      try {
+        const source = await gateway(
+          { domain: DOMAIN, file, startTimeoutMs: 300, warn: (m) => warnings.push(m) },
+          client(port, options),
+        );
+        const limiter = createLimiter({
+          rules: source,
+          observer: { onRulesError: (e) => rulesErrors.push(e) },
+        });
+        expect(limiter.rules.rules[0]?.params.limit).toBe(3);
+        expect(warnings).toHaveLength(1);
+        expect(warnings[0]).toContain(`using ${file}`);
+        expect(rulesErrors).toHaveLength(1);
+
+        const back = await startRedis({ port });
+        try {
+          const published = nextEvent(source);
+          await publishRules(client(port), rulesText(9));
+          expect(await published).toMatchObject({ rules: [{ params: { limit: 9 } }] });
+          expect(limiter.rules.rules[0]?.params.limit).toBe(9);
+        } finally {
+          await back.stop();
+        }
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    },
+  );
 });

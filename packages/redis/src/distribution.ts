@@ -121,6 +121,14 @@ function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
+/** Resolves once a connection is ready (connecting a lazy one); rejects after `timeoutMs`. */
+function whenReady(redis: RulesClient, timeoutMs: number): Promise<void> {
+  if (redis.status === 'ready') return Promise.resolve();
+  if (redis.status === 'wait') redis.connect().catch(() => {});
+  const ready = new Promise<void>((resolve) => redis.once('ready', () => resolve()));
+  return withTimeout(ready, timeoutMs, 'connecting to Redis');
+}
+
 /**
  * A RulesSource fed through Redis: loads the domain's published version at start, subscribes (on a duplicate
  * connection) and switches on each publish. A bad payload or a Redis error keeps the last good version and is
@@ -168,7 +176,22 @@ export async function redisRules(client: RulesClient, options: RedisRulesOptions
     return stored.text === undefined ? undefined : payloadOf(stored);
   }
 
+  const timeoutMs = options.startTimeoutMs ?? 2000;
   const subscriber = client.duplicate();
+  let subscribed = false;
+  // Subscribe before reading, so that no publish falls between the two. Both wait for their connection: a
+  // client without an offline queue (recommendedRedisOptions) refuses commands until it is ready.
+  async function subscribeAndRead(): Promise<void> {
+    if (!subscribed) {
+      await whenReady(subscriber, timeoutMs);
+      await subscriber.subscribe(channel);
+      subscribed = true;
+    }
+    await whenReady(client, timeoutMs);
+    const payload = await readStored();
+    if (payload) apply(payload);
+  }
+
   // Connection errors while Redis is away are expected; the reads after reconnecting report what matters.
   subscriber.on('error', () => {});
   subscriber.on('message', (from: string, message: string) => {
@@ -176,20 +199,12 @@ export async function redisRules(client: RulesClient, options: RedisRulesOptions
   });
   let started = false;
   subscriber.on('ready', () => {
-    // A reconnect may have missed publishes: the stored version says where the fleet is.
-    if (!started) return;
-    readStored().then(
-      (payload) => payload && tryApply(() => payload),
-      (error: Error) => report(error),
-    );
+    // A reconnect may have missed publishes (or a start on the file never subscribed): catch up.
+    if (started) subscribeAndRead().catch((error: Error) => report(error));
   });
 
-  const timeoutMs = options.startTimeoutMs ?? 2000;
   try {
-    // Subscribe before reading, so that no publish falls between the two.
-    await withTimeout(subscriber.subscribe(channel), timeoutMs, `subscribing to ${channel}`);
-    const payload = await withTimeout(readStored(), timeoutMs, `reading ${key}`);
-    if (payload) apply(payload);
+    await withTimeout(subscribeAndRead(), timeoutMs, `loading ${key}`);
   } catch (error) {
     const failure = error instanceof Error ? error : new Error(String(error));
     if (options.file === undefined) {
