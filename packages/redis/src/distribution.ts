@@ -23,6 +23,8 @@ export interface PublishOptions extends RulesLocation {
   readonly domain?: string;
   /** Label for problems and for `sluice` to show where a version came from (a path, a commit). */
   readonly source?: string;
+  /** How long to wait for the client to connect, in ms; default 2000. */
+  readonly timeoutMs?: number;
 }
 
 /** What a publish stored. */
@@ -84,6 +86,7 @@ export async function publishRules(
   }
   const key = rulesKey(rules.domain, options.prefix);
   const channel = rulesChannel(rules.domain, options.prefix);
+  await whenReady(client, options.timeoutMs ?? 2000);
   const reply = (await client.eval(
     PUBLISH_SCRIPT,
     1,
