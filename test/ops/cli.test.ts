@@ -167,6 +167,12 @@ describe('sluice test', () => {
     expect(run.stdout).toContain('4 cases passed, 0 failed');
   });
 
+  test("the seed's policies hold for examples/public-api/rules.yaml", async () => {
+    const run = await sluice('test', 'examples/public-api/rules.yaml', `${FIXTURES}/public-api-cases.yaml`);
+    expect(run.stdout).toContain('3 cases passed, 0 failed');
+    expect(run.code).toBe(0);
+  });
+
   test('a failing case is printed as a diff: exit 1', async () => {
     const run = await sluice('test', `${FIXTURES}/rules.yaml`, `${FIXTURES}/failing-cases.yaml`);
     expect(run.code).toBe(1);
