@@ -3,7 +3,12 @@ import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import request from 'supertest';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type RedisServer, startRedis } from '../../test/support/redis.js';
+import {
+  type RedisClusterHandle,
+  type RedisServer,
+  startCluster,
+  startRedis,
+} from '../../test/support/redis.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const TSX = fileURLToPath(new URL('../../node_modules/.bin/tsx', import.meta.url));
@@ -65,7 +70,7 @@ async function loginUntilLimited(url: string): Promise<void> {
 
 describe('examples, started as `pnpm example` starts them', () => {
   const started: Example[] = [];
-  let redis: RedisServer | undefined;
+  let redis: RedisServer | RedisClusterHandle | undefined;
 
   afterEach(async () => {
     await Promise.all(started.splice(0).map(stopExample));
@@ -99,6 +104,20 @@ describe('examples, started as `pnpm example` starts them', () => {
     for (let i = 0; i < 3; i++) await login(first.url).expect(401);
     for (let i = 0; i < 2; i++) await login(second.url).expect(401);
     await login(first.url).expect(429);
+    await login(second.url).expect(429);
+  });
+
+  it('counts in a Redis Cluster when REDIS_CLUSTER_NODES is set', async () => {
+    const cluster = await startCluster();
+    redis = cluster;
+    const env = { REDIS_CLUSTER_NODES: cluster.nodes.map((n) => `${n.host}:${n.port}`).join(',') };
+    const first = await startExample('examples/public-api/server.ts', env);
+    started.push(first);
+    const second = await startExample('examples/public-api/server.ts', env);
+    started.push(second);
+    const login = (url: string) => request(url).post('/login').send({ user: 'demo', password: 'wrong' });
+    for (let i = 0; i < 3; i++) await login(first.url).expect(401);
+    for (let i = 0; i < 2; i++) await login(second.url).expect(401);
     await login(second.url).expect(429);
   });
 });

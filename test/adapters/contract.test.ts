@@ -329,7 +329,7 @@ describe.each(adapters.map((adapter) => [adapter.name, adapter] as const))(
         expect(served.get('/smooth')).toBe(2);
       });
 
-      it('does not serve a client that leaves while waiting', async () => {
+      it('does not serve a client that leaves while waiting, and gives its place back', async () => {
         const served = new Map<string, number>();
         const app = await start({ served, options: { rules: smooth } });
         await request(app.url).get('/smooth').expect(200);
@@ -341,6 +341,10 @@ describe.each(adapters.map((adapter) => [adapter.name, adapter] as const))(
         });
         await new Promise((resolve) => setTimeout(resolve, 400)); // past the delay the aborted request had
         expect(served.get('/smooth')).toBe(1);
+        // The clock stands still, so the queue holds 1 of 3 only if the aborted place went back: two more fit.
+        await request(app.url).get('/smooth').expect(200);
+        await request(app.url).get('/smooth').expect(200);
+        expect(served.get('/smooth')).toBe(3);
       });
     });
 

@@ -103,6 +103,34 @@ export function describeStoreContract(name: string, factory: StoreFactory): void
       expect(next!.remaining).toBe(2);
     });
 
+    describe('leaky_bucket places', () => {
+      const params: LimitParams = { limit: 1, windowMs: 1000, burst: 2 };
+      const leaky = check('smooth', 't1', { algorithm: 'leaky_bucket', params });
+      const place = {
+        rule: 'smooth',
+        tag: 't1',
+        id: '',
+        scope: 'store' as const,
+        refund: { cost: 1, params },
+      };
+
+      it('gives a queued place back when its request is given up', async () => {
+        expect((await store.evaluate([leaky], T0))[0]).toMatchObject({ allowed: true, delayMs: 0 });
+        expect((await store.evaluate([leaky], T0))[0]).toMatchObject({ allowed: true, delayMs: 1000 });
+        expect((await store.evaluate([leaky], T0))[0]!.allowed).toBe(false);
+        await store.release([place], T0 + 10);
+        expect((await store.evaluate([leaky], T0 + 10))[0]).toMatchObject({ allowed: true, delayMs: 990 });
+      });
+
+      it('never refunds below an empty queue', async () => {
+        await store.evaluate([leaky], T0);
+        await store.release([place, place, place], T0);
+        expect((await store.evaluate([leaky], T0))[0]).toMatchObject({ allowed: true, delayMs: 0 });
+        expect((await store.evaluate([leaky], T0))[0]).toMatchObject({ allowed: true, delayMs: 1000 });
+        expect((await store.evaluate([leaky], T0))[0]!.allowed).toBe(false);
+      });
+    });
+
     describe('concurrency leases', () => {
       const lease = (id: string): Check =>
         check('conc', 't1', {

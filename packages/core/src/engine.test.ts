@@ -323,6 +323,33 @@ describe('createLimiter', () => {
     });
   });
 
+  describe('leaky_bucket places', () => {
+    const rules = compileRules({
+      rules: [
+        {
+          name: 'smooth',
+          key: ['user'],
+          algorithm: 'leaky_bucket',
+          limit: { requests: 1, per: '1s', burst: 2 },
+        },
+      ],
+    });
+
+    it('gives a queued place back on cancel, and keeps it on release (the request was served)', async () => {
+      const limiter = createLimiter({ rules, clock: () => T0 });
+      expect(await limiter.check({ user: 'u' })).toMatchObject({ allowed: true, delayMs: 0, leases: [] });
+      const queued = await limiter.check({ user: 'u' });
+      expect(queued).toMatchObject({ allowed: true, delayMs: 1000 });
+      expect((await limiter.check({ user: 'u' })).allowed).toBe(false);
+      await limiter.release(queued);
+      expect((await limiter.check({ user: 'u' })).allowed).toBe(false);
+      await limiter.cancel(queued);
+      await limiter.cancel(queued);
+      expect(await limiter.check({ user: 'u' })).toMatchObject({ allowed: true, delayMs: 1000 });
+      expect((await limiter.check({ user: 'u' })).allowed).toBe(false);
+    });
+  });
+
   it('counts a scope: local rule in process even when the store is down', async () => {
     const rules = compileRules({
       rules: [

@@ -70,8 +70,13 @@ export interface Explanation {
 export interface Limiter {
   /** Decides one request. Never rejects because of the store; rejects only on an invalid `cost`. */
   check(descriptors: Descriptors, options?: CheckOptions): Promise<Decision>;
-  /** Releases a decision's concurrency leases. Idempotent; never rejects. */
+  /** Releases a decision's concurrency leases when its response ends. Idempotent; never rejects. */
   release(decision: Decision): Promise<void>;
+  /**
+   * For a request given up before it was served (the client left while it waited): releases its leases and
+   * gives its leaky_bucket places back. Idempotent; never rejects.
+   */
+  cancel(decision: Decision): Promise<void>;
   /** The rules and counter tags that apply to these descriptors now. */
   explain(descriptors: Descriptors, options?: CheckOptions): Explanation;
   /** Swaps the rule table atomically; checks in flight finish on the table they started with. */
@@ -122,6 +127,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
   const source = isRulesSource(options.rules) ? options.rules : undefined;
   let table = source ? source.current : (options.rules as CompiledRules);
   const released = new WeakSet<Decision>();
+  const cancelled = new WeakSet<Decision>();
 
   function notify<K extends keyof Observer>(hook: K, ...args: Parameters<NonNullable<Observer[K]>>): void {
     try {
@@ -159,8 +165,13 @@ export function createLimiter(options: LimiterOptions): Limiter {
     if (!committed) return [];
     const leases: Lease[] = [];
     planned.forEach(({ check }, i) => {
-      if (check.leaseId !== undefined && outcome.results[i]?.allowed) {
-        leases.push({ rule: check.rule, tag: check.tag, id: check.leaseId, scope });
+      const result = outcome.results[i];
+      if (!result?.allowed) return;
+      const { rule, tag } = check;
+      if (check.leaseId !== undefined) leases.push({ rule, tag, id: check.leaseId, scope });
+      // A queued leaky_bucket request holds its place until served; if it never is, the place goes back.
+      else if ((result.delayMs ?? 0) > 0) {
+        leases.push({ rule, tag, id: '', scope, refund: { cost: check.cost, params: check.params } });
       }
     });
     return leases;
@@ -172,7 +183,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
       group.length === 0 ? undefined : (i === 0 ? store : localStore).release(group, now),
     );
     await Promise.allSettled(calls);
-    for (const lease of leases) notify('onLeases', lease.rule, -1);
+    for (const lease of leases) if (!lease.refund) notify('onLeases', lease.rule, -1);
   }
 
   async function check(descriptors: Descriptors, opts: CheckOptions = {}): Promise<Decision> {
@@ -211,7 +222,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
     });
     // One store may have committed leases while the other denied: hand them back at once.
     if (!decision.allowed && leases.length > 0) void releaseLeases(leases, now);
-    else for (const lease of decision.leases) notify('onLeases', lease.rule, 1);
+    else for (const lease of decision.leases) if (!lease.refund) notify('onLeases', lease.rule, 1);
     notify('onDecision', decision, descriptors);
     return decision;
   }
@@ -228,7 +239,20 @@ export function createLimiter(options: LimiterOptions): Limiter {
     async release(decision) {
       if (released.has(decision) || decision.leases.length === 0) return;
       released.add(decision);
-      await releaseLeases(decision.leases, clock());
+      await releaseLeases(
+        decision.leases.filter((lease) => !lease.refund),
+        clock(),
+      );
+    },
+    async cancel(decision) {
+      if (cancelled.has(decision) || decision.leases.length === 0) return;
+      cancelled.add(decision);
+      const wasReleased = released.has(decision);
+      released.add(decision);
+      await releaseLeases(
+        decision.leases.filter((lease) => lease.refund || !wasReleased),
+        clock(),
+      );
     },
     explain(descriptors, opts = {}) {
       const rules = table;

@@ -95,12 +95,18 @@ export interface CheckResult {
   readonly degraded?: StoreErrorKind;
 }
 
-/** A concurrency lease held by a request until its response ends. */
+/**
+ * Something a request holds in a store until its response ends: a concurrency lease, or (with `refund`) a
+ * leaky_bucket place in the queue, handed back only if the request is never served.
+ */
 export interface Lease {
   readonly rule: string;
   readonly tag: string;
+  /** The concurrency lease id ('' for a refund). */
   readonly id: string;
   readonly scope: RuleScope;
+  /** leaky_bucket: the units to give back to the queue, and the rule's params. */
+  readonly refund?: { readonly cost: number; readonly params: LimitParams };
 }
 
 /**
@@ -202,7 +208,10 @@ export interface Decision {
   readonly failedOpen: boolean;
   readonly reason: DecisionReason;
   readonly results: readonly RuleResult[];
-  /** Concurrency leases to release when the response ends (`limiter.release(decision)`). */
+  /**
+   * Concurrency leases to release when the response ends (`limiter.release(decision)`), and leaky_bucket
+   * places to hand back if the request is given up while it waits (`limiter.cancel(decision)`).
+   */
   readonly leases: readonly Lease[];
   /** Version of the rule table the decision was made with. */
   readonly version: string;

@@ -44,7 +44,7 @@ export function rateLimit(options?: ExpressRateLimitOptions): ExpressRateLimit {
     res.set(verdict.headers);
     releaseWhenDone(res, verdict.release);
     if (verdict.delayMs > 0 && !(await waitUnlessClosed(res, verdict.delayMs))) {
-      await verdict.release(); // the client left while waiting: serve nothing
+      await verdict.cancel(); // the client left while waiting: serve nothing
       return;
     }
     next();

@@ -66,7 +66,7 @@ const plugin: FastifyPluginAsync<FastifyRateLimitOptions> = async (fastify, give
     releaseWhenDone(reply.raw, verdict.release);
     if (verdict.delayMs > 0 && !(await waitUnlessClosed(reply.raw, verdict.delayMs))) {
       // The client left while waiting: serve nothing.
-      await verdict.release();
+      await verdict.cancel();
       reply.hijack();
       return reply;
     }

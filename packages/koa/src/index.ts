@@ -39,7 +39,7 @@ export function rateLimit(options?: KoaRateLimitOptions): KoaRateLimit {
       ctx.set(verdict.headers);
       releaseWhenDone(ctx.res, verdict.release);
       if (verdict.delayMs > 0 && !(await waitUnlessClosed(ctx.res, verdict.delayMs))) {
-        await verdict.release(); // the client left while waiting: serve nothing
+        await verdict.cancel(); // the client left while waiting: serve nothing
         return;
       }
       return next();

@@ -1,4 +1,4 @@
-import { luaAlgorithms, releaseLua, sharedLua } from './algorithms/index.js';
+import { releaseLua, scriptFragments, sharedLua } from './algorithms/index.js';
 
 /** Values each check takes in ARGV after the header (see the layout in MAIN). */
 export const ARGS_PER_CHECK = 7;
@@ -46,9 +46,7 @@ local function write_numbers(key, values, ttl)
 end
 `;
 
-const KEY_COUNTS = Object.values(luaAlgorithms)
-  .map((a) => `${a.code} = ${a.keys.length}`)
-  .join(', ');
+const KEY_COUNTS = scriptFragments.map((a) => `${a.code} = ${a.keys.length}`).join(', ');
 
 const MAIN = `
 local KEY_COUNT = {${KEY_COUNTS}}
@@ -110,7 +108,7 @@ export function compact(lua: string): string {
 
 /** The one multi-rule evaluation script: prelude, shared helpers, every algorithm, then the two phases. */
 export const EVALUATE_SCRIPT = compact(
-  [PRELUDE, ...sharedLua, ...Object.values(luaAlgorithms).map((a) => a.lua), MAIN].join('\n'),
+  [PRELUDE, ...sharedLua, ...scriptFragments.map((a) => a.lua), MAIN].join('\n'),
 );
 
 /** The lease release script (ZREM + HDEL per lease). */

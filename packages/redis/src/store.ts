@@ -10,7 +10,7 @@ import {
   type StoreErrorKind,
 } from '@sluice/core';
 import type { Cluster, Redis } from 'ioredis';
-import { luaAlgorithms } from './algorithms/index.js';
+import { type LuaAlgorithm, leakyRefundLua, luaAlgorithms } from './algorithms/index.js';
 import { Breaker, type BreakerOptions, DEFAULT_BREAKER } from './breaker.js';
 import { ARGS_PER_CHECK, EVALUATE_SCRIPT, NEVER, RELEASE_SCRIPT, RESULTS_PER_CHECK } from './script.js';
 import { slotOfTag } from './slot.js';
@@ -226,8 +226,15 @@ export class RedisStore implements Store {
     if (leases.length === 0) return;
     for (const lease of leases) assertSafeId(lease);
     await this.#fallback?.release(leases, now);
+    const refunds = leases.filter((lease) => lease.refund);
+    const held = leases.filter((lease) => !lease.refund);
     try {
-      await this.#guarded(now, () => this.#releaseInRedis(leases));
+      await this.#guarded(now, () =>
+        Promise.all([
+          held.length > 0 ? this.#releaseInRedis(held) : undefined,
+          refunds.length > 0 ? this.#refundInRedis(refunds, now) : undefined,
+        ]),
+      );
     } catch (error) {
       throw toStoreError(error);
     }
@@ -302,11 +309,37 @@ export class RedisStore implements Store {
     if (stranded.length > 0) this.#releaseInRedis(stranded).catch(() => {});
   }
 
-  async #evaluateCall(checks: readonly Check[], now: number): Promise<CheckResult[]> {
+  /** leaky_bucket places given back: checks of the refund fragment, one script call per slot group. */
+  async #refundInRedis(refunds: readonly Lease[], now: number): Promise<void> {
+    const checks: Check[] = refunds.map(({ rule, tag, refund }) => ({
+      rule,
+      tag,
+      algorithm: 'leaky_bucket',
+      params: refund!.params,
+      cost: refund!.cost,
+      mode: 'shadow',
+    }));
+    const groups = this.#client.isCluster ? bySlot(checks) : [checks.map((_, i) => i)];
+    await Promise.all(
+      groups.map((indexes) =>
+        this.#evaluateCall(
+          indexes.map((i) => checks[i]!),
+          now,
+          () => leakyRefundLua,
+        ),
+      ),
+    );
+  }
+
+  async #evaluateCall(
+    checks: readonly Check[],
+    now: number,
+    fragmentOf: (check: Check) => LuaAlgorithm = (check) => luaAlgorithms[check.algorithm],
+  ): Promise<CheckResult[]> {
     const keys: string[] = [];
     const args: (string | number)[] = [this.#clock === 'redis' ? '' : String(now), checks.length];
     for (const check of checks) {
-      const algorithm = luaAlgorithms[check.algorithm];
+      const algorithm = fragmentOf(check);
       for (const suffix of algorithm.keys) keys.push(keyOf(this.#prefix, check, suffix));
       const { limit, windowMs, burst } = check.params;
       args.push(

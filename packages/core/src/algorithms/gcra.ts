@@ -25,6 +25,7 @@ export function debtAt(state: GcraState | undefined, now: number, p: LimitParams
 
 /** The state whose TAT lies `debt` units (1/limit ms) after `now`. */
 export function stateWithDebt(now: number, debt: number, p: LimitParams): GcraState {
+  if (p.limit <= 0) return { tat: now, sub: 0 }; // a rule with no rate has no debt (and 0/0 is NaN)
   const whole = Math.floor(debt / p.limit);
   return { tat: now + whole, sub: debt - whole * p.limit };
 }

@@ -17,7 +17,7 @@ export {
 } from './concurrency.js';
 export { type FixedWindowState, fixedWindow } from './fixedWindow.js';
 export { type GcraState, gcra } from './gcra.js';
-export { type LeakyBucketState, leakyBucket } from './leakyBucket.js';
+export { type LeakyBucketState, leakyBucket, refundLeaky } from './leakyBucket.js';
 export type { PeriodCountState } from './periodCount.js';
 export { calendarPeriod, civilFromDays, daysFromCivil, type QuotaState, quota } from './quota.js';
 export { type LogEntry, type SlidingLogState, slidingLog } from './slidingLog.js';

@@ -1,4 +1,4 @@
-import type { Algorithm, Outcome } from '../types.js';
+import type { Algorithm, LimitParams, Outcome } from '../types.js';
 import { debtAt, type GcraState, msFor, stateWithDebt, toleranceUnits } from './gcra.js';
 
 /** leaky_bucket state: when the queue drains, as in gcra (`tat + sub / limit` ms). */
@@ -44,3 +44,18 @@ export const leakyBucket: Algorithm<LeakyBucketState> = {
     };
   },
 };
+
+/**
+ * Gives `cost` units back to the queue: a request that was allowed with a delay but given up before it was
+ * served (the client left). Requests queued behind it keep their delays; the bucket has room sooner.
+ */
+export function refundLeaky(
+  state: LeakyBucketState | undefined,
+  now: number,
+  params: LimitParams,
+  cost: number,
+): { state: LeakyBucketState; ttlMs: number } {
+  const t = Math.floor(now);
+  const owed = Math.max(0, debtAt(state, t, params) - cost * params.windowMs);
+  return { state: stateWithDebt(t, owed, params), ttlMs: msFor(owed, params) };
+}

@@ -30,8 +30,10 @@ export type Verdict =
       readonly headers: HeaderValues;
       /** leaky_bucket: wait this long before passing the request on. */
       readonly delayMs: number;
-      /** Gives back the decision's leases; idempotent, never rejects. */
+      /** Gives back the decision's leases when the response ends; idempotent, never rejects. */
       release(): Promise<void>;
+      /** The request will not be served (the client left while it waited): also gives its queue place back. */
+      cancel(): Promise<void>;
     }
   | { readonly action: 'deny'; readonly denied: DeniedResponse };
 
@@ -152,6 +154,9 @@ export function createHttpLimiter<Req, O extends RateLimitOptions<Req>>(
       release() {
         released ??= limiter.release(decision).catch((error: unknown) => report(error, 'release'));
         return released;
+      },
+      cancel() {
+        return limiter.cancel(decision).catch((error: unknown) => report(error, 'release'));
       },
     };
   }

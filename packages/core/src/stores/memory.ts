@@ -1,5 +1,6 @@
-import { releaseLease } from '../algorithms/concurrency.js';
+import { type ConcurrencyState, releaseLease } from '../algorithms/concurrency.js';
 import { decideByName } from '../algorithms/index.js';
+import { type LeakyBucketState, refundLeaky } from '../algorithms/leakyBucket.js';
 import type { Check, CheckResult, Lease, Outcome, Store } from '../types.js';
 
 /** Options of {@link MemoryStore}. */
@@ -54,7 +55,14 @@ export class MemoryStore implements Store {
       const key = counterKey(lease);
       const entry = this.#read(key, now);
       if (entry === undefined) continue;
-      entry.state = releaseLease(entry.state as Parameters<typeof releaseLease>[0], lease.id, now);
+      if (lease.refund) {
+        const { cost, params } = lease.refund;
+        const refunded = refundLeaky(entry.state as LeakyBucketState, now, params, cost);
+        entry.state = refunded.state;
+        entry.expiresAt = now + refunded.ttlMs;
+      } else if (Array.isArray((entry.state as Partial<ConcurrencyState>).leases)) {
+        entry.state = releaseLease(entry.state as ConcurrencyState, lease.id, now);
+      }
     }
     return Promise.resolve();
   }

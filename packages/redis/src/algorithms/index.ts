@@ -2,7 +2,7 @@ import type { AlgorithmName } from '@sluice/core';
 import { concurrencyLua } from './concurrency.js';
 import { fixedWindowLua } from './fixedWindow.js';
 import { gcraLua, gcraSharedLua } from './gcra.js';
-import { leakyBucketLua } from './leakyBucket.js';
+import { leakyBucketLua, leakyRefundLua } from './leakyBucket.js';
 import { periodCountLua } from './periodCount.js';
 import { quotaLua } from './quota.js';
 import { slidingLogLua } from './slidingLog.js';
@@ -11,6 +11,7 @@ import { tokenBucketLua } from './tokenBucket.js';
 import type { LuaAlgorithm } from './types.js';
 
 export { releaseLua } from './concurrency.js';
+export { leakyRefundLua } from './leakyBucket.js';
 export type { LuaAlgorithm } from './types.js';
 
 /** Every algorithm's Lua, by name. */
@@ -24,6 +25,9 @@ export const luaAlgorithms: { readonly [K in AlgorithmName]: LuaAlgorithm } = {
   concurrency: concurrencyLua,
   quota: quotaLua,
 };
+
+/** Everything the evaluation script can run per check: the algorithms, and the leaky_bucket refund. */
+export const scriptFragments: readonly LuaAlgorithm[] = [...Object.values(luaAlgorithms), leakyRefundLua];
 
 /** Lua shared by several algorithms, placed before them in the script. */
 export const sharedLua: readonly string[] = [periodCountLua, gcraSharedLua];

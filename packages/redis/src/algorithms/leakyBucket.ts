@@ -35,3 +35,29 @@ ALGORITHMS.lb = function(keys, now, p, cost)
 end
 `,
 };
+
+/**
+ * Not an algorithm of its own: gives a leaky_bucket queue place back (core's refundLeaky), for a request
+ * given up while it waited. Runs in the evaluation script as a check that always commits.
+ */
+export const leakyRefundLua: LuaAlgorithm = {
+  name: 'leaky_bucket',
+  code: 'lr',
+  keys: ['lb'],
+  extra: noExtra,
+  lua: `
+-- leaky_bucket refund
+-- keys[1]:  the leaky_bucket key of the rule and tag
+-- p:        the rule's limit, window and burst, as for leaky_bucket
+-- cost:     units to give back
+ALGORITHMS.lr = function(keys, now, p, cost)
+  local t = math.floor(now)
+  local owed = math.max(0, gcra_debt(read_numbers(keys[1]), t, p) - cost * p.window)
+  local reset = gcra_ms(owed, p)
+  return {
+    allowed = true, limit = p.limit, remaining = 0, reset = reset, retry = 0,
+    commit = function() gcra_write(keys[1], t, owed, p, reset) end,
+  }
+end
+`,
+};
