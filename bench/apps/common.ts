@@ -1,0 +1,115 @@
+/** What every bench app shares: Sluice rules and store, the counting observer, the Redis client, the keys. */
+import type { Decision, RateLimitOptions, Store } from '@sluice/core';
+import { RedisStore, recommendedRedisOptions } from '@sluice/redis';
+import { Redis } from 'ioredis';
+import {
+  type LimiterKind,
+  NEVER_REACHED,
+  type RuleSet,
+  type ServerSpec,
+  type ServerStats,
+  WINDOW_MS,
+} from '../lib/spec.js';
+
+/** Counts decisions, failed-open decisions, denials and store errors, for the run's validity check. */
+export class Tally {
+  decisions = 0;
+  failedOpen = 0;
+  denied = 0;
+  storeErrors = 0;
+
+  /** An observer for Sluice adapters. */
+  readonly observer = {
+    onDecision: (decision: Decision) => {
+      this.decisions += 1;
+      if (decision.failedOpen) this.failedOpen += 1;
+      if (!decision.allowed) this.denied += 1;
+    },
+    onStoreError: () => {
+      this.storeErrors += 1;
+    },
+  };
+
+  snapshot(): ServerStats {
+    const { decisions, failedOpen, denied, storeErrors } = this;
+    return { decisions, failedOpen, denied, storeErrors };
+  }
+}
+
+/** The Sluice rules of a rule set, limits set so that nothing is ever rejected. */
+export function sluiceRules(rules: RuleSet) {
+  const limit = { requests: NEVER_REACHED, per: `${WINDOW_MS}ms` };
+  const perKey = { name: 'per_key', key: ['api_key'], limit };
+  if (rules === 'one') return { domain: 'bench', rules: [perKey] };
+  return {
+    domain: 'bench',
+    rules: [
+      perKey,
+      { name: 'per_tenant', key: ['tenant'], limit },
+      { name: 'everyone', global: true, key: [], limit },
+    ],
+  };
+}
+
+/** A Redis client to the bench's server; auto-pipelining only where asked for. */
+export function redisClient(spec: ServerSpec, autoPipelining = false): Redis {
+  return new Redis({
+    host: '127.0.0.1',
+    port: spec.redisPort,
+    ...(autoPipelining ? { enableAutoPipelining: true } : {}),
+  });
+}
+
+/** The store Sluice uses for this limiter kind. */
+function sluiceStore(spec: ServerSpec): Store | undefined {
+  if (spec.limiter === 'sluice-memory') return undefined; // the default MemoryStore
+  const client = new Redis({
+    host: '127.0.0.1',
+    port: spec.redisPort,
+    ...recommendedRedisOptions,
+    ...(spec.limiter === 'sluice-redis-autopipe' ? { enableAutoPipelining: true } : {}),
+  });
+  return new RedisStore({ client, prefix: spec.prefix });
+}
+
+/** The adapter options of Sluice for a spec (tenant from a header in the three-rule set). */
+export function sluiceOptions<Req>(
+  spec: ServerSpec,
+  tally: Tally,
+  header: (req: Req, name: string) => string | undefined,
+): RateLimitOptions<Req> {
+  const store = sluiceStore(spec);
+  return {
+    rules: sluiceRules(spec.rules),
+    ...(store ? { store } : {}),
+    observer: tally.observer,
+    logger: { warn: () => {} },
+    ...(spec.rules === 'three' ? { descriptors: (req: Req) => ({ tenant: header(req, 'x-tenant') }) } : {}),
+  };
+}
+
+/** Whether a limiter kind is Sluice's. */
+export function isSluice(limiter: LimiterKind): boolean {
+  return limiter.startsWith('sluice');
+}
+
+/** One header value as a string ('' when absent, so peers always get a key). */
+export function headerOf(headers: Record<string, string | string[] | undefined>, name: string): string {
+  const value = headers[name];
+  return typeof value === 'string' ? value : (value?.[0] ?? '');
+}
+
+/** The limit and window every peer limiter gets. */
+export const NEVER_REACHED_WINDOW = { max: NEVER_REACHED, windowMs: WINDOW_MS } as const;
+
+/** The keys each of the peers' stacked limiters counts on, in order: per key, per tenant, global. */
+export const PEER_KEYS: readonly ((headers: Record<string, string | string[] | undefined>) => string)[] = [
+  (headers) => `k:${headerOf(headers, 'x-api-key')}`,
+  (headers) => `t:${headerOf(headers, 'x-tenant')}`,
+  () => 'g',
+];
+
+/** How many limiter instances a peer stacks for a rule set. */
+export function peerLayers(rules: RuleSet): number {
+  return rules === 'one' ? 1 : 3;
+}

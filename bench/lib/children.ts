@@ -1,0 +1,102 @@
+/** Child processes of the bench, each pinned to one CPU with taskset, talking over IPC. */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import type { LoadJob, LoadResult, ServerSpec, ServerStats } from './spec.js';
+
+/** The CPU the servers under test run on; load and redis-server get the other one. */
+export const SERVER_CPU = 0;
+export const LOAD_CPU = 1;
+
+const children = new Set<ChildProcess>();
+process.once('exit', () => {
+  for (const child of children) child.kill('SIGKILL');
+});
+
+function spawnPinned(cpu: number, file: string, env: Record<string, string> = {}): ChildProcess {
+  const script = fileURLToPath(new URL(`../${file}`, import.meta.url));
+  const child = spawn('taskset', ['-c', String(cpu), process.execPath, '--import', 'tsx', script], {
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    env: { ...process.env, ...env },
+  });
+  children.add(child);
+  child.once('exit', () => children.delete(child));
+  return child;
+}
+
+function nextMessage<T>(child: ChildProcess, accept: (message: unknown) => T | undefined): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const onExit = (code: number | null) => reject(new Error(`child ${child.pid} exited with ${code}`));
+    const onMessage = (message: unknown) => {
+      const value = accept(message);
+      if (value === undefined) return;
+      child.off('message', onMessage);
+      child.off('exit', onExit);
+      resolve(value);
+    };
+    child.on('message', onMessage);
+    child.once('exit', onExit);
+  });
+}
+
+/** Stops a child by its pid and waits for it to go. */
+function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    child.once('exit', () => resolve());
+    child.kill('SIGTERM');
+  });
+}
+
+/** A server under test. */
+export interface BenchServer {
+  readonly spec: ServerSpec;
+  readonly url: string;
+  stats(): Promise<ServerStats>;
+  stop(): Promise<void>;
+}
+
+/** Starts a server child on the server CPU and resolves once it listens. */
+export async function startServer(spec: ServerSpec): Promise<BenchServer> {
+  const child = spawnPinned(SERVER_CPU, 'server.ts', { BENCH_SPEC: JSON.stringify(spec) });
+  const port = await nextMessage(child, (m) =>
+    (m as { type?: string }).type === 'ready' ? (m as { port: number }).port : undefined,
+  );
+  return {
+    spec,
+    url: `http://127.0.0.1:${port}/`,
+    async stats() {
+      const reply = nextMessage(child, (m) =>
+        (m as { type?: string }).type === 'stats' ? (m as { stats: ServerStats }).stats : undefined,
+      );
+      child.send('stats');
+      return reply;
+    },
+    stop: () => stop(child),
+  };
+}
+
+/** The load generator child. */
+export interface LoadGenerator {
+  run(job: LoadJob): Promise<LoadResult>;
+  stop(): Promise<void>;
+}
+
+/** Starts the autocannon child on the load CPU. */
+export function startLoad(): LoadGenerator {
+  const child = spawnPinned(LOAD_CPU, 'load.ts');
+  let nextId = 0;
+  return {
+    async run(job) {
+      const id = nextId++;
+      const reply = nextMessage(child, (m) => {
+        const message = m as { id: number; result?: LoadResult; error?: string };
+        return message.id === id ? message : undefined;
+      });
+      child.send({ id, job });
+      const message = await reply;
+      if (message.result === undefined) throw new Error(`load run failed: ${message.error}`);
+      return message.result;
+    },
+    stop: () => stop(child),
+  };
+}

@@ -1,0 +1,75 @@
+/** Command-line settings of a bench run: the full suite by default, `--quick` for a short one. */
+import { CONTENDERS, type Framework, type Scenario } from './spec.js';
+
+/** What one run of the suite measures and for how long. */
+export interface Settings {
+  readonly quick: boolean;
+  readonly frameworks: readonly Framework[];
+  readonly scenarios: readonly Scenario[];
+  readonly rounds: number;
+  /** Seconds per measured run. */
+  readonly durationS: number;
+  /** Seconds of warm-up per server, before the first round. */
+  readonly warmupS: number;
+  readonly connections: number;
+  /** Also measure latency at half of Sluice-on-Redis's maximum, three-rule scenario. */
+  readonly halfLoad: boolean;
+  /** Micro-benchmarks (rules, MemoryStore bytes, leases) besides the HTTP suite. */
+  readonly micro: boolean;
+  /** Pause between measured runs, ms. */
+  readonly pauseMs: number;
+}
+
+const FULL: Settings = {
+  quick: false,
+  frameworks: ['fastify', 'express', 'koa'],
+  scenarios: ['hot', 'rotating', 'three'],
+  rounds: 3,
+  durationS: 4,
+  warmupS: 2,
+  connections: 32,
+  halfLoad: true,
+  micro: true,
+  pauseMs: 500,
+};
+
+const QUICK: Settings = {
+  ...FULL,
+  quick: true,
+  frameworks: ['fastify', 'express'],
+  scenarios: ['rotating', 'three'],
+  rounds: 2,
+  durationS: 1,
+  warmupS: 1,
+  halfLoad: false,
+  micro: false,
+  pauseMs: 200,
+};
+
+function list<T extends string>(value: string, allowed: readonly T[], what: string): T[] {
+  const items = value.split(',').filter(Boolean);
+  for (const item of items) if (!allowed.includes(item as T)) throw new Error(`unknown ${what}: ${item}`);
+  return items as T[];
+}
+
+/** Reads `--quick`, `--frameworks=a,b`, `--scenarios=...`, `--rounds=N`, `--duration=S`, `--connections=N`, `--no-micro`, `--no-half`. */
+export function settingsFrom(argv: readonly string[]): Settings {
+  let settings: Settings = argv.includes('--quick') ? QUICK : FULL;
+  for (const arg of argv) {
+    const [name, value = ''] = arg.replace(/^--/, '').split('=');
+    if (name === 'frameworks')
+      settings = {
+        ...settings,
+        frameworks: list(value, Object.keys(CONTENDERS) as Framework[], 'framework'),
+      };
+    else if (name === 'scenarios')
+      settings = { ...settings, scenarios: list(value, ['hot', 'rotating', 'three'] as const, 'scenario') };
+    else if (name === 'rounds') settings = { ...settings, rounds: Number(value) };
+    else if (name === 'duration') settings = { ...settings, durationS: Number(value) };
+    else if (name === 'connections') settings = { ...settings, connections: Number(value) };
+    else if (name === 'no-micro') settings = { ...settings, micro: false };
+    else if (name === 'no-half') settings = { ...settings, halfLoad: false };
+    else if (name === 'half') settings = { ...settings, halfLoad: true };
+  }
+  return settings;
+}

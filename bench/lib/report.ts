@@ -1,0 +1,317 @@
+/** Summaries, target checks and the result files (bench/results/latest.md and latest.json). */
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import { fileURLToPath } from 'node:url';
+import type { MicroResults } from './micro.js';
+import type { Settings } from './plan.js';
+import type { BenchRedis } from './redis.js';
+import {
+  CONTENDERS,
+  contenderName,
+  type Framework,
+  type LimiterKind,
+  type LoadResult,
+  type Scenario,
+} from './spec.js';
+import { type Spread, showSpread, spread } from './stats.js';
+
+/** One measured run. */
+export interface Measurement extends LoadResult {
+  readonly framework: Framework;
+  readonly limiter: LimiterKind;
+  readonly scenario: Scenario;
+  /** `max`: as fast as the server answers; `half`: a fixed rate, half of Sluice-on-Redis's maximum. */
+  readonly load: 'max' | 'half';
+  readonly round: number;
+  readonly redisPerRequest: number;
+  readonly decisions: number;
+  readonly failedOpen: number;
+  readonly denied: number;
+  readonly storeErrors: number;
+}
+
+/** The machine a run was made on. */
+export interface Machine {
+  readonly nproc: number;
+  readonly cpu: string;
+  readonly node: string;
+  readonly redis: string;
+  readonly os: string;
+  readonly commit: string;
+  readonly date: string;
+  readonly summary: string;
+}
+
+/** Describes this machine and the bench's redis-server. */
+export async function describeMachine(redis: BenchRedis): Promise<Machine> {
+  const cpu = os.cpus()[0]?.model.trim() ?? 'unknown';
+  const nproc = os.availableParallelism();
+  let commit = 'unknown';
+  try {
+    commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim();
+  } catch {
+    // Not a git checkout: leave it unknown.
+  }
+  const machine = {
+    nproc,
+    cpu,
+    node: process.version,
+    redis: await redis.version(),
+    os: `${os.type()} ${os.release()}`,
+    commit,
+    date: new Date().toISOString(),
+  };
+  return {
+    ...machine,
+    summary: `${nproc} CPUs (${cpu}), Node.js ${machine.node}, redis-server ${machine.redis}, ${machine.os}`,
+  };
+}
+
+/** One contender in one scenario, over its rounds. */
+export interface Summary {
+  readonly framework: Framework;
+  readonly scenario: Scenario;
+  readonly load: 'max' | 'half';
+  readonly limiter: LimiterKind;
+  readonly name: string;
+  readonly rps: Spread;
+  /** Per round: this contender's throughput over its framework's no-limiter baseline in the same round. */
+  readonly ratio: Spread;
+  readonly p50: Spread;
+  readonly p99: Spread;
+  readonly redisPerRequest: Spread;
+  readonly failedOpen: number;
+  readonly rejectedOrErrors: number;
+  readonly rounds: number;
+}
+
+function perRoundRatio(runs: readonly Measurement[], baseline: readonly Measurement[]): number[] {
+  return runs.flatMap((run) => {
+    const base = baseline.find((b) => b.round === run.round);
+    return base && base.rps > 0 ? [run.rps / base.rps] : [];
+  });
+}
+
+/** Summaries of every contender, in framework, scenario and contender order. */
+export function summarize(measurements: readonly Measurement[]): Summary[] {
+  const summaries: Summary[] = [];
+  for (const framework of Object.keys(CONTENDERS) as Framework[]) {
+    for (const scenario of ['hot', 'rotating', 'three'] as const) {
+      for (const load of ['max', 'half'] as const) {
+        const of = (limiter: LimiterKind) =>
+          measurements.filter(
+            (m) =>
+              m.framework === framework &&
+              m.scenario === scenario &&
+              m.load === load &&
+              m.limiter === limiter,
+          );
+        const baseline = of('none');
+        for (const limiter of CONTENDERS[framework]) {
+          const runs = of(limiter);
+          if (runs.length === 0) continue;
+          summaries.push({
+            framework,
+            scenario,
+            load,
+            limiter,
+            name: contenderName(framework, limiter),
+            rps: spread(runs.map((m) => m.rps)),
+            ratio: spread(perRoundRatio(runs, baseline)),
+            p50: spread(runs.map((m) => m.p50)),
+            p99: spread(runs.map((m) => m.p99)),
+            redisPerRequest: spread(runs.map((m) => m.redisPerRequest)),
+            failedOpen: runs.reduce((sum, m) => sum + m.failedOpen, 0),
+            rejectedOrErrors: runs.reduce((sum, m) => sum + m.non2xx + m.errors + m.timeouts, 0),
+            rounds: runs.length,
+          });
+        }
+      }
+    }
+  }
+  return summaries;
+}
+
+/** A target of issue 6, checked against the run. */
+export interface TargetCheck {
+  readonly target: string;
+  readonly measured: string;
+  readonly met: boolean | undefined;
+}
+
+/** Per round: contender a's throughput over contender b's (the best of `b` in that round). */
+function versus(
+  measurements: readonly Measurement[],
+  framework: Framework,
+  scenario: Scenario,
+  a: LimiterKind,
+  b: readonly LimiterKind[],
+): Spread {
+  const runs = (limiter: LimiterKind) =>
+    measurements.filter(
+      (m) =>
+        m.framework === framework && m.scenario === scenario && m.load === 'max' && m.limiter === limiter,
+    );
+  const ratios = runs(a).flatMap((run) => {
+    const best = Math.max(
+      ...b.flatMap((limiter) =>
+        runs(limiter)
+          .filter((m) => m.round === run.round)
+          .map((m) => m.rps),
+      ),
+    );
+    return best > 0 ? [run.rps / best] : [];
+  });
+  return spread(ratios);
+}
+
+/** The issue's targets, each with what this run measured. */
+export function checkTargets(
+  measurements: readonly Measurement[],
+  summaries: readonly Summary[],
+): TargetCheck[] {
+  const checks: TargetCheck[] = [];
+  const find = (
+    framework: Framework,
+    scenario: Scenario,
+    limiter: LimiterKind,
+    load: 'max' | 'half' = 'max',
+  ) =>
+    summaries.find(
+      (s) => s.framework === framework && s.scenario === scenario && s.limiter === limiter && s.load === load,
+    );
+  for (const framework of ['fastify', 'express'] as const) {
+    for (const scenario of ['rotating', 'three'] as const) {
+      const s = find(framework, scenario, 'sluice-memory');
+      if (!s) continue;
+      checks.push({
+        target: `MemoryStore ≥ 0.90 of ${framework} (${scenario === 'three' ? '3 rules' : '1 rule, 10,000 keys'})`,
+        measured: showSpread(s.ratio),
+        met: s.ratio.median >= 0.9,
+      });
+    }
+  }
+  const oneRule = versus(measurements, 'fastify', 'rotating', 'sluice-redis', ['peer-redis']);
+  if (!Number.isNaN(oneRule.median)) {
+    checks.push({
+      target: 'Redis, 1 rule: ≥ 1.4× @fastify/rate-limit on Redis (Fastify, 10,000 keys)',
+      measured: `${showSpread(oneRule)}×`,
+      met: oneRule.median >= 1.4,
+    });
+  }
+  for (const framework of Object.keys(CONTENDERS) as Framework[]) {
+    const s = find(framework, 'three', 'sluice-redis');
+    if (!s) continue;
+    checks.push({
+      target: `Redis, 3 rules: exactly 1 Redis command per request (${framework})`,
+      measured: showSpread(s.redisPerRequest, 3),
+      met: s.redisPerRequest.max <= 1.0005 && s.redisPerRequest.min >= 0.9995,
+    });
+    const peers = CONTENDERS[framework].filter((l) => l === 'peer-redis' || l === 'rlflex-redis');
+    const vsPeers = versus(measurements, framework, 'three', 'sluice-redis', peers);
+    checks.push({
+      target: `Redis, 3 rules: ≥ 2× the best peer stacking 3 limiters (${framework})`,
+      measured: `${showSpread(vsPeers)}×`,
+      met: vsPeers.median >= 2,
+    });
+    const half = find(framework, 'three', 'sluice-redis', 'half');
+    const base = find(framework, 'three', 'none', 'half');
+    if (half && base) {
+      const added = half.p99.median - base.p99.median;
+      checks.push({
+        target: `Redis, 3 rules: added p99 ≤ 2 ms at half load (${framework})`,
+        measured: `${added.toFixed(1)} ms (p99 ${half.p99.median} vs ${base.p99.median} ms)`,
+        met: added <= 2,
+      });
+    }
+  }
+  return checks;
+}
+
+const SCENARIO_TITLE: Record<Scenario, string> = {
+  hot: 'one hot key (1 rule)',
+  rotating: '10,000 rotating keys (1 rule)',
+  three: '3 rules per request: per key (10,000), per tenant (100), global',
+};
+
+function table(summaries: readonly Summary[]): string[] {
+  const lines = [
+    '| contender | ratio to baseline | req/s | p50 ms | p99 ms | Redis cmds/req | failed open |',
+    '|---|---|---|---|---|---|---|',
+  ];
+  for (const s of summaries) {
+    const invalid = s.rejectedOrErrors > 0 ? ` (${s.rejectedOrErrors} non-2xx/errors)` : '';
+    lines.push(
+      `| ${s.name} | ${s.limiter === 'none' ? '1' : showSpread(s.ratio)} | ${showSpread(s.rps, 0)} | ${s.p50.median} | ${s.p99.median} | ${s.limiter.includes('redis') ? s.redisPerRequest.median.toFixed(2) : '–'} | ${s.limiter.startsWith('sluice') ? s.failedOpen : 'n/a'}${invalid} |`,
+    );
+  }
+  return lines;
+}
+
+/** The markdown report: machine, ratios table per framework and scenario, targets, micro-benchmarks. */
+export function markdown(
+  input: ResultsInput,
+  summaries: readonly Summary[],
+  targets: readonly TargetCheck[],
+): string {
+  const { settings, machine } = input;
+  const lines = [
+    '# Sluice benchmark: latest run',
+    '',
+    `${machine.date}, commit ${machine.commit}, ${settings.quick ? 'quick' : 'full'} run (${input.seconds} s).`,
+    `Machine: ${machine.summary}.`,
+    `Servers pinned to CPU 0; autocannon and redis-server to CPU 1; loopback. ${settings.connections} connections,`,
+    `${settings.rounds} rounds of ${settings.durationS} s per contender, interleaved round-robin; medians with (min–max).`,
+    "Ratio: per round, the contender's req/s over its framework's no-limiter baseline measured in the same round.",
+    'Nothing is rejected (limits of 10⁹ per minute); "failed open" counts Sluice decisions that did not reach the',
+    'store (a valid run has 0); peers do not report theirs.',
+    '',
+    '## Targets',
+    '',
+    '| target | measured | met |',
+    '|---|---|---|',
+    ...targets.map(
+      (t) => `| ${t.target} | ${t.measured} | ${t.met === undefined ? '–' : t.met ? 'yes' : '**no**'} |`,
+    ),
+  ];
+  for (const framework of Object.keys(CONTENDERS) as Framework[]) {
+    for (const scenario of ['hot', 'rotating', 'three'] as const) {
+      for (const load of ['max', 'half'] as const) {
+        const rows = summaries.filter(
+          (s) => s.framework === framework && s.scenario === scenario && s.load === load,
+        );
+        if (rows.length === 0) continue;
+        const title =
+          load === 'half'
+            ? `${SCENARIO_TITLE[scenario]}, at half of Sluice-on-Redis's maximum`
+            : SCENARIO_TITLE[scenario];
+        lines.push('', `## ${framework}: ${title}`, '', ...table(rows));
+      }
+    }
+  }
+  if (input.micro) lines.push('', '## Micro-benchmarks', '', ...input.micro.lines);
+  return `${lines.join('\n')}\n`;
+}
+
+/** Everything a run produced. */
+export interface ResultsInput {
+  readonly settings: Settings;
+  readonly machine: Machine;
+  readonly measurements: readonly Measurement[];
+  readonly micro: MicroResults | undefined;
+  readonly seconds: number;
+}
+
+/** Writes latest.md and latest.json; returns their paths. */
+export async function writeResults(input: ResultsInput): Promise<string[]> {
+  const dir = fileURLToPath(new URL('../results/', import.meta.url));
+  mkdirSync(dir, { recursive: true });
+  const summaries = summarize(input.measurements);
+  const targets = checkTargets(input.measurements, summaries);
+  const md = `${dir}latest.md`;
+  const json = `${dir}latest.json`;
+  writeFileSync(md, markdown(input, summaries, targets));
+  writeFileSync(json, `${JSON.stringify({ ...input, summaries, targets }, null, 2)}\n`);
+  return [md, json];
+}

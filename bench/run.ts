@@ -1,0 +1,147 @@
+/**
+ * The benchmark suite: `pnpm bench` (full) or `pnpm bench --quick`. Servers run pinned to CPU 0, autocannon
+ * and a private redis-server to CPU 1; contenders of a framework run side by side and are measured
+ * round-robin, seconds apart, over several rounds; medians with min–max go to bench/results/latest.{md,json}.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import { type BenchServer, type LoadGenerator, startLoad, startServer } from './lib/children.js';
+import { runMicroBenchmarks } from './lib/micro.js';
+import { type Settings, settingsFrom } from './lib/plan.js';
+import { type BenchRedis, startBenchRedis } from './lib/redis.js';
+import { describeMachine, type Measurement, writeResults } from './lib/report.js';
+import {
+  CONTENDERS,
+  type Framework,
+  type RuleSet,
+  SCENARIOS_OF,
+  type Scenario,
+  usesRedis,
+} from './lib/spec.js';
+import { rotate, spread } from './lib/stats.js';
+
+interface Context {
+  readonly settings: Settings;
+  readonly redis: BenchRedis;
+  readonly load: LoadGenerator;
+  readonly measurements: Measurement[];
+}
+
+/** One measured run: load, Redis commands and the server's decision counters before and after. */
+async function measure(
+  ctx: Context,
+  server: BenchServer,
+  scenario: Scenario,
+  round: number,
+  rate?: number,
+): Promise<Measurement> {
+  const commandsBefore = await ctx.redis.commands();
+  const statsBefore = await server.stats();
+  const result = await ctx.load.run({
+    url: server.url,
+    scenario,
+    connections: ctx.settings.connections,
+    durationS: ctx.settings.durationS,
+    ...(rate !== undefined ? { rate } : {}),
+  });
+  const statsAfter = await server.stats();
+  // The two INFO calls themselves are not counted; nothing else talks to Redis between them.
+  const commands = (await ctx.redis.commands()) - commandsBefore;
+  const { framework, limiter } = server.spec;
+  const measurement: Measurement = {
+    framework,
+    limiter,
+    scenario,
+    load: rate === undefined ? 'max' : 'half',
+    round,
+    ...result,
+    redisPerRequest: usesRedis(limiter) ? commands / Math.max(1, result.total) : 0,
+    decisions: statsAfter.decisions - statsBefore.decisions,
+    failedOpen: statsAfter.failedOpen - statsBefore.failedOpen,
+    denied: statsAfter.denied - statsBefore.denied,
+    storeErrors: statsAfter.storeErrors - statsBefore.storeErrors,
+  };
+  ctx.measurements.push(measurement);
+  const flag = measurement.failedOpen + measurement.non2xx + measurement.errors > 0 ? '  INVALID' : '';
+  console.log(
+    `  r${round} ${scenario.padEnd(8)} ${limiter.padEnd(22)} ${Math.round(result.rps).toString().padStart(6)} req/s` +
+      `  p50 ${result.p50} p99 ${result.p99} ms  redis/req ${measurement.redisPerRequest.toFixed(2)}` +
+      `  failedOpen ${measurement.failedOpen}${flag}`,
+  );
+  await sleep(ctx.settings.pauseMs);
+  return measurement;
+}
+
+/** All contenders of one framework and rule set: started together, warmed up, measured round-robin. */
+async function group(ctx: Context, framework: Framework, rules: RuleSet): Promise<void> {
+  const scenarios = SCENARIOS_OF[rules].filter((s) => ctx.settings.scenarios.includes(s));
+  if (scenarios.length === 0) return;
+  console.log(`${framework}, ${rules === 'one' ? 'one rule' : 'three rules'}`);
+  const servers: BenchServer[] = [];
+  try {
+    for (const limiter of CONTENDERS[framework]) {
+      const prefix = `b${framework[0]}${rules[0]}${servers.length}`;
+      servers.push(
+        await startServer({ framework, limiter, rules, redisPort: ctx.redis.server.port, prefix }),
+      );
+    }
+    for (const server of servers) {
+      await ctx.load.run({
+        url: server.url,
+        scenario: scenarios[0]!,
+        connections: ctx.settings.connections,
+        durationS: ctx.settings.warmupS,
+      });
+    }
+    for (let round = 1; round <= ctx.settings.rounds; round++) {
+      for (const scenario of scenarios) {
+        for (const server of rotate(servers, round)) await measure(ctx, server, scenario, round);
+      }
+    }
+    if (rules === 'three' && ctx.settings.halfLoad) await halfLoad(ctx, framework, servers);
+  } finally {
+    await Promise.all(servers.map((server) => server.stop()));
+  }
+}
+
+/** Latency at half of Sluice-on-Redis's maximum throughput, every contender at that same rate. */
+async function halfLoad(ctx: Context, framework: Framework, servers: readonly BenchServer[]): Promise<void> {
+  const max = ctx.measurements.filter(
+    (m) =>
+      m.framework === framework && m.scenario === 'three' && m.limiter === 'sluice-redis' && m.load === 'max',
+  );
+  const rate = Math.round(spread(max.map((m) => m.rps)).median / 2);
+  if (!Number.isFinite(rate) || rate <= 0) return;
+  console.log(`${framework}, three rules at ${rate} req/s (half of Sluice on Redis)`);
+  for (let round = 1; round <= ctx.settings.rounds; round++) {
+    for (const server of rotate(servers, round)) await measure(ctx, server, 'three', round, rate);
+  }
+}
+
+async function main(): Promise<void> {
+  const settings = settingsFrom(process.argv.slice(2));
+  const started = Date.now();
+  const redis = await startBenchRedis();
+  const load = startLoad();
+  const ctx: Context = { settings, redis, load, measurements: [] };
+  try {
+    const machine = await describeMachine(redis);
+    console.log(`bench: ${settings.quick ? 'quick' : 'full'} run on ${machine.summary}`);
+    for (const framework of settings.frameworks) {
+      for (const rules of ['one', 'three'] as const) await group(ctx, framework, rules);
+    }
+    const micro = settings.micro ? await runMicroBenchmarks() : undefined;
+    const files = await writeResults({
+      settings,
+      machine,
+      measurements: ctx.measurements,
+      micro,
+      seconds: Math.round((Date.now() - started) / 1000),
+    });
+    console.log(`results: ${files.join(', ')}`);
+  } finally {
+    await load.stop();
+    await redis.stop();
+  }
+}
+
+await main();
