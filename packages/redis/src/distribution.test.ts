@@ -2,9 +2,15 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type CompiledRules, ConfigError, createLimiter, RulesError, type RulesSource } from '@sluice/core';
-import { Redis, type RedisOptions } from 'ioredis';
+import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { freePort, type RedisServer, randomPrefix, startRedis } from '../../../test/support/redis.js';
+import {
+  freePort,
+  type RedisServer,
+  randomPrefix,
+  startCluster,
+  startRedis,
+} from '../../../test/support/redis.js';
 import { publishRules, redisRules, rulesChannel, rulesKey } from './distribution.js';
 import { recommendedRedisOptions } from './store.js';
 
@@ -177,4 +183,33 @@ describe('rules distribution through Redis', () => {
       }
     },
   );
+});
+
+describe('rules distribution through a Redis Cluster', () => {
+  test('gateways on different nodes switch on publish', async () => {
+    const cluster = await startCluster(3);
+    const clusterClients: Cluster[] = [];
+    const connect = () => {
+      const c = new Cluster([...cluster.nodes], { redisOptions: { maxRetriesPerRequest: 1 } });
+      c.on('error', () => {});
+      clusterClients.push(c);
+      return c;
+    };
+    try {
+      const prefix = randomPrefix();
+      const v1 = await publishRules(connect(), rulesText(1), { prefix });
+      const sources = [
+        await redisRules(connect(), { domain: DOMAIN, prefix }),
+        await redisRules(connect(), { domain: DOMAIN, prefix }),
+      ];
+      expect(sources.map((s) => s.current.version)).toEqual([v1.version, v1.version]);
+      const switched = sources.map(nextEvent);
+      const v2 = await publishRules(connect(), rulesText(2), { prefix });
+      expect(await Promise.all(switched)).toMatchObject([{ version: v2.version }, { version: v2.version }]);
+      for (const source of sources) await source.close?.();
+    } finally {
+      for (const c of clusterClients) c.disconnect();
+      await cluster.stop();
+    }
+  });
 });
