@@ -3,7 +3,7 @@
  * and output.
  */
 import { execFile } from 'node:child_process';
-import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -196,6 +196,16 @@ describe('sluice test', () => {
     const run = await sluice('test', `${FIXTURES}/rules.yaml`, `${FIXTURES}/invalid-cases.yaml`);
     expect(run.code).toBe(2);
     expect(run.stderr).toContain(`${FIXTURES}/invalid-cases.yaml cases[0]: Unrecognized key: "expct"`);
+    const backwards = join(tmp, 'backwards.yaml');
+    writeFileSync(
+      backwards,
+      'cases:\n  - name: b\n    steps:\n      - {at: 10s, expect: allowed}\n      - {at: 5s, expect: allowed}\n',
+    );
+    const back = await sluice('test', `${FIXTURES}/rules.yaml`, backwards);
+    expect(back).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining('cases[0].steps: steps must be in time order'),
+    });
     const broken = await sluice('test', `${FIXTURES}/broken.yaml`, `${FIXTURES}/cases.yaml`);
     expect(broken.code).toBe(1);
     expect(broken.stderr).toContain('broken.yaml:8:33');

@@ -90,7 +90,13 @@ const testCase = z
     requests: z.number().int().positive().optional(),
     cost: z.number().int().nonnegative().optional(),
     expect: expectation.optional(),
-    steps: z.array(step).min(1).optional(),
+    steps: z
+      .array(step)
+      .min(1)
+      .refine((steps) => steps.every((s, i) => i === 0 || s.at >= (steps[i - 1]?.at ?? 0)), {
+        message: 'steps must be in time order (a clock does not go back)',
+      })
+      .optional(),
   })
   .refine((c) => (c.steps === undefined) !== (c.expect === undefined), {
     message: 'a case has either steps, or requests with expect',
