@@ -60,11 +60,7 @@ export function rateLimit(options?: KoaRateLimitOptions): KoaRateLimit {
   }
 
   return Object.assign(middleware({}), {
-    route(rules: RuleSpec | readonly RuleSpec[]) {
-      const list: readonly RuleSpec[] = Array.isArray(rules) ? rules : [rules];
-      const label = `limiter.route(${list.map((rule) => String(rule?.name)).join(', ')})`;
-      return middleware({ rules: http.compileRouteRules(list, label), global: false });
-    },
+    route: (rules: RuleSpec | readonly RuleSpec[]) => middleware(http.routeScope(rules)),
     limiter: http.limiter,
   });
 }

@@ -1,5 +1,6 @@
 import type { CheckOptions, Limiter } from '../engine.js';
 import { ConfigError } from '../errors.js';
+import type { RuleSpec } from '../rules/schema.js';
 import type { CompiledRules, Decision } from '../types.js';
 import { buildDescriptors, type RequestFacts } from './descriptors.js';
 import { type AdapterStage, type RateLimitOptions, type ResolvedOptions, resolveOptions } from './options.js';
@@ -50,6 +51,11 @@ export interface HttpLimiter<Req, O extends RateLimitOptions<Req> = RateLimitOpt
    * when a name is taken (by a global rule or another route's): share counters by sharing the compiled rules.
    */
   compileRouteRules(rules: unknown, label: string): CompiledRules;
+  /**
+   * The scope of a per-route middleware (`limiter.route(...)` in Express and Koa): its rules only, the global
+   * ones having been checked by the global middleware already.
+   */
+  routeScope(rules: RuleSpec | readonly RuleSpec[]): CheckScope;
 }
 
 /**
@@ -170,5 +176,11 @@ export function createHttpLimiter<Req, O extends RateLimitOptions<Req>>(
     return shown;
   }
 
-  return { limiter, options, check, compileRouteRules, report };
+  function routeScope(rules: RuleSpec | readonly RuleSpec[]): CheckScope {
+    const list: readonly RuleSpec[] = Array.isArray(rules) ? rules : [rules];
+    const label = `limiter.route(${list.map((rule) => String(rule?.name)).join(', ')})`;
+    return { rules: compileRouteRules(list, label), global: false };
+  }
+
+  return { limiter, options, check, compileRouteRules, routeScope, report };
 }
