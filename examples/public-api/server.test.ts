@@ -92,6 +92,20 @@ describe('examples, started as `pnpm example` starts them', () => {
     },
   );
 
+  it('serves Prometheus metrics on /metrics, with no key in them', async () => {
+    const example = await startExample('examples/public-api/server.ts');
+    started.push(example);
+    await loginUntilLimited(example.url);
+    await request(example.url).get('/account').set('x-api-key', 'k_acme').expect(200);
+    const scraped = await request(example.url).get('/metrics').expect(200);
+    expect(scraped.text).toMatch(
+      /sluice_decisions_total\{rule="login_per_ip",mode="enforce",outcome="denied"\} 1/,
+    );
+    expect(scraped.text).toMatch(/sluice_rules_info\{domain="public_api",version="[0-9a-f]{12}"\} 1/);
+    expect(scraped.text).not.toContain('k_acme');
+    expect(scraped.text).not.toContain('127.0.0.1');
+  });
+
   it('counts in Redis when REDIS_URL is set, shared by two instances', async () => {
     redis = await startRedis();
     const env = { REDIS_URL: `redis://${redis.host}:${redis.port}` };

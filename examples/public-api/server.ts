@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { rateLimit } from '@sluice/fastify';
+import { prometheusObserver } from '@sluice/prometheus';
 import Fastify from 'fastify';
 import { accountDescriptors, accountOf, exportDuration, RULES_PATH } from './accounts.js';
 import { storeFromEnv } from './store.js';
@@ -7,15 +8,20 @@ import { storeFromEnv } from './store.js';
 const redis = await storeFromEnv();
 // Behind a load balancer set TRUST_PROXY=1, so that the client IP comes from X-Forwarded-For.
 const app = Fastify({ trustProxy: process.env.TRUST_PROXY === '1' });
+const metrics = prometheusObserver();
 
 await app.register(rateLimit, {
   rules: RULES_PATH,
   ...(redis.store ? { store: redis.store } : {}),
   descriptors: accountDescriptors,
-  skip: (request) => request.url === '/health',
+  observer: metrics,
+  skip: (request) => request.url === '/health' || request.url === '/metrics',
 });
 
 app.get('/health', async () => ({ ok: true }));
+app.get('/metrics', async (_request, reply) =>
+  reply.type(metrics.register.contentType).send(await metrics.metrics()),
+);
 
 app.get('/search', async (request) => {
   const { q = '' } = request.query as { q?: string };
