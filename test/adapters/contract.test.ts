@@ -348,6 +348,22 @@ describe.each(adapters.map((adapter) => [adapter.name, adapter] as const))(
       });
     });
 
+    it('writes sampled decision lines to the logger with `decisionLog`, descriptor values hashed', async () => {
+      const lines: Record<string, unknown>[] = [];
+      const keep = (entry: unknown) =>
+        typeof entry === 'object' && lines.push(entry as Record<string, unknown>);
+      const logger = { warn: keep, info: keep }; // pino-style: objects at info (allowed) and warn (denied)
+      const app = await start({ options: { rules: rules(perIp(1)), logger, decisionLog: true } });
+      await request(app.url).get('/search').set('x-api-key', 'secret-key-1').expect(200);
+      await request(app.url).get('/search').set('x-api-key', 'secret-key-1').expect(429);
+      const decisions = lines.filter((line) => line.event === 'sluice.decision');
+      expect(decisions).toHaveLength(1); // allowed decisions are sampled at 0 by default, denials at 1
+      expect(decisions[0]).toMatchObject({ outcome: 'denied', rule: 'per_ip' });
+      const text = JSON.stringify(lines);
+      expect(text).not.toContain('secret-key-1');
+      expect(text).not.toContain('127.0.0.1');
+    });
+
     describe('failures never become a 500', () => {
       it('fails open when the store is down, and tells the observer', async () => {
         const onStoreError = vi.fn();

@@ -30,3 +30,15 @@ describe('resolveOptions', () => {
     expect(() => resolveOptions({ headers: 1, timeoutMs: -1 } as never)).toThrow(/"headers".*"timeoutMs"/);
   });
 });
+
+describe('decisionLog', () => {
+  it('needs a logger with info()', () => {
+    expect(() => resolveOptions({ decisionLog: true, logger: { warn: () => {} } })).toThrow(
+      /logger.*decision logs need a logger with an info\(object\) method/,
+    );
+    expect(() => resolveOptions({ decisionLog: { denied: 2 } })).toThrow(/decisionLog/);
+    expect(() =>
+      resolveOptions({ decisionLog: { denied: 0.5 }, logger: { warn: () => {}, info: () => {} } }),
+    ).not.toThrow();
+  });
+});

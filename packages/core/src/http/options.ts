@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ConfigError } from '../errors.js';
+import type { SampleRates } from '../observe/decisionLog.js';
 import type { RulesLike } from '../rules/index.js';
 import type { Observer, RulesSource, Store } from '../types.js';
 import { MAX_DESCRIPTOR_LENGTH } from './descriptors.js';
@@ -18,6 +19,8 @@ export interface AdapterObserver extends Observer {
 /** Where start-up notices go (the default-rules announcement, misconfiguration smells). */
 export interface RateLimitLogger {
   warn(message: string): void;
+  /** Receives decision lines (objects) when `decisionLog` is on; pino's and console's both do. */
+  info?(entry: object): void;
 }
 
 /** A descriptor value the app may return; numbers and booleans are stringified. */
@@ -62,8 +65,13 @@ export interface RateLimitOptions<Req> {
   caseSensitiveRoutes?: boolean;
   /** Descriptor values longer than this are hashed. Default 256. */
   maxValueLength?: number;
-  /** Where notices go. Default `console`. */
+  /** Where notices go (and, with `decisionLog`, decision lines). Default `console`. */
   logger?: RateLimitLogger;
+  /**
+   * Sampled JSON decision lines to `logger.info` (descriptor values hashed, with `keySecret` when given):
+   * `true` for the default rates (denied, shadow-denied and failed-open all logged, allowed none), or rates.
+   */
+  decisionLog?: true | SampleRates;
   /** Notice codes not to log (`SLUICE_XFF_UNTRUSTED`, `SLUICE_TRUST_ALL_PROXIES`). */
   silence?: readonly ProxyNotice[];
 }
@@ -91,6 +99,11 @@ const rules = z.custom<RulesLike | RulesSource>(
   (value) => (typeof value === 'string' && value !== '') || (typeof value === 'object' && value !== null),
   { message: 'must be a rules file path, a rules object or compiled rules' },
 );
+
+const rate = z.number().min(0).max(1).optional();
+const sampleRates = z
+  .object({ allowed: rate, denied: rate, shadowDenied: rate, failedOpen: rate })
+  .strict() satisfies z.ZodType<SampleRates>;
 
 /** The one schema of the options all three adapters take (`onDenied` is typed per framework). */
 export const rateLimitOptionsSchema = z
@@ -125,8 +138,13 @@ export const rateLimitOptionsSchema = z
         message: 'must have a warn(message) method',
       })
       .optional(),
+    decisionLog: z.union([z.literal(true), sampleRates]).optional(),
   })
-  .strict();
+  .strict()
+  .refine((options) => options.decisionLog === undefined || hasMethods(options.logger ?? console, ['info']), {
+    message: 'decision logs need a logger with an info(object) method',
+    path: ['logger'],
+  });
 
 /**
  * Validates adapter options at start-up and fills in defaults. Throws a ConfigError naming every wrong

@@ -1,5 +1,7 @@
 import { createLimiter, type Limiter } from '../engine.js';
 import { ConfigError, formatProblem, RulesError } from '../errors.js';
+import { combineObservers } from '../observe/combine.js';
+import { type DecisionLogger, decisionLogObserver } from '../observe/decisionLog.js';
 import {
   compileRules,
   loadRulesSync,
@@ -8,7 +10,7 @@ import {
   type RulesLike,
   resolveRulesSync,
 } from '../rules/index.js';
-import type { CompiledRules, RulesSource } from '../types.js';
+import type { CompiledRules, Observer, RulesSource } from '../types.js';
 import type { RateLimitLogger, ResolvedOptions } from './options.js';
 
 /** The rules `rateLimit()` applies when given none: 60 requests a minute per client IP. */
@@ -37,10 +39,22 @@ export function limiterFor<Req>(options: ResolvedOptions<Req>): Limiter {
     ...(options.store ? { store: options.store } : {}),
     ...(options.localStore ? { localStore: options.localStore } : {}),
     ...(options.clock ? { clock: options.clock } : {}),
-    ...(options.observer ? { observer: options.observer } : {}),
+    ...observerOption(options),
     ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
     ...(options.keySecret !== undefined ? { keySecret: options.keySecret } : {}),
   });
+}
+
+/** The observer, with decision logs to the logger joined in when `decisionLog` asks for them. */
+function observerOption<Req>(options: ResolvedOptions<Req>): { observer?: Observer } {
+  if (options.decisionLog === undefined) return options.observer ? { observer: options.observer } : {};
+  const log = decisionLogObserver({
+    // The schema made sure it has info(); pino-style loggers take objects in warn() as well.
+    logger: options.logger as unknown as DecisionLogger,
+    ...(options.decisionLog === true ? {} : { sample: options.decisionLog }),
+    ...(options.keySecret !== undefined ? { keySecret: options.keySecret } : {}),
+  });
+  return { observer: options.observer ? combineObservers(options.observer, log) : log };
 }
 
 /**
