@@ -1,8 +1,9 @@
 /**
  * The alert rules and the dashboard against what prometheusObserver really exports: their structure, and every
- * metric, label and outcome value they use. (promtool is not available here; this checks what it would, and
- * the names, which promtool cannot.)
+ * metric, label and outcome value they use (which promtool cannot check), and `promtool check rules` where
+ * promtool is installed (.ci/run installs Debian's prometheus package for it).
  */
+import { execFileSync, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { compileRules, createLimiter, type Store } from '@sluice/core';
 import { prometheusObserver } from '@sluice/prometheus';
@@ -131,6 +132,14 @@ describe('alerts.yml', () => {
 
   test('every metric, label and outcome it uses is exported by prometheusObserver', () => {
     for (const alert of alerts) checkExpression(alert.expr);
+  });
+
+  const promtool = spawnSync('promtool', ['--version']).status === 0;
+  test.skipIf(!promtool)('passes promtool check rules', () => {
+    const out = execFileSync('promtool', ['check', 'rules', new URL('alerts.yml', DIR).pathname], {
+      encoding: 'utf8',
+    });
+    expect(out).toContain(`SUCCESS: ${alerts.length} rules found`);
   });
 });
 
