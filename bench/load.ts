@@ -19,6 +19,7 @@ async function run(job: LoadJob): Promise<LoadResult> {
   const result = await autocannon({
     url: job.url,
     connections: job.connections,
+    pipelining: Number(process.env.BENCH_PIPELINING ?? 1),
     duration: job.durationS,
     ...(job.rate !== undefined ? { overallRate: job.rate } : {}),
     requests: [
@@ -40,6 +41,7 @@ async function run(job: LoadJob): Promise<LoadResult> {
     non2xx: result.non2xx,
     errors: result.errors,
     timeouts: result.timeouts,
+    durationS: result.duration,
   };
 }
 

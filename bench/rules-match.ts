@@ -3,7 +3,7 @@
  * takes with 10 rules and with 10,000 (the index makes it depend on the rules that could match, not on the
  * file's size). Run: npx tsx bench/rules-match.ts
  */
-import { compileRules, type Descriptors, parseRules } from '@sluice/core';
+import { compileRules, type Descriptors, parseRules, type RulesInput } from '@sluice/core';
 import { stringify } from 'yaml';
 import { RESULT_PREFIX } from './lib/micro.js';
 
@@ -11,8 +11,8 @@ const NOW = Date.UTC(2026, 10, 30, 12, 0, 0);
 const TENANTS = 5_000;
 
 /** `count` rules: a per-key default, a global one, and the rest per tenant and per route of a tenant. */
-function rulesFile(count: number) {
-  const rules: Record<string, unknown>[] = [
+function rulesFile(count: number): RulesInput {
+  const rules: RulesInput['rules'][number][] = [
     {
       name: 'key_default',
       match: { auth: 'api_key' },

@@ -59,12 +59,15 @@ async function measure(
     failedOpen: statsAfter.failedOpen - statsBefore.failedOpen,
     denied: statsAfter.denied - statsBefore.denied,
     storeErrors: statsAfter.storeErrors - statsBefore.storeErrors,
+    cpuPerRequest: (statsAfter.cpuMicros - statsBefore.cpuMicros) / Math.max(1, result.total),
+    busy: (statsAfter.cpuMicros - statsBefore.cpuMicros) / (result.durationS * 1e6),
   };
   ctx.measurements.push(measurement);
   const flag = measurement.failedOpen + measurement.non2xx + measurement.errors > 0 ? '  INVALID' : '';
   console.log(
     `  r${round} ${scenario.padEnd(8)} ${limiter.padEnd(22)} ${Math.round(result.rps).toString().padStart(6)} req/s` +
-      `  p50 ${result.p50} p99 ${result.p99} ms  redis/req ${measurement.redisPerRequest.toFixed(2)}` +
+      `  p50 ${result.p50} p99 ${result.p99} ms  cpu ${measurement.cpuPerRequest.toFixed(0)} µs/req` +
+      ` busy ${(100 * measurement.busy).toFixed(0)}%  redis/req ${measurement.redisPerRequest.toFixed(2)}` +
       `  failedOpen ${measurement.failedOpen}${flag}`,
   );
   await sleep(ctx.settings.pauseMs);

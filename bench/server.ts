@@ -32,4 +32,6 @@ process.on('message', (message) => {
   if (message === 'stats') process.send?.({ type: 'stats', stats: tally.snapshot() });
 });
 process.on('disconnect', () => process.exit(0));
+// A clean exit, so that node --cpu-prof writes its profile.
+process.on('SIGINT', () => process.exit(0));
 process.send?.({ type: 'ready', port });

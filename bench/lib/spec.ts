@@ -36,6 +36,8 @@ export interface ServerStats {
   readonly failedOpen: number;
   readonly denied: number;
   readonly storeErrors: number;
+  /** CPU time the server process has used, user + system, microseconds. */
+  readonly cpuMicros: number;
 }
 
 /** One autocannon run, as the load child is asked for it. */
@@ -57,6 +59,8 @@ export interface LoadResult {
   readonly non2xx: number;
   readonly errors: number;
   readonly timeouts: number;
+  /** Seconds actually run. */
+  readonly durationS: number;
 }
 
 /** Far above anything the bench sends in a window: nothing is ever rejected. */

@@ -1,7 +1,8 @@
 import { assertCost } from './cost.js';
 import { buildDecision, ruleResult, type StoreOutcome } from './decision.js';
 import { ConfigError, StoreError } from './errors.js';
-import { tagFor } from './keys.js';
+import { TagCache, tagFor } from './keys.js';
+import { type LeasePlan, LocalLeases } from './localLeases.js';
 import { effectiveMode, type PlannedCheck, planChecks } from './plan.js';
 import { MemoryStore } from './stores/memory.js';
 import type {
@@ -13,6 +14,7 @@ import type {
   Lease,
   Mode,
   Observer,
+  RuleResult,
   RuleScope,
   RulesSource,
   Store,
@@ -126,6 +128,8 @@ export function createLimiter(options: LimiterOptions): Limiter {
   const secret = options.keySecret;
   const source = isRulesSource(options.rules) ? options.rules : undefined;
   let table = source ? source.current : (options.rules as CompiledRules);
+  const tags = new TagCache(secret);
+  const pools = new LocalLeases();
   const released = new WeakSet<Decision>();
   const cancelled = new WeakSet<Decision>();
 
@@ -159,22 +163,27 @@ export function createLimiter(options: LimiterOptions): Limiter {
     return extra.length === 0 ? own : [...own, ...extra];
   }
 
-  function leasesOf(planned: readonly PlannedCheck[], outcome: StoreOutcome, scope: RuleScope): Lease[] {
-    if (!outcome.ok) return [];
-    const committed = !planned.some((p, i) => !outcome.results[i]?.allowed && p.check.mode === 'enforce');
-    if (!committed) return [];
+  function leasesOf(
+    planned: readonly PlannedCheck[],
+    outcome: StoreOutcome,
+    scope: RuleScope,
+  ): readonly Lease[] {
+    if (!outcome.ok) return NO_LEASES;
     const leases: Lease[] = [];
-    planned.forEach(({ check }, i) => {
+    for (let i = 0; i < planned.length; i++) {
+      const { check } = planned[i]!;
       const result = outcome.results[i];
-      if (!result?.allowed) return;
+      // Nothing was committed when an enforcing check denied.
+      if (!result?.allowed && check.mode === 'enforce') return NO_LEASES;
+      if (!result?.allowed) continue;
       const { rule, tag } = check;
       if (check.leaseId !== undefined) leases.push({ rule, tag, id: check.leaseId, scope });
       // A queued leaky_bucket request holds its place until served; if it never is, the place goes back.
       else if ((result.delayMs ?? 0) > 0) {
         leases.push({ rule, tag, id: '', scope, refund: { cost: check.cost, params: check.params } });
       }
-    });
-    return leases;
+    }
+    return leases.length === 0 ? NO_LEASES : leases;
   }
 
   async function releaseLeases(leases: readonly Lease[], now: number): Promise<void> {
@@ -186,40 +195,58 @@ export function createLimiter(options: LimiterOptions): Limiter {
     for (const lease of leases) if (!lease.refund) notify('onLeases', lease.rule, -1);
   }
 
-  async function check(descriptors: Descriptors, opts: CheckOptions = {}): Promise<Decision> {
-    const codeCost = assertCost(opts.cost ?? 1);
+  /** The store call of one scope; a request whose rules all live in one store makes one call only. */
+  function outcomeOf(target: Store, planned: readonly PlannedCheck[], now: number): Promise<StoreOutcome> {
+    if (planned.length === 0) return NOTHING_TO_DO;
+    const checks: Check[] = new Array(planned.length);
+    for (let i = 0; i < planned.length; i++) checks[i] = planned[i]!.check;
+    return evaluateOn(target, checks, now);
+  }
+
+  async function remoteOutcome(remote: readonly PlannedCheck[], now: number): Promise<RemoteOutcome> {
+    const plan = pools.take(remote, now);
+    if (plan === undefined) return { outcome: await outcomeOf(store, remote, now), plan };
+    const sent = await outcomeOf(store, plan.send, now);
+    return { outcome: pools.settle(remote, plan, sent, now), plan };
+  }
+
+  async function check(descriptors: Descriptors, opts: CheckOptions = NO_OPTIONS): Promise<Decision> {
+    const codeCost = opts.cost === undefined ? 1 : assertCost(opts.cost);
     const rules = table;
     const now = clock();
-    const planned = planChecks(matchedRules(rules, descriptors, opts, now), descriptors, codeCost, secret);
-    const remote = planned.filter((p) => p.rule.scope === 'store');
-    const local = planned.filter((p) => p.rule.scope === 'local');
-    const [remoteOutcome, localOutcome] = await Promise.all([
-      evaluateOn(
-        store,
-        remote.map((p) => p.check),
-        now,
-      ),
-      evaluateOn(
-        localStore,
-        local.map((p) => p.check),
-        now,
-      ),
-    ]);
-    const results = [
-      ...remote.map((p, i) => ruleResult(p, remoteOutcome, i)),
-      ...local.map((p, i) => ruleResult(p, localOutcome, i)),
-    ];
-    const leases = [...leasesOf(remote, remoteOutcome, 'store'), ...leasesOf(local, localOutcome, 'local')];
+    const planned = planChecks(matchedRules(rules, descriptors, opts, now), descriptors, codeCost, tags);
+    const [remote, local] = byScope(planned);
+    const [{ outcome: storeOutcome, plan }, localOutcome] =
+      local.length === 0
+        ? [await remoteOutcome(remote, now), NOTHING_DONE]
+        : await Promise.all([remoteOutcome(remote, now), outcomeOf(localStore, local, now)]);
+    const results: RuleResult[] = [];
+    let delayMs = 0;
+    for (const [group, outcome] of [
+      [remote, storeOutcome],
+      [local, localOutcome],
+    ] as const) {
+      for (let i = 0; i < group.length; i++) {
+        results.push(ruleResult(group[i]!, outcome, i));
+        if (outcome.ok) delayMs = Math.max(delayMs, outcome.results[i]?.delayMs ?? 0);
+      }
+    }
+    const remoteLeases = leasesOf(remote, storeOutcome, 'store');
+    const localLeases = leasesOf(local, localOutcome, 'local');
+    const leases =
+      localLeases.length === 0
+        ? remoteLeases
+        : remoteLeases.length === 0
+          ? localLeases
+          : [...remoteLeases, ...localLeases];
     const decision = buildDecision({
       results,
-      delayMs: Math.max(
-        0,
-        ...[remoteOutcome, localOutcome].flatMap((o) => (o.ok ? o.results : [])).map((r) => r.delayMs ?? 0),
-      ),
+      delayMs,
       leases,
-      failure: failureOf(remoteOutcome) ?? failureOf(localOutcome),
+      failure: failureOf(storeOutcome) ?? failureOf(localOutcome),
       version: rules.version,
     });
+    if (!decision.allowed && plan !== undefined) pools.refund(plan);
     // One store may have committed leases while the other denied: hand them back at once.
     if (!decision.allowed && leases.length > 0) void releaseLeases(leases, now);
     else for (const lease of decision.leases) if (!lease.refund) notify('onLeases', lease.rule, 1);
@@ -286,6 +313,29 @@ export function createLimiter(options: LimiterOptions): Limiter {
       await Promise.allSettled([store.close(), localStore.close()]);
     },
   };
+}
+
+/** Options of a check that gives none. */
+const NO_OPTIONS: CheckOptions = Object.freeze({});
+const NO_LEASES: readonly Lease[] = Object.freeze([]);
+const NO_CHECKS: readonly PlannedCheck[] = Object.freeze([]);
+/** The outcome of a store call with nothing to evaluate. */
+const NOTHING_DONE: StoreOutcome = Object.freeze({ ok: true, results: Object.freeze([]) }) as StoreOutcome;
+const NOTHING_TO_DO = Promise.resolve(NOTHING_DONE);
+
+/** The store-side outcome of a request, and what local leases did in it. */
+interface RemoteOutcome {
+  readonly outcome: StoreOutcome;
+  readonly plan: LeasePlan | undefined;
+}
+
+/** Splits checks by where they count: [the limiter's store, the local store]. Usually all go to the store. */
+function byScope(planned: readonly PlannedCheck[]): [readonly PlannedCheck[], readonly PlannedCheck[]] {
+  let local = 0;
+  for (const p of planned) if (p.rule.scope === 'local') local++;
+  if (local === 0) return [planned, NO_CHECKS];
+  if (local === planned.length) return [NO_CHECKS, planned];
+  return [planned.filter((p) => p.rule.scope !== 'local'), planned.filter((p) => p.rule.scope === 'local')];
 }
 
 function isRulesSource(rules: CompiledRules | RulesSource): rules is RulesSource {

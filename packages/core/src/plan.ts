@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { costFor } from './cost.js';
-import { rolloutBucket, tagFor } from './keys.js';
-import type { Check, CompiledRule, Descriptors, Mode } from './types.js';
+import { rolloutBucket, type TagCache } from './keys.js';
+import type { Check, CompiledRule, Descriptors, LimitParams, Mode } from './types.js';
 
 /** One matched rule turned into store work. */
 export interface PlannedCheck {
@@ -16,26 +16,66 @@ export function effectiveMode(rule: CompiledRule, tag: string): Mode {
   return rolloutBucket(tag) < rule.rollout ? 'enforce' : 'shadow';
 }
 
-/** Builds one Check per matched rule; rules whose key descriptors are missing are skipped. */
+/** The tag of sub-counter `shard` of a sharded counter: a distinct hash tag, so a distinct Cluster slot. */
+export function shardTag(tag: string, shard: number): string {
+  return `${tag}-${shard}`;
+}
+
+/** One shard's share of a limit: limit/shards rounded down, at least 1 (a zero limit stays zero). */
+export function shardParams(params: LimitParams, shards: number): LimitParams {
+  const share = (n: number) => (n === 0 ? 0 : Math.max(1, Math.floor(n / shards)));
+  return { ...params, limit: share(params.limit), burst: share(params.burst) };
+}
+
+/** Per-shard params, computed once per compiled rule (the rule objects are immutable). */
+const shardedParams = new WeakMap<CompiledRule, LimitParams>();
+
+function paramsOf(rule: CompiledRule, shards: number): LimitParams {
+  if (shards <= 1) return rule.params;
+  let params = shardedParams.get(rule);
+  if (params === undefined) {
+    params = shardParams(rule.params, shards);
+    shardedParams.set(rule, params);
+  }
+  return params;
+}
+
+/**
+ * Builds one Check per matched rule; rules whose key descriptors are missing are skipped. A sharded rule's
+ * check goes to one of its sub-counters, chosen at random (a hot key's load spreads evenly; one key's
+ * hash would pick the same shard every time). Rollout still follows the key's own tag.
+ */
 export function planChecks(
   rules: readonly CompiledRule[],
   descriptors: Descriptors,
   codeCost: number,
-  secret: string | undefined,
+  tags: TagCache,
 ): PlannedCheck[] {
   const planned: PlannedCheck[] = [];
   for (const rule of rules) {
-    const tag = tagFor(rule, descriptors, secret);
-    if (tag === undefined) continue;
-    const check: Check = {
-      rule: rule.name,
-      tag,
-      algorithm: rule.algorithm,
-      params: rule.params,
-      cost: costFor(rule.cost, descriptors, codeCost),
-      mode: effectiveMode(rule, tag),
-      ...(rule.algorithm === 'concurrency' ? { leaseId: randomUUID() } : {}),
-    };
+    const keyTag = tags.tagFor(rule, descriptors);
+    if (keyTag === undefined) continue;
+    const shards = rule.shards ?? 1;
+    const tag = shards > 1 ? shardTag(keyTag, Math.floor(Math.random() * shards)) : keyTag;
+    const check: Check =
+      rule.algorithm === 'concurrency'
+        ? {
+            rule: rule.name,
+            tag,
+            algorithm: rule.algorithm,
+            params: paramsOf(rule, shards),
+            cost: costFor(rule.cost, descriptors, codeCost),
+            mode: effectiveMode(rule, keyTag),
+            leaseId: randomUUID(),
+          }
+        : {
+            rule: rule.name,
+            tag,
+            algorithm: rule.algorithm,
+            params: paramsOf(rule, shards),
+            cost: costFor(rule.cost, descriptors, codeCost),
+            mode: effectiveMode(rule, keyTag),
+          };
     planned.push({ rule, check });
   }
   return planned;

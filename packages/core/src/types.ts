@@ -151,6 +151,16 @@ export interface CompiledRule {
   /** Epoch ms after which the rule no longer applies. */
   readonly expiresAt?: number;
   readonly scope: RuleScope;
+  /** Hot keys: the counter is split over this many sub-counters, each holding limit/shards (absent: 1). */
+  readonly shards?: number;
+  /** Local leases: a gateway takes `batch` units at once from the store and spends them in process. */
+  readonly lease?: LocalLease;
+}
+
+/** How a rule's units are taken from the store in batches and spent locally (`lease: {batch: K}`). */
+export interface LocalLease {
+  /** Units taken per store call; overshoot is bounded by `batch` per gateway per window. */
+  readonly batch: number;
 }
 
 /** An immutable, versioned rule table. */

@@ -9,19 +9,36 @@ export interface MemoryStoreOptions {
   maxKeys?: number;
 }
 
-interface Entry {
-  state: unknown;
-  expiresAt: number;
-}
+const NONE = -1;
+const FIRST_CAPACITY = 1024;
 
 /**
- * Counters in this process: a Map used as an LRU (insertion order = recency), bounded by `maxKeys`.
- * O(1) per check; expiry is lazy (an expired entry reads as absent), so there is no timer per key and
- * nothing keeps the process alive.
+ * Counters in this process, bounded by `maxKeys` with least-recently-used eviction; every check counts as
+ * a use. O(1) per check; expiry is lazy (an expired entry reads as absent), so there is no timer per key
+ * and nothing keeps the process alive.
+ *
+ * Layout, for memory (under 200 bytes per sliding_window key): one Map per rule from the counter tag (the
+ * string the engine already made, so no key string is built per check) to a slot number; per slot, the
+ * state, expiry and LRU links live in parallel arrays (expiry and links unboxed in typed arrays), so an
+ * entry has no wrapper object, and a use moves two links instead of deleting and re-inserting a Map entry.
  */
 export class MemoryStore implements Store {
-  readonly #entries = new Map<string, Entry>();
+  readonly #byRule = new Map<string, Map<string, number>>();
   readonly #maxKeys: number;
+  #capacity = 0;
+  /** Per slot: its tag and its rule's map (to forget it on eviction), its state and expiry. */
+  #tags: (string | undefined)[] = [];
+  #maps: (Map<string, number> | undefined)[] = [];
+  #states: unknown[] = [];
+  #expiresAt = new Float64Array(0);
+  /** LRU list: `#head` most recently used; NONE ends the list. Dropped slots wait in a free list linked through `#older`. */
+  #newer = new Int32Array(0);
+  #older = new Int32Array(0);
+  #head = NONE;
+  #tail = NONE;
+  #free = NONE;
+  #size = 0;
+  #used = 0;
 
   constructor(options: MemoryStoreOptions = {}) {
     const maxKeys = options.maxKeys ?? 1_000_000;
@@ -31,78 +48,162 @@ export class MemoryStore implements Store {
 
   /** Number of counters held (expired ones included until touched or evicted). */
   get size(): number {
-    return this.#entries.size;
+    return this.#size;
   }
 
   evaluate(checks: readonly Check[], now: number): Promise<CheckResult[]> {
-    const outcomes: Outcome<unknown>[] = [];
+    const outcomes: Outcome<unknown>[] = new Array(checks.length);
     let blocked = false;
-    for (const check of checks) {
-      const outcome = this.#decide(check, now);
-      outcomes.push(outcome);
+    for (let i = 0; i < checks.length; i++) {
+      const check = checks[i]!;
+      const slot = this.#find(check, now);
+      const state = slot === NONE ? undefined : this.#states[slot];
+      const outcome = decideByName(check.algorithm, state, now, check.params, check.cost, check.leaseId);
+      outcomes[i] = outcome;
       if (!outcome.allowed && check.mode === 'enforce') blocked = true;
     }
-    if (!blocked) {
-      outcomes.forEach((outcome, i) => {
-        if (outcome.allowed) this.#write(counterKey(checks[i]!), outcome.state, now + outcome.ttlMs);
-      });
+    const results: CheckResult[] = new Array(checks.length);
+    for (let i = 0; i < checks.length; i++) {
+      const outcome = outcomes[i]!;
+      if (!blocked && outcome.allowed) this.#write(checks[i]!, outcome.state, now + outcome.ttlMs);
+      results[i] = toResult(outcome);
     }
-    return Promise.resolve(outcomes.map(toResult));
+    return Promise.resolve(results);
   }
 
   release(leases: readonly Lease[], now: number): Promise<void> {
     for (const lease of leases) {
-      const key = counterKey(lease);
-      const entry = this.#read(key, now);
-      if (entry === undefined) continue;
+      const slot = this.#find(lease, now);
+      if (slot === NONE) continue;
+      const state = this.#states[slot];
       if (lease.refund) {
         const { cost, params } = lease.refund;
-        const refunded = refundLeaky(entry.state as LeakyBucketState, now, params, cost);
-        entry.state = refunded.state;
-        entry.expiresAt = now + refunded.ttlMs;
-      } else if (Array.isArray((entry.state as Partial<ConcurrencyState>).leases)) {
-        entry.state = releaseLease(entry.state as ConcurrencyState, lease.id, now);
+        const refunded = refundLeaky(state as LeakyBucketState, now, params, cost);
+        this.#states[slot] = refunded.state;
+        this.#expiresAt[slot] = now + refunded.ttlMs;
+      } else if (Array.isArray((state as Partial<ConcurrencyState>).leases)) {
+        this.#states[slot] = releaseLease(state as ConcurrencyState, lease.id, now);
       }
     }
     return Promise.resolve();
   }
 
   close(): Promise<void> {
-    this.#entries.clear();
+    this.#byRule.clear();
+    this.#capacity = 0;
+    this.#tags = [];
+    this.#maps = [];
+    this.#states = [];
+    this.#expiresAt = new Float64Array(0);
+    this.#newer = new Int32Array(0);
+    this.#older = new Int32Array(0);
+    this.#head = this.#tail = this.#free = NONE;
+    this.#size = this.#used = 0;
     return Promise.resolve();
   }
 
-  #decide(check: Check, now: number): Outcome<unknown> {
-    const state = this.#read(counterKey(check), now)?.state;
-    return decideByName(check.algorithm, state, now, check.params, check.cost, check.leaseId);
-  }
-
-  #read(key: string, now: number): Entry | undefined {
-    const entry = this.#entries.get(key);
-    if (entry === undefined) return undefined;
-    // Every read counts as a use, so a key kept busy by denied requests is not evicted (and reset).
-    this.#entries.delete(key);
-    if (entry.expiresAt <= now) return undefined;
-    this.#entries.set(key, entry);
-    return entry;
-  }
-
-  #write(key: string, state: unknown, expiresAt: number): void {
-    const entries = this.#entries;
-    const entry = entries.get(key);
-    if (entry !== undefined) {
-      // Already moved to the most recently used end by the read of this evaluation.
-      entry.state = state;
-      entry.expiresAt = expiresAt;
-      return;
+  /** The live slot of a counter, made the most recently used; an expired one is dropped (NONE). */
+  #find(id: { rule: string; tag: string }, now: number): number {
+    const slot = this.#byRule.get(id.rule)?.get(id.tag);
+    if (slot === undefined) return NONE;
+    if (this.#expiresAt[slot]! <= now) {
+      this.#drop(slot);
+      return NONE;
     }
-    entries.set(key, { state, expiresAt });
-    if (entries.size > this.#maxKeys) entries.delete(entries.keys().next().value as string);
+    this.#touch(slot);
+    return slot;
   }
-}
 
-function counterKey(id: { rule: string; tag: string }): string {
-  return `${id.rule}:${id.tag}`;
+  #write(check: Check, state: unknown, expiresAt: number): void {
+    let map = this.#byRule.get(check.rule);
+    if (map === undefined) {
+      map = new Map();
+      this.#byRule.set(check.rule, map);
+    }
+    let slot = map.get(check.tag);
+    if (slot === undefined) {
+      slot = this.#allocate();
+      map.set(check.tag, slot);
+      this.#tags[slot] = check.tag;
+      this.#maps[slot] = map;
+      this.#pushHead(slot);
+    }
+    // An existing slot was already made the most recently used by the read of this evaluation.
+    this.#states[slot] = state;
+    this.#expiresAt[slot] = expiresAt;
+  }
+
+  /** A free slot: a dropped one, a new one, or the least recently used one, evicted. */
+  #allocate(): number {
+    if (this.#free !== NONE) {
+      const slot = this.#free;
+      this.#free = this.#older[slot]!;
+      this.#size++;
+      return slot;
+    }
+    if (this.#used < this.#maxKeys) {
+      if (this.#used === this.#capacity) this.#grow();
+      this.#size++;
+      return this.#used++;
+    }
+    const slot = this.#tail;
+    this.#unlink(slot);
+    this.#forget(slot);
+    return slot;
+  }
+
+  #drop(slot: number): void {
+    this.#unlink(slot);
+    this.#forget(slot);
+    this.#older[slot] = this.#free;
+    this.#free = slot;
+    this.#size--;
+  }
+
+  /** Removes a slot's counter from its rule's map and lets its state go. */
+  #forget(slot: number): void {
+    this.#maps[slot]!.delete(this.#tags[slot]!);
+    this.#tags[slot] = undefined;
+    this.#maps[slot] = undefined;
+    this.#states[slot] = undefined;
+  }
+
+  #touch(slot: number): void {
+    if (slot === this.#head) return;
+    this.#unlink(slot);
+    this.#pushHead(slot);
+  }
+
+  #pushHead(slot: number): void {
+    this.#newer[slot] = NONE;
+    this.#older[slot] = this.#head;
+    if (this.#head !== NONE) this.#newer[this.#head] = slot;
+    this.#head = slot;
+    if (this.#tail === NONE) this.#tail = slot;
+  }
+
+  #unlink(slot: number): void {
+    const newer = this.#newer[slot]!;
+    const older = this.#older[slot]!;
+    if (newer === NONE) this.#head = older;
+    else this.#older[newer] = older;
+    if (older === NONE) this.#tail = newer;
+    else this.#newer[older] = newer;
+  }
+
+  /** Doubles the slot arrays, up to maxKeys. */
+  #grow(): void {
+    const capacity = Math.min(this.#maxKeys, Math.max(FIRST_CAPACITY, this.#capacity * 2));
+    const grown = <T extends Float64Array | Int32Array>(old: T, make: (n: number) => T): T => {
+      const next = make(capacity);
+      next.set(old);
+      return next;
+    };
+    this.#expiresAt = grown(this.#expiresAt, (n) => new Float64Array(n));
+    this.#newer = grown(this.#newer, (n) => new Int32Array(n));
+    this.#older = grown(this.#older, (n) => new Int32Array(n));
+    this.#capacity = capacity;
+  }
 }
 
 function toResult(outcome: Outcome<unknown>): CheckResult {

@@ -1,0 +1,81 @@
+/**
+ * Profiles one bench server under load: `npx tsx bench/profile.ts <framework> <limiter> <scenario> [seconds]`,
+ * e.g. `npx tsx bench/profile.ts fastify sluice-memory three`. Starts the server with node --cpu-prof (pinned
+ * like the suite), loads it with autocannon, then prints the functions with the most self time.
+ */
+import { spawn } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { startLoad } from './lib/children.js';
+import { startBenchRedis } from './lib/redis.js';
+import { CONTENDERS, type Framework, type LimiterKind, type Scenario } from './lib/spec.js';
+
+interface ProfileNode {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number };
+}
+interface Profile {
+  nodes: ProfileNode[];
+  samples: number[];
+}
+
+const [framework = 'fastify', limiter = 'sluice-memory', scenario = 'three', seconds = '6'] =
+  process.argv.slice(2);
+if (!(framework in CONTENDERS)) throw new Error(`unknown framework ${framework}`);
+const redis = await startBenchRedis();
+const load = startLoad();
+const dir = await mkdtemp(join(tmpdir(), 'sluice-prof-'));
+const spec = {
+  framework: framework as Framework,
+  limiter: limiter as LimiterKind,
+  rules: scenario === 'three' ? 'three' : 'one',
+  redisPort: redis.server.port,
+  prefix: 'prof',
+};
+const script = fileURLToPath(new URL('server.ts', import.meta.url));
+const child = spawn(
+  'taskset',
+  ['-c', '0', process.execPath, '--cpu-prof', `--cpu-prof-dir=${dir}`, '--import', 'tsx', script],
+  {
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    env: { ...process.env, BENCH_SPEC: JSON.stringify(spec) },
+  },
+);
+const port = await new Promise<number>((resolve) =>
+  child.once('message', (m) => resolve((m as { port: number }).port)),
+);
+const url = `http://127.0.0.1:${port}/`;
+await load.run({ url, scenario: scenario as Scenario, connections: 32, durationS: 2 });
+const result = await load.run({
+  url,
+  scenario: scenario as Scenario,
+  connections: 32,
+  durationS: Number(seconds),
+});
+console.log(`${framework} ${limiter} ${scenario}: ${Math.round(result.rps)} req/s, p99 ${result.p99} ms`);
+await new Promise<void>((resolve) => {
+  child.once('exit', () => resolve());
+  child.kill('SIGINT');
+});
+await load.stop();
+await redis.stop();
+
+const file = readdirSync(dir).find((name) => name.endsWith('.cpuprofile'));
+if (file === undefined) throw new Error('no profile written');
+const profile = JSON.parse(readFileSync(join(dir, file), 'utf8')) as Profile;
+const byId = new Map(profile.nodes.map((node) => [node.id, node]));
+const self = new Map<string, number>();
+for (const id of profile.samples) {
+  const frame = byId.get(id)?.callFrame;
+  if (!frame) continue;
+  const where = `${frame.functionName || '(anonymous)'} ${frame.url.replace(/^.*\/(node_modules|packages)\//, '')}:${frame.lineNumber + 1}`;
+  self.set(where, (self.get(where) ?? 0) + 1);
+}
+const total = profile.samples.length;
+console.log(`profile: ${join(dir, file)}`);
+for (const [where, count] of [...self].sort((a, b) => b[1] - a[1]).slice(0, 40)) {
+  console.log(`${((100 * count) / total).toFixed(1).padStart(5)}%  ${where}`);
+}
