@@ -44,7 +44,7 @@ async function measure(
     ...(rate !== undefined ? { rate } : {}),
   });
   const statsAfter = await server.stats();
-  // The two INFO calls themselves are not counted; nothing else talks to Redis between them.
+  // Every command Redis ran, those inside scripts included (INFO itself left out).
   const commands = (await ctx.redis.commands()) - commandsBefore;
   const { framework, limiter } = server.spec;
   const measurement: Measurement = {
@@ -54,7 +54,8 @@ async function measure(
     load: rate === undefined ? 'max' : 'half',
     round,
     ...result,
-    redisPerRequest: usesRedis(limiter) ? commands / Math.max(1, result.total) : 0,
+    redisPerRequest: (statsAfter.redisCommands - statsBefore.redisCommands) / Math.max(1, result.total),
+    redisExecutedPerRequest: usesRedis(limiter) ? commands / Math.max(1, result.total) : 0,
     decisions: statsAfter.decisions - statsBefore.decisions,
     failedOpen: statsAfter.failedOpen - statsBefore.failedOpen,
     denied: statsAfter.denied - statsBefore.denied,

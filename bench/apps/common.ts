@@ -17,6 +17,8 @@ export class Tally {
   failedOpen = 0;
   denied = 0;
   storeErrors = 0;
+  /** Commands this process sent to Redis (every ioredis client of the app counts through `countCommands`). */
+  redisCommands = 0;
 
   /** An observer for Sluice adapters. */
   readonly observer = {
@@ -31,8 +33,9 @@ export class Tally {
   };
 
   snapshot(): ServerStats {
-    const { decisions, failedOpen, denied, storeErrors } = this;
-    return { decisions, failedOpen, denied, storeErrors };
+    const { decisions, failedOpen, denied, storeErrors, redisCommands } = this;
+    const cpu = process.cpuUsage();
+    return { decisions, failedOpen, denied, storeErrors, redisCommands, cpuMicros: cpu.user + cpu.system };
   }
 }
 
@@ -51,17 +54,26 @@ export function sluiceRules(rules: RuleSet) {
   };
 }
 
-/** A Redis client to the bench's server; auto-pipelining only where asked for. */
-export function redisClient(spec: ServerSpec, autoPipelining = false): Redis {
-  return new Redis({
-    host: '127.0.0.1',
-    port: spec.redisPort,
-    ...(autoPipelining ? { enableAutoPipelining: true } : {}),
-  });
+/**
+ * Counts the commands a client sends (each command of a MULTI or a pipeline counts), so that commands run
+ * inside scripts, which INFO commandstats also counts, are told apart from round trips.
+ */
+function countCommands(client: Redis, tally: Tally): Redis {
+  const send = client.sendCommand.bind(client);
+  client.sendCommand = (...args: Parameters<Redis['sendCommand']>) => {
+    tally.redisCommands += 1;
+    return send(...args);
+  };
+  return client;
+}
+
+/** A Redis client to the bench's server, as the peers' documentation sets it up. */
+export function redisClient(spec: ServerSpec, tally: Tally): Redis {
+  return countCommands(new Redis({ host: '127.0.0.1', port: spec.redisPort }), tally);
 }
 
 /** The store Sluice uses for this limiter kind. */
-function sluiceStore(spec: ServerSpec): Store | undefined {
+function sluiceStore(spec: ServerSpec, tally: Tally): Store | undefined {
   if (spec.limiter === 'sluice-memory') return undefined; // the default MemoryStore
   const client = new Redis({
     host: '127.0.0.1',
@@ -69,7 +81,7 @@ function sluiceStore(spec: ServerSpec): Store | undefined {
     ...recommendedRedisOptions,
     ...(spec.limiter === 'sluice-redis-autopipe' ? { enableAutoPipelining: true } : {}),
   });
-  return new RedisStore({ client, prefix: spec.prefix });
+  return new RedisStore({ client: countCommands(client, tally), prefix: spec.prefix });
 }
 
 /** The adapter options of Sluice for a spec (tenant from a header in the three-rule set). */
@@ -78,7 +90,7 @@ export function sluiceOptions<Req>(
   tally: Tally,
   header: (req: Req, name: string) => string | undefined,
 ): RateLimitOptions<Req> {
-  const store = sluiceStore(spec);
+  const store = sluiceStore(spec, tally);
   return {
     rules: sluiceRules(spec.rules),
     ...(store ? { store } : {}),

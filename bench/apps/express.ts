@@ -35,7 +35,7 @@ function limiters(spec: ServerSpec, tally: Tally): RequestHandler[] {
   }
   const keys = PEER_KEYS.slice(0, peerLayers(spec.rules));
   if (spec.limiter === 'rlflex-redis') return [flexible(spec, keys, tally)];
-  const client = spec.limiter === 'peer-redis' ? redisClient(spec) : undefined;
+  const client = spec.limiter === 'peer-redis' ? redisClient(spec, tally) : undefined;
   return keys.map((key, layer) =>
     expressRateLimit({
       windowMs: NEVER_REACHED_WINDOW.windowMs,
@@ -59,7 +59,7 @@ function limiters(spec: ServerSpec, tally: Tally): RequestHandler[] {
 
 /** rate-limiter-flexible stacked: one RateLimiterRedis per rule, consumed together. */
 function flexible(spec: ServerSpec, keys: typeof PEER_KEYS, tally: Tally): RequestHandler {
-  const storeClient = redisClient(spec);
+  const storeClient = redisClient(spec, tally);
   const limiters = keys.map(
     (_, layer) =>
       new RateLimiterRedis({

@@ -29,7 +29,7 @@ export async function fastifyApp(spec: ServerSpec, tally: Tally): Promise<Fastif
     );
     await app.register(route);
   } else {
-    await app.register(peerLayer(spec, 0, route));
+    await app.register(peerLayer(spec, tally, 0, route));
   }
   return app;
 }
@@ -38,7 +38,12 @@ export async function fastifyApp(spec: ServerSpec, tally: Tally): Promise<Fastif
  * @fastify/rate-limit runs once per request per registration: stacking three limiters means three nested
  * registrations, each with its own key generator (and its own store).
  */
-function peerLayer(spec: ServerSpec, layer: number, route: FastifyPluginAsync): FastifyPluginAsync {
+function peerLayer(
+  spec: ServerSpec,
+  tally: Tally,
+  layer: number,
+  route: FastifyPluginAsync,
+): FastifyPluginAsync {
   return async (scope) => {
     const key = PEER_KEYS[layer]!;
     await scope.register(fastifyRateLimit, {
@@ -46,9 +51,11 @@ function peerLayer(spec: ServerSpec, layer: number, route: FastifyPluginAsync): 
       timeWindow: NEVER_REACHED_WINDOW.windowMs,
       keyGenerator: (req) => key(req.headers),
       ...(spec.limiter === 'peer-redis'
-        ? { redis: redisClient(spec), nameSpace: `${spec.prefix}-${layer}-` }
+        ? { redis: redisClient(spec, tally), nameSpace: `${spec.prefix}-${layer}-` }
         : {}),
     });
-    await scope.register(layer + 1 < peerLayers(spec.rules) ? peerLayer(spec, layer + 1, route) : route);
+    await scope.register(
+      layer + 1 < peerLayers(spec.rules) ? peerLayer(spec, tally, layer + 1, route) : route,
+    );
   };
 }

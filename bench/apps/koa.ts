@@ -29,7 +29,7 @@ function limiters(spec: ServerSpec, tally: Tally): Middleware[] {
   if (isSluice(spec.limiter)) {
     return [rateLimit(sluiceOptions<Context>(spec, tally, (ctx, name) => headerOf(ctx.headers, name)))];
   }
-  const redis = spec.limiter === 'peer-redis' ? redisClient(spec) : undefined;
+  const redis = spec.limiter === 'peer-redis' ? redisClient(spec, tally) : undefined;
   return PEER_KEYS.slice(0, peerLayers(spec.rules)).map((key, layer) =>
     koaRateLimit({
       driver: redis ? 'redis' : 'memory',

@@ -24,7 +24,10 @@ export interface Measurement extends LoadResult {
   /** `max`: as fast as the server answers; `half`: a fixed rate, half of Sluice-on-Redis's maximum. */
   readonly load: 'max' | 'half';
   readonly round: number;
+  /** Commands the server sent to Redis per request (round trips; a script call is one). */
   readonly redisPerRequest: number;
+  /** Commands Redis ran per request (INFO commandstats), including those run inside scripts. */
+  readonly redisExecutedPerRequest: number;
   readonly decisions: number;
   readonly failedOpen: number;
   readonly denied: number;
@@ -85,6 +88,7 @@ export interface Summary {
   readonly p50: Spread;
   readonly p99: Spread;
   readonly redisPerRequest: Spread;
+  readonly redisExecutedPerRequest: Spread;
   readonly cpuPerRequest: Spread;
   /** Per round: the baseline's server CPU per request over this contender's (capacity at saturation). */
   readonly cpuRatio: Spread;
@@ -139,6 +143,7 @@ export function summarize(measurements: readonly Measurement[]): Summary[] {
             p50: spread(runs.map((m) => m.p50)),
             p99: spread(runs.map((m) => m.p99)),
             redisPerRequest: spread(runs.map((m) => m.redisPerRequest)),
+            redisExecutedPerRequest: spread(runs.map((m) => m.redisExecutedPerRequest)),
             failedOpen: runs.reduce((sum, m) => sum + m.failedOpen, 0),
             rejectedOrErrors: runs.reduce((sum, m) => sum + m.non2xx + m.errors + m.timeouts, 0),
             rounds: runs.length,
@@ -254,7 +259,7 @@ const SCENARIO_TITLE: Record<Scenario, string> = {
 
 function table(summaries: readonly Summary[]): string[] {
   const lines = [
-    '| contender | req/s ratio | CPU ratio | req/s | p50 ms | p99 ms | server µs/req | server busy | Redis cmds/req | failed open |',
+    '| contender | req/s ratio | CPU ratio | req/s | p50 ms | p99 ms | server µs/req | server busy | Redis cmds/req sent (run) | failed open |',
     '|---|---|---|---|---|---|---|---|---|---|',
   ];
   for (const s of summaries) {
@@ -269,7 +274,9 @@ function table(summaries: readonly Summary[]): string[] {
       String(s.p99.median),
       s.cpuPerRequest.median.toFixed(0),
       `${(100 * s.busy.median).toFixed(0)}%`,
-      s.limiter.includes('redis') ? s.redisPerRequest.median.toFixed(2) : '–',
+      s.limiter.includes('redis')
+        ? `${s.redisPerRequest.median.toFixed(2)} (${s.redisExecutedPerRequest.median.toFixed(1)})`
+        : '–',
       `${s.limiter.startsWith('sluice') ? s.failedOpen : 'n/a'}${invalid}`,
     ];
     lines.push(`| ${cells.join(' | ')} |`);
@@ -295,6 +302,8 @@ export function markdown(
     "CPU ratio: per round, the baseline's server CPU time per request over the contender's: the throughput ratio",
     'the server would have if it were saturated (on this shared 2-CPU machine the load generator often saturates',
     'first: see "server busy"). A MemoryStore target counts as met only if both ratios reach it.',
+    'Redis cmds/req: commands the server sent per request, counted on its ioredis clients (a script call is one);',
+    'in brackets, commands Redis ran per request by INFO commandstats, those run inside scripts included.',
     'Nothing is rejected (limits of 10⁹ per minute); "failed open" counts Sluice decisions that did not reach the',
     'store (a valid run has 0); peers do not report theirs.',
     '',

@@ -36,6 +36,8 @@ export interface ServerStats {
   readonly failedOpen: number;
   readonly denied: number;
   readonly storeErrors: number;
+  /** Commands sent to Redis by the server's clients. */
+  readonly redisCommands: number;
   /** CPU time the server process has used, user + system, microseconds. */
   readonly cpuMicros: number;
 }
