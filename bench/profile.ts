@@ -1,7 +1,8 @@
 /**
- * Profiles one bench server under load: `npx tsx bench/profile.ts <framework> <limiter> <scenario> [seconds]`,
- * e.g. `npx tsx bench/profile.ts fastify sluice-memory three`. Starts the server with node --cpu-prof (pinned
- * like the suite), loads it with autocannon, then prints the functions with the most self time.
+ * Profiles one bench server under load: `npx tsx bench/profile.ts <framework> <limiter> <scenario> [seconds]
+ * [--no-build]`, e.g. `npx tsx bench/profile.ts fastify sluice-memory three`. Builds (see lib/build.ts), starts
+ * the compiled server with node --cpu-prof (pinned like the suite), loads it with autocannon, then prints the
+ * files and functions with the most self time.
  */
 import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -9,6 +10,7 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { buildForBench } from './lib/build.js';
 import { startLoad } from './lib/children.js';
 import { startBenchRedis } from './lib/redis.js';
 import { CONTENDERS, type Framework, type LimiterKind, type Scenario } from './lib/spec.js';
@@ -25,6 +27,7 @@ interface Profile {
 const [framework = 'fastify', limiter = 'sluice-memory', scenario = 'three', seconds = '6'] =
   process.argv.slice(2);
 if (!(framework in CONTENDERS)) throw new Error(`unknown framework ${framework}`);
+if (!process.argv.includes('--no-build')) buildForBench();
 const redis = await startBenchRedis();
 const load = startLoad();
 const dir = await mkdtemp(join(tmpdir(), 'sluice-prof-'));
@@ -35,15 +38,11 @@ const spec = {
   redisPort: redis.server.port,
   prefix: 'prof',
 };
-const script = fileURLToPath(new URL('server.ts', import.meta.url));
-const child = spawn(
-  'taskset',
-  ['-c', '0', process.execPath, '--cpu-prof', `--cpu-prof-dir=${dir}`, '--import', 'tsx', script],
-  {
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-    env: { ...process.env, BENCH_SPEC: JSON.stringify(spec) },
-  },
-);
+const script = fileURLToPath(new URL('dist/server.js', import.meta.url));
+const child = spawn('taskset', ['-c', '0', process.execPath, '--cpu-prof', `--cpu-prof-dir=${dir}`, script], {
+  stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  env: { ...process.env, BENCH_SPEC: JSON.stringify(spec) },
+});
 const port = await new Promise<number>((resolve) =>
   child.once('message', (m) => resolve((m as { port: number }).port)),
 );
@@ -75,6 +74,18 @@ for (const id of profile.samples) {
   self.set(where, (self.get(where) ?? 0) + 1);
 }
 const total = profile.samples.length;
+const byFile = new Map<string, number>();
+for (const id of profile.samples) {
+  const url = byId.get(id)?.callFrame.url ?? '';
+  const file =
+    url.replace(/^.*\/(node_modules|packages)\//, '').replace(/\/(built|lib|dist)\/.*$/, '') || '(native)';
+  byFile.set(file, (byFile.get(file) ?? 0) + 1);
+}
+console.log('self time by file:');
+for (const [file, count] of [...byFile].sort((a, b) => b[1] - a[1]).slice(0, 25)) {
+  console.log(`${((100 * count) / total).toFixed(1).padStart(5)}%  ${file}`);
+}
+console.log('self time by function:');
 console.log(`profile: ${join(dir, file)}`);
 for (const [where, count] of [...self].sort((a, b) => b[1] - a[1]).slice(0, 40)) {
   console.log(`${((100 * count) / total).toFixed(1).padStart(5)}%  ${where}`);

@@ -4,6 +4,7 @@
  * round-robin, seconds apart, over several rounds; medians with min–max go to bench/results/latest.{md,json}.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
+import { buildForBench } from './lib/build.js';
 import { type BenchServer, type LoadGenerator, startLoad, startServer } from './lib/children.js';
 import { runMicroBenchmarks } from './lib/micro.js';
 import { type Settings, settingsFrom } from './lib/plan.js';
@@ -35,6 +36,7 @@ async function measure(
   rate?: number,
 ): Promise<Measurement> {
   const commandsBefore = await ctx.redis.commands();
+  const redisCpuBefore = await ctx.redis.cpuMicros();
   const statsBefore = await server.stats();
   const result = await ctx.load.run({
     url: server.url,
@@ -46,6 +48,7 @@ async function measure(
   const statsAfter = await server.stats();
   // Every command Redis ran, those inside scripts included (INFO itself left out).
   const commands = (await ctx.redis.commands()) - commandsBefore;
+  const redisCpu = (await ctx.redis.cpuMicros()) - redisCpuBefore;
   const { framework, limiter } = server.spec;
   const measurement: Measurement = {
     framework,
@@ -56,6 +59,7 @@ async function measure(
     ...result,
     redisPerRequest: (statsAfter.redisCommands - statsBefore.redisCommands) / Math.max(1, result.total),
     redisExecutedPerRequest: usesRedis(limiter) ? commands / Math.max(1, result.total) : 0,
+    redisCpuPerRequest: usesRedis(limiter) ? redisCpu / Math.max(1, result.total) : 0,
     decisions: statsAfter.decisions - statsBefore.decisions,
     failedOpen: statsAfter.failedOpen - statsBefore.failedOpen,
     denied: statsAfter.denied - statsBefore.denied,
@@ -69,6 +73,7 @@ async function measure(
     `  r${round} ${scenario.padEnd(8)} ${limiter.padEnd(22)} ${Math.round(result.rps).toString().padStart(6)} req/s` +
       `  p50 ${result.p50} p99 ${result.p99} ms  cpu ${measurement.cpuPerRequest.toFixed(0)} µs/req` +
       ` busy ${(100 * measurement.busy).toFixed(0)}%  redis/req ${measurement.redisPerRequest.toFixed(2)}` +
+      ` (${measurement.redisCpuPerRequest.toFixed(1)} µs)` +
       `  failedOpen ${measurement.failedOpen}${flag}`,
   );
   await sleep(ctx.settings.pauseMs);
@@ -124,6 +129,7 @@ async function halfLoad(ctx: Context, framework: Framework, servers: readonly Be
 async function main(): Promise<void> {
   const settings = settingsFrom(process.argv.slice(2));
   const started = Date.now();
+  if (settings.build) buildForBench();
   const redis = await startBenchRedis();
   const load = startLoad();
   const ctx: Context = { settings, redis, load, measurements: [] };

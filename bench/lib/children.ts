@@ -12,9 +12,10 @@ process.once('exit', () => {
   for (const child of children) child.kill('SIGKILL');
 });
 
-function spawnPinned(cpu: number, file: string, env: Record<string, string> = {}): ChildProcess {
-  const script = fileURLToPath(new URL(`../${file}`, import.meta.url));
-  const child = spawn('taskset', ['-c', String(cpu), process.execPath, '--import', 'tsx', script], {
+/** Runs bench/dist/<name>.js (see build.ts) on one CPU. */
+function spawnPinned(cpu: number, name: string, env: Record<string, string> = {}): ChildProcess {
+  const script = fileURLToPath(new URL(`../dist/${name}.js`, import.meta.url));
+  const child = spawn('taskset', ['-c', String(cpu), process.execPath, script], {
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     env: { ...process.env, ...env },
   });
@@ -57,7 +58,7 @@ export interface BenchServer {
 
 /** Starts a server child on the server CPU and resolves once it listens. */
 export async function startServer(spec: ServerSpec): Promise<BenchServer> {
-  const child = spawnPinned(SERVER_CPU, 'server.ts', { BENCH_SPEC: JSON.stringify(spec) });
+  const child = spawnPinned(SERVER_CPU, 'server', { BENCH_SPEC: JSON.stringify(spec) });
   const port = await nextMessage(child, (m) =>
     (m as { type?: string }).type === 'ready' ? (m as { port: number }).port : undefined,
   );
@@ -83,7 +84,7 @@ export interface LoadGenerator {
 
 /** Starts the autocannon child on the load CPU. */
 export function startLoad(): LoadGenerator {
-  const child = spawnPinned(LOAD_CPU, 'load.ts');
+  const child = spawnPinned(LOAD_CPU, 'load');
   let nextId = 0;
   return {
     async run(job) {

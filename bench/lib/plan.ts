@@ -18,6 +18,8 @@ export interface Settings {
   readonly micro: boolean;
   /** Pause between measured runs, ms. */
   readonly pauseMs: number;
+  /** Build the packages and bench/dist first (skip with --no-build when nothing changed). */
+  readonly build: boolean;
 }
 
 const FULL: Settings = {
@@ -31,6 +33,7 @@ const FULL: Settings = {
   halfLoad: true,
   micro: true,
   pauseMs: 500,
+  build: true,
 };
 
 const QUICK: Settings = {
@@ -52,7 +55,7 @@ function list<T extends string>(value: string, allowed: readonly T[], what: stri
   return items as T[];
 }
 
-/** Reads `--quick`, `--frameworks=a,b`, `--scenarios=...`, `--rounds=N`, `--duration=S`, `--connections=N`, `--no-micro`, `--no-half`. */
+/** Reads `--quick`, `--frameworks=a,b`, `--scenarios=...`, `--rounds=N`, `--duration=S`, `--connections=N`, `--no-micro`, `--no-half`, `--half`, `--no-build`. */
 export function settingsFrom(argv: readonly string[]): Settings {
   let settings: Settings = argv.includes('--quick') ? QUICK : FULL;
   for (const arg of argv) {
@@ -70,6 +73,7 @@ export function settingsFrom(argv: readonly string[]): Settings {
     else if (name === 'no-micro') settings = { ...settings, micro: false };
     else if (name === 'no-half') settings = { ...settings, halfLoad: false };
     else if (name === 'half') settings = { ...settings, halfLoad: true };
+    else if (name === 'no-build') settings = { ...settings, build: false };
   }
   return settings;
 }

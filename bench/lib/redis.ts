@@ -13,6 +13,8 @@ export interface BenchRedis {
   readonly admin: Redis;
   /** Commands executed so far, all kinds but the admin's own INFO. */
   commands(): Promise<number>;
+  /** CPU time redis-server has used (user + system), microseconds. */
+  cpuMicros(): Promise<number>;
   version(): Promise<string>;
   stop(): Promise<void>;
 }
@@ -33,6 +35,11 @@ export async function startBenchRedis(): Promise<BenchRedis> {
         if (match[1] !== 'info') total += Number(match[2]);
       }
       return total;
+    },
+    async cpuMicros() {
+      const info = await admin.info('cpu');
+      const seconds = (name: string) => Number(new RegExp(`^${name}:([\\d.]+)`, 'm').exec(info)?.[1] ?? 0);
+      return Math.round((seconds('used_cpu_user') + seconds('used_cpu_sys')) * 1e6);
     },
     async version() {
       return /redis_version:(\S+)/.exec(await admin.info('server'))?.[1] ?? 'unknown';

@@ -28,6 +28,8 @@ export interface Measurement extends LoadResult {
   readonly redisPerRequest: number;
   /** Commands Redis ran per request (INFO commandstats), including those run inside scripts. */
   readonly redisExecutedPerRequest: number;
+  /** redis-server CPU time per request, µs (INFO cpu). */
+  readonly redisCpuPerRequest: number;
   readonly decisions: number;
   readonly failedOpen: number;
   readonly denied: number;
@@ -89,6 +91,7 @@ export interface Summary {
   readonly p99: Spread;
   readonly redisPerRequest: Spread;
   readonly redisExecutedPerRequest: Spread;
+  readonly redisCpuPerRequest: Spread;
   readonly cpuPerRequest: Spread;
   /** Per round: the baseline's server CPU per request over this contender's (capacity at saturation). */
   readonly cpuRatio: Spread;
@@ -144,6 +147,7 @@ export function summarize(measurements: readonly Measurement[]): Summary[] {
             p99: spread(runs.map((m) => m.p99)),
             redisPerRequest: spread(runs.map((m) => m.redisPerRequest)),
             redisExecutedPerRequest: spread(runs.map((m) => m.redisExecutedPerRequest)),
+            redisCpuPerRequest: spread(runs.map((m) => m.redisCpuPerRequest)),
             failedOpen: runs.reduce((sum, m) => sum + m.failedOpen, 0),
             rejectedOrErrors: runs.reduce((sum, m) => sum + m.non2xx + m.errors + m.timeouts, 0),
             rounds: runs.length,
@@ -259,8 +263,8 @@ const SCENARIO_TITLE: Record<Scenario, string> = {
 
 function table(summaries: readonly Summary[]): string[] {
   const lines = [
-    '| contender | req/s ratio | CPU ratio | req/s | p50 ms | p99 ms | server µs/req | server busy | Redis cmds/req sent (run) | failed open |',
-    '|---|---|---|---|---|---|---|---|---|---|',
+    '| contender | req/s ratio | CPU ratio | req/s | p50 ms | p99 ms | server µs/req | server busy | Redis cmds/req sent (run) | Redis µs/req | failed open |',
+    '|---|---|---|---|---|---|---|---|---|---|---|',
   ];
   for (const s of summaries) {
     const base = s.limiter === 'none';
@@ -277,6 +281,7 @@ function table(summaries: readonly Summary[]): string[] {
       s.limiter.includes('redis')
         ? `${s.redisPerRequest.median.toFixed(2)} (${s.redisExecutedPerRequest.median.toFixed(1)})`
         : '–',
+      s.limiter.includes('redis') ? s.redisCpuPerRequest.median.toFixed(1) : '–',
       `${s.limiter.startsWith('sluice') ? s.failedOpen : 'n/a'}${invalid}`,
     ];
     lines.push(`| ${cells.join(' | ')} |`);
@@ -304,6 +309,7 @@ export function markdown(
     'first: see "server busy"). A MemoryStore target counts as met only if both ratios reach it.',
     'Redis cmds/req: commands the server sent per request, counted on its ioredis clients (a script call is one);',
     'in brackets, commands Redis ran per request by INFO commandstats, those run inside scripts included.',
+    'Redis µs/req: redis-server CPU time per request (INFO cpu); Redis shares CPU 1 with the load generator.',
     'Nothing is rejected (limits of 10⁹ per minute); "failed open" counts Sluice decisions that did not reach the',
     'store (a valid run has 0); peers do not report theirs.',
     '',

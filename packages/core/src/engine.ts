@@ -7,6 +7,7 @@ import { effectiveMode, type PlannedCheck, planChecks } from './plan.js';
 import { MemoryStore } from './stores/memory.js';
 import type {
   Check,
+  CheckResult,
   CompiledRule,
   CompiledRules,
   Decision,
@@ -104,16 +105,25 @@ function errorKind(error: unknown): StoreErrorKind {
   return 'error';
 }
 
+/** Rejects with ERR_SLUICE_STORE_TIMEOUT after `ms`; one promise and one unref'd timer per call. */
 function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(
       () => reject(new StoreError('ERR_SLUICE_STORE_TIMEOUT', `store call over ${ms} ms`)),
       ms,
     );
     timer.unref();
+    promise.then(
+      (value) => {
+        clearTimeout(timer);
+        resolve(value);
+      },
+      (error: unknown) => {
+        clearTimeout(timer);
+        reject(error);
+      },
+    );
   });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
 /** Creates a limiter. */
@@ -141,20 +151,19 @@ export function createLimiter(options: LimiterOptions): Limiter {
     }
   }
 
-  async function evaluateOn(target: Store, checks: Check[], now: number): Promise<StoreOutcome> {
-    if (checks.length === 0) return { ok: true, results: [] };
+  /** A call to a remote (or custom) store, under the backstop timeout; failures become an outcome. */
+  function evaluateOn(target: Store, checks: Check[], now: number): Promise<StoreOutcome> {
     const started = performance.now();
+    let call: Promise<CheckResult[]>;
     try {
-      // In-process stores answer at once; a timer per request would only cost time.
-      const call = target.evaluate(checks, now);
-      const results = target instanceof MemoryStore ? await call : await withTimeout(call, timeoutMs);
-      if (!(target instanceof MemoryStore)) notify('onStoreLatency', (performance.now() - started) / 1000);
-      return { ok: true, results };
+      call = target.evaluate(checks, now);
     } catch (error) {
-      const kind = errorKind(error);
-      notify('onStoreError', kind, error instanceof Error ? error : new Error(String(error)));
-      return { ok: false, kind };
+      return Promise.resolve(failed(error));
     }
+    return withTimeout(call, timeoutMs).then((results): StoreOutcome => {
+      notify('onStoreLatency', (performance.now() - started) / 1000);
+      return { ok: true, results };
+    }, failed);
   }
 
   function matchedRules(rules: CompiledRules, descriptors: Descriptors, opts: CheckOptions, now: number) {
@@ -195,31 +204,61 @@ export function createLimiter(options: LimiterOptions): Limiter {
     for (const lease of leases) if (!lease.refund) notify('onLeases', lease.rule, -1);
   }
 
-  /** The store call of one scope; a request whose rules all live in one store makes one call only. */
-  function outcomeOf(target: Store, planned: readonly PlannedCheck[], now: number): Promise<StoreOutcome> {
-    if (planned.length === 0) return NOTHING_TO_DO;
+  /**
+   * The store call of one scope. An in-process MemoryStore answers synchronously (no promise, no timer);
+   * a scope with no checks makes no call.
+   */
+  function outcomeOf(target: Store, planned: readonly PlannedCheck[], now: number): Maybe<StoreOutcome> {
+    if (planned.length === 0) return NOTHING_DONE;
     const checks: Check[] = new Array(planned.length);
     for (let i = 0; i < planned.length; i++) checks[i] = planned[i]!.check;
-    return evaluateOn(target, checks, now);
+    if (!(target instanceof MemoryStore)) return evaluateOn(target, checks, now);
+    try {
+      return { ok: true, results: target.evaluateNow(checks, now) };
+    } catch (error) {
+      return failed(error);
+    }
   }
 
-  async function remoteOutcome(remote: readonly PlannedCheck[], now: number): Promise<RemoteOutcome> {
+  function failed(error: unknown): StoreOutcome {
+    const kind = errorKind(error);
+    notify('onStoreError', kind, error instanceof Error ? error : new Error(String(error)));
+    return { ok: false, kind };
+  }
+
+  function remoteOutcome(remote: readonly PlannedCheck[], now: number): Maybe<RemoteOutcome> {
     const plan = pools.take(remote, now);
-    if (plan === undefined) return { outcome: await outcomeOf(store, remote, now), plan };
-    const sent = await outcomeOf(store, plan.send, now);
-    return { outcome: pools.settle(remote, plan, sent, now), plan };
+    if (plan === undefined) return then(outcomeOf(store, remote, now), (outcome) => ({ outcome, plan }));
+    return then(outcomeOf(store, plan.send, now), (sent) => ({
+      outcome: pools.settle(remote, plan, sent, now),
+      plan,
+    }));
   }
 
-  async function check(descriptors: Descriptors, opts: CheckOptions = NO_OPTIONS): Promise<Decision> {
-    const codeCost = opts.cost === undefined ? 1 : assertCost(opts.cost);
+  /** Decides one request; synchronous up to the store calls, which are awaited only when they are remote. */
+  function check(descriptors: Descriptors, opts: CheckOptions = NO_OPTIONS): Promise<Decision> {
+    let codeCost: number;
+    try {
+      codeCost = opts.cost === undefined ? 1 : assertCost(opts.cost);
+    } catch (error) {
+      return Promise.reject(error);
+    }
     const rules = table;
     const now = clock();
     const planned = planChecks(matchedRules(rules, descriptors, opts, now), descriptors, codeCost, tags);
     const [remote, local] = byScope(planned);
-    const [{ outcome: storeOutcome, plan }, localOutcome] =
-      local.length === 0
-        ? [await remoteOutcome(remote, now), NOTHING_DONE]
-        : await Promise.all([remoteOutcome(remote, now), outcomeOf(localStore, local, now)]);
+    const request: Request = { descriptors, version: rules.version, now, remote, local };
+    const fromStore = remoteOutcome(remote, now);
+    const fromLocal = outcomeOf(localStore, local, now);
+    if (!isPromise(fromStore) && !isPromise(fromLocal)) {
+      return Promise.resolve(decide(request, fromStore, fromLocal));
+    }
+    return Promise.all([fromStore, fromLocal]).then(([s, l]) => decide(request, s, l));
+  }
+
+  function decide(request: Request, fromStore: RemoteOutcome, localOutcome: StoreOutcome): Decision {
+    const { remote, local, now } = request;
+    const { outcome: storeOutcome, plan } = fromStore;
     const results: RuleResult[] = [];
     let delayMs = 0;
     for (const [group, outcome] of [
@@ -244,13 +283,13 @@ export function createLimiter(options: LimiterOptions): Limiter {
       delayMs,
       leases,
       failure: failureOf(storeOutcome) ?? failureOf(localOutcome),
-      version: rules.version,
+      version: request.version,
     });
     if (!decision.allowed && plan !== undefined) pools.refund(plan);
     // One store may have committed leases while the other denied: hand them back at once.
     if (!decision.allowed && leases.length > 0) void releaseLeases(leases, now);
     else for (const lease of decision.leases) if (!lease.refund) notify('onLeases', lease.rule, 1);
-    notify('onDecision', decision, descriptors);
+    notify('onDecision', decision, request.descriptors);
     return decision;
   }
 
@@ -321,7 +360,26 @@ const NO_LEASES: readonly Lease[] = Object.freeze([]);
 const NO_CHECKS: readonly PlannedCheck[] = Object.freeze([]);
 /** The outcome of a store call with nothing to evaluate. */
 const NOTHING_DONE: StoreOutcome = Object.freeze({ ok: true, results: Object.freeze([]) }) as StoreOutcome;
-const NOTHING_TO_DO = Promise.resolve(NOTHING_DONE);
+
+type Maybe<T> = T | Promise<T>;
+
+function isPromise<T>(value: Maybe<T>): value is Promise<T> {
+  return value instanceof Promise;
+}
+
+/** `next(value)`, at once when the value is there, after it resolves when it is a promise. */
+function then<T, U>(value: Maybe<T>, next: (value: T) => U): Maybe<U> {
+  return isPromise(value) ? value.then(next) : next(value);
+}
+
+/** What one check is deciding, handed from the planning half to the deciding half. */
+interface Request {
+  readonly descriptors: Descriptors;
+  readonly version: string;
+  readonly now: number;
+  readonly remote: readonly PlannedCheck[];
+  readonly local: readonly PlannedCheck[];
+}
 
 /** The store-side outcome of a request, and what local leases did in it. */
 interface RemoteOutcome {

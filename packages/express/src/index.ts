@@ -38,11 +38,12 @@ export function rateLimit(options?: ExpressRateLimitOptions): ExpressRateLimit {
     };
 
   async function handle(req: Request, res: Response, next: NextFunction, scope: CheckScope): Promise<void> {
-    const verdict = await http.check(req, facts(req), scope);
+    const verdict = await http.check(req, new ExpressFacts(req), scope);
     if (verdict.action === 'skip') return next();
     if (verdict.action === 'deny') return deny(req, res, verdict.denied);
     res.set(verdict.headers);
-    releaseWhenDone(res, verdict.release);
+    // Leases to hand back when the response ends; none (the usual case): no listeners.
+    if (verdict.decision.leases.length > 0) releaseWhenDone(res, verdict.release);
     if (verdict.delayMs > 0 && !(await waitUnlessClosed(res, verdict.delayMs))) {
       await verdict.cancel(); // the client left while waiting: serve nothing
       return;
@@ -68,17 +69,29 @@ export function rateLimit(options?: ExpressRateLimitOptions): ExpressRateLimit {
   });
 }
 
-function facts(req: Request): RequestFacts {
-  const template = typeof req.route?.path === 'string' ? `${req.baseUrl}${req.route.path}` : undefined;
-  return {
-    ip: req.ip ?? req.socket.remoteAddress,
-    method: req.method,
-    url: req.originalUrl,
-    ...(template !== undefined ? { route: template } : {}),
-    caseSensitive: req.app.enabled('case sensitive routing'),
-    proxyTrust: proxyTrust(req.app.get('trust proxy')),
-    header: (name) => req.headers[name],
-  };
+/** What the limiter reads off an Express request; a class, so no closure is made per request. */
+class ExpressFacts implements RequestFacts {
+  readonly ip: string | undefined;
+  readonly method: string;
+  readonly url: string;
+  readonly route: string | undefined;
+  readonly caseSensitive: boolean;
+  readonly proxyTrust: ProxyTrust;
+  readonly #headers: Request['headers'];
+
+  constructor(req: Request) {
+    this.ip = req.ip ?? req.socket.remoteAddress;
+    this.method = req.method;
+    this.url = req.originalUrl;
+    this.route = typeof req.route?.path === 'string' ? `${req.baseUrl}${req.route.path}` : undefined;
+    this.caseSensitive = req.app.enabled('case sensitive routing');
+    this.proxyTrust = proxyTrust(req.app.get('trust proxy'));
+    this.#headers = req.headers;
+  }
+
+  header(name: string): string | readonly string[] | undefined {
+    return this.#headers[name];
+  }
 }
 
 /** Express's 'trust proxy' setting: false by default, true trusts every hop, anything else is bounded. */

@@ -33,6 +33,8 @@ declare module 'fastify' {
   }
 }
 
+const ALL_RULES = Object.freeze({});
+
 // Keys Fastify itself gives every plugin's options; they are not limiter options.
 const REGISTER_KEYS = new Set(['prefix', 'logLevel', 'logSerializers']);
 
@@ -59,11 +61,12 @@ const plugin: FastifyPluginAsync<FastifyRateLimitOptions> = async (fastify, give
     const config = request.routeOptions.config.rateLimit;
     if (config === false) return;
     const rules = config ? routeRules.get(config) : undefined;
-    const verdict = await http.check(request, facts(request), rules ? { rules } : {});
+    const verdict = await http.check(request, new FastifyFacts(request), rules ? { rules } : ALL_RULES);
     if (verdict.action === 'skip') return;
     if (verdict.action === 'deny') return deny(request, reply, verdict.denied);
     reply.headers(verdict.headers);
-    releaseWhenDone(reply.raw, verdict.release);
+    // Leases to hand back when the response ends; none (the usual case): no listeners.
+    if (verdict.decision.leases.length > 0) releaseWhenDone(reply.raw, verdict.release);
     if (verdict.delayMs > 0 && !(await waitUnlessClosed(reply.raw, verdict.delayMs))) {
       // The client left while waiting: serve nothing.
       await verdict.cancel();
@@ -89,18 +92,31 @@ const plugin: FastifyPluginAsync<FastifyRateLimitOptions> = async (fastify, give
   }
 };
 
-function facts(request: FastifyRequest): RequestFacts {
-  return {
-    ip: request.ip,
-    method: request.method,
-    url: request.url,
-    ...(request.routeOptions.url !== undefined ? { route: request.routeOptions.url } : {}),
+/** What the limiter reads off a Fastify request; a class, so no closure is made per request. */
+class FastifyFacts implements RequestFacts {
+  readonly ip: string;
+  readonly method: string;
+  readonly url: string;
+  readonly route: string | undefined;
+  readonly proxyTrust: 'none' | undefined;
+  readonly #headers: FastifyRequest['headers'];
+
+  constructor(request: FastifyRequest) {
+    this.ip = request.ip;
+    this.method = request.method;
+    this.url = request.url;
+    this.route = request.routeOptions.url;
+    this.#headers = request.headers;
     // Fastify does not expose trustProxy: a forwarded header that did not change the address was ignored.
-    ...(request.headers['x-forwarded-for'] !== undefined && request.ip === request.socket.remoteAddress
-      ? { proxyTrust: 'none' as const }
-      : {}),
-    header: (name) => request.headers[name],
-  };
+    this.proxyTrust =
+      request.headers['x-forwarded-for'] !== undefined && request.ip === request.socket.remoteAddress
+        ? 'none'
+        : undefined;
+  }
+
+  header(name: string): string | readonly string[] | undefined {
+    return this.#headers[name];
+  }
 }
 
 /** The Fastify plugin: `await app.register(rateLimit, options)` before the routes it should limit. */

@@ -3,6 +3,7 @@ import {
   createHttpLimiter,
   type DeniedResponse,
   type Limiter,
+  type ProxyTrust,
   type RateLimitOptions,
   type RequestFacts,
   type RuleSpec,
@@ -33,11 +34,12 @@ export function rateLimit(options?: KoaRateLimitOptions): KoaRateLimit {
 
   const middleware = (scope: CheckScope): Middleware =>
     async function sluiceRateLimit(ctx: Context, next: Next): Promise<void> {
-      const verdict = await http.check(ctx, facts(ctx), scope);
+      const verdict = await http.check(ctx, new KoaFacts(ctx), scope);
       if (verdict.action === 'skip') return next();
       if (verdict.action === 'deny') return deny(ctx, verdict.denied);
       ctx.set(verdict.headers);
-      releaseWhenDone(ctx.res, verdict.release);
+      // Leases to hand back when the response ends; none (the usual case): no listeners.
+      if (verdict.decision.leases.length > 0) releaseWhenDone(ctx.res, verdict.release);
       if (verdict.delayMs > 0 && !(await waitUnlessClosed(ctx.res, verdict.delayMs))) {
         await verdict.cancel(); // the client left while waiting: serve nothing
         return;
@@ -65,15 +67,27 @@ export function rateLimit(options?: KoaRateLimitOptions): KoaRateLimit {
   });
 }
 
-function facts(ctx: Context): RequestFacts {
-  const matched: unknown = (ctx as { _matchedRoute?: unknown })._matchedRoute;
-  return {
-    ip: ctx.ip,
-    method: ctx.method,
-    url: ctx.originalUrl,
-    ...(typeof matched === 'string' ? { route: matched } : {}),
+/** What the limiter reads off a Koa context; a class, so no closure is made per request. */
+class KoaFacts implements RequestFacts {
+  readonly ip: string;
+  readonly method: string;
+  readonly url: string;
+  readonly route: string | undefined;
+  readonly proxyTrust: ProxyTrust;
+  readonly #headers: Context['req']['headers'];
+
+  constructor(ctx: Context) {
+    const matched: unknown = (ctx as { _matchedRoute?: unknown })._matchedRoute;
+    this.ip = ctx.ip;
+    this.method = ctx.method;
+    this.url = ctx.originalUrl;
+    this.route = typeof matched === 'string' ? matched : undefined;
     // Koa with app.proxy and no maxIpsCount takes the leftmost X-Forwarded-For entry, which the client writes.
-    proxyTrust: !ctx.app.proxy ? 'none' : ctx.app.maxIpsCount > 0 ? 'bounded' : 'all',
-    header: (name) => ctx.req.headers[name],
-  };
+    this.proxyTrust = !ctx.app.proxy ? 'none' : ctx.app.maxIpsCount > 0 ? 'bounded' : 'all';
+    this.#headers = ctx.req.headers;
+  }
+
+  header(name: string): string | readonly string[] | undefined {
+    return this.#headers[name];
+  }
 }

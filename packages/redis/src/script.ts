@@ -26,9 +26,17 @@ const PRELUDE = `
 local NEVER = ${NEVER}
 local MARGIN_MS = 1000
 local ALGORITHMS = {}
+-- Each algorithm's code is defined on first use in a call (LOADERS.<code>), not all eight on every call.
+local LOADERS = {}
 
 local function fmt(x)
   return string.format('%.17g', x)
+end
+
+-- A reply number: whole numbers go as integers (no text to format or parse), others as exact text.
+local function num(x)
+  if x == math.floor(x) and x > -9007199254740992 and x < 9007199254740992 then return x end
+  return fmt(x)
 end
 
 local function read_numbers(key)
@@ -67,7 +75,12 @@ for i = 1, count do
   for k = 1, KEY_COUNT[code] do keys[k] = KEYS[next_key + k - 1] end
   next_key = next_key + KEY_COUNT[code]
   local p = {limit = tonumber(ARGV[a + 3]), window = tonumber(ARGV[a + 4]), burst = tonumber(ARGV[a + 5]), extra = ARGV[a + 7]}
-  local outcome = ALGORITHMS[code](keys, now, p, tonumber(ARGV[a + 6]))
+  local run = ALGORITHMS[code]
+  if run == nil then
+    LOADERS[code]()
+    run = ALGORITHMS[code]
+  end
+  local outcome = run(keys, now, p, tonumber(ARGV[a + 6]))
   outcomes[i] = outcome
   if (not outcome.allowed) and ARGV[a + 2] == '1' then blocked = true end
 end
@@ -80,15 +93,15 @@ local reply = {}
 for i = 1, count do
   local o = outcomes[i]
   local delay = ''
-  if o.delay ~= nil then delay = fmt(o.delay) end
+  if o.delay ~= nil then delay = num(o.delay) end
   local allowed = 0
   if o.allowed then allowed = 1 end
   local at = (i - 1) * ${RESULTS_PER_CHECK}
   reply[at + 1] = allowed
-  reply[at + 2] = fmt(o.limit)
-  reply[at + 3] = fmt(o.remaining)
-  reply[at + 4] = fmt(o.reset)
-  reply[at + 5] = fmt(o.retry)
+  reply[at + 2] = num(o.limit)
+  reply[at + 3] = num(o.remaining)
+  reply[at + 4] = num(o.reset)
+  reply[at + 5] = num(o.retry)
   reply[at + 6] = delay
 end
 return reply
@@ -108,7 +121,12 @@ export function compact(lua: string): string {
 
 /** The one multi-rule evaluation script: prelude, shared helpers, every algorithm, then the two phases. */
 export const EVALUATE_SCRIPT = compact(
-  [PRELUDE, ...sharedLua, ...scriptFragments.map((a) => a.lua), MAIN].join('\n'),
+  [
+    PRELUDE,
+    ...sharedLua,
+    ...scriptFragments.map((a) => `LOADERS.${a.code} = function()\n${a.lua}\nend`),
+    MAIN,
+  ].join('\n'),
 );
 
 /** The lease release script (ZREM + HDEL per lease). */

@@ -37,6 +37,12 @@ export interface RedisStoreOptions {
   fallback?: { gateways: number } | Store;
   /** Redis calls in flight at most; beyond it calls fail at once. Default {@link DEFAULT_MAX_PENDING}. */
   maxPending?: number;
+  /**
+   * Standalone Redis: script calls made in the same turn of the event loop leave in one socket write (the
+   * socket is corked until the turn ends), so concurrent requests share system calls. Default true.
+   * ioredis `enableAutoPipelining` does the same with more work per command; the bench measures both.
+   */
+  batchWrites?: boolean;
 }
 
 /**
@@ -111,18 +117,19 @@ function parseReply(reply: unknown, count: number): CheckResult[] {
   if (!Array.isArray(reply) || reply.length !== count * RESULTS_PER_CHECK) {
     throw new StoreError('ERR_SLUICE_STORE', 'unexpected reply from the Sluice script');
   }
-  const results: CheckResult[] = [];
-  for (let i = 0; i < count; i++) {
-    const [allowed, limit, remaining, reset, retry, delay] = reply.slice(i * RESULTS_PER_CHECK) as unknown[];
-    const retryAfterMs = Number(retry);
-    const result: CheckResult = {
-      allowed: allowed === 1,
-      limit: Number(limit),
-      remaining: Number(remaining),
-      resetMs: Number(reset),
-      retryAfterMs: retryAfterMs === NEVER ? Number.POSITIVE_INFINITY : retryAfterMs,
-    };
-    results.push(delay === '' ? result : { ...result, delayMs: Number(delay) });
+  const results: CheckResult[] = new Array(count);
+  for (let i = 0, at = 0; i < count; i++, at += RESULTS_PER_CHECK) {
+    const retry = Number(reply[at + 4]);
+    const delay: unknown = reply[at + 5];
+    const allowed = reply[at] === 1;
+    const limit = Number(reply[at + 1]);
+    const remaining = Number(reply[at + 2]);
+    const resetMs = Number(reply[at + 3]);
+    const retryAfterMs = retry === NEVER ? Number.POSITIVE_INFINITY : retry;
+    results[i] =
+      delay === ''
+        ? { allowed, limit, remaining, resetMs, retryAfterMs }
+        : { allowed, limit, remaining, resetMs, retryAfterMs, delayMs: Number(delay) };
   }
   return results;
 }
@@ -160,8 +167,16 @@ export class RedisStore implements Store {
   readonly #fallbackGateways: number;
   readonly #evaluateCommand = commandName('Evaluate', EVALUATE_SCRIPT);
   readonly #releaseCommand = commandName('Release', RELEASE_SCRIPT);
+  readonly #batchWrites: boolean;
   #pending = 0;
   #closed = false;
+  /** The socket corked for this turn of the event loop, if any. */
+  #corked: { uncork(): void } | undefined;
+  readonly #uncork = () => {
+    const stream = this.#corked;
+    this.#corked = undefined;
+    stream?.uncork();
+  };
 
   constructor(options: RedisStoreOptions) {
     const { client } = options;
@@ -178,6 +193,7 @@ export class RedisStore implements Store {
       throw new ConfigError("clock must be 'app' or 'redis'");
     this.#timeoutMs = positive('timeoutMs', options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
     this.#maxPending = positive('maxPending', options.maxPending ?? DEFAULT_MAX_PENDING, true);
+    this.#batchWrites = options.batchWrites ?? true;
     const breaker = options.breaker ?? DEFAULT_BREAKER;
     if (breaker !== false) {
       positive('breaker.failures', breaker.failures, true);
@@ -336,11 +352,14 @@ export class RedisStore implements Store {
     now: number,
     fragmentOf: (check: Check) => LuaAlgorithm = (check) => luaAlgorithms[check.algorithm],
   ): Promise<CheckResult[]> {
-    const keys: string[] = [];
+    let keyCount = 0;
+    for (const check of checks) keyCount += fragmentOf(check).keys.length;
+    // numkeys, KEYS, then ARGV: built in one array, sent as is.
+    const argv: (string | number)[] = [keyCount];
     const args: (string | number)[] = [this.#clock === 'redis' ? '' : String(now), checks.length];
     for (const check of checks) {
       const algorithm = fragmentOf(check);
-      for (const suffix of algorithm.keys) keys.push(keyOf(this.#prefix, check, suffix));
+      for (const suffix of algorithm.keys) argv.push(keyOf(this.#prefix, check, suffix));
       const { limit, windowMs, burst } = check.params;
       args.push(
         algorithm.code,
@@ -353,7 +372,8 @@ export class RedisStore implements Store {
       );
     }
     if (args.length !== 2 + checks.length * ARGS_PER_CHECK) throw new Error('argument layout mismatch');
-    const reply = await this.#run(this.#evaluateCommand, keys, args);
+    for (const arg of args) argv.push(arg);
+    const reply = await this.#run(this.#evaluateCommand, argv);
     return parseReply(reply, checks.length);
   }
 
@@ -367,37 +387,49 @@ export class RedisStore implements Store {
           keyOf(this.#prefix, lease, setSuffix!),
           keyOf(this.#prefix, lease, costSuffix!),
         ]);
-        return this.#run(
-          this.#releaseCommand,
-          keys,
-          group.map((lease) => lease.id),
-        );
+        return this.#run(this.#releaseCommand, [keys.length, ...keys, ...group.map((lease) => lease.id)]);
       }),
     );
   }
 
-  /** Sends one script call with the time limit; the call counts as pending until Redis answers. */
-  #run(command: string, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown> {
+  /**
+   * Sends one script call (`argv`: numkeys, keys, args) with the time limit; it counts as pending until
+   * Redis answers.
+   */
+  #run(command: string, argv: readonly (string | number)[]): Promise<unknown> {
     if (this.#pending >= this.#maxPending) {
       return Promise.reject(
         new StoreError('ERR_SLUICE_STORE', `${this.#pending} Redis calls already pending`),
       );
     }
     const send = (this.#client as unknown as Record<string, ScriptCommand>)[command]!;
+    this.#corkForThisTurn();
     this.#pending += 1;
-    const call = send.call(this.#client, keys.length, ...keys, ...args).finally(() => {
+    return withTimeout(send.apply(this.#client, argv as (string | number)[]), this.#timeoutMs, () => {
       this.#pending -= 1;
     });
-    return withTimeout(call, this.#timeoutMs);
+  }
+
+  /** Holds this turn's writes in the socket until the turn ends: one write for every call made meanwhile. */
+  #corkForThisTurn(): void {
+    if (!this.#batchWrites || this.#corked !== undefined || this.#client.isCluster) return;
+    // Only a live connection: commands sent while (re)connecting wait in ioredis's queues, not the socket.
+    if (this.#client.status !== 'ready') return;
+    const stream = (this.#client as Redis).stream as { cork?(): void; uncork(): void } | undefined;
+    if (typeof stream?.cork !== 'function') return;
+    stream.cork();
+    this.#corked = stream;
+    setImmediate(this.#uncork);
   }
 }
 
 /**
  * Rejects with ERR_SLUICE_STORE_TIMEOUT after `ms`. The rejection waits one more turn of the event loop
  * (setImmediate runs after pending I/O), so a reply already sitting in the socket when the timer fires
- * on a busy process still counts. The timer never keeps the process alive.
+ * on a busy process still counts. The timer never keeps the process alive. `settled` runs when Redis
+ * answers, in time or not.
  */
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+function withTimeout<T>(promise: Promise<T>, ms: number, settled: () => void): Promise<T> {
   return new Promise<T>((resolve, reject) => {
     const timer = setTimeout(() => {
       setImmediate(() =>
@@ -407,10 +439,12 @@ function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
     timer.unref();
     promise.then(
       (value) => {
+        settled();
         clearTimeout(timer);
         resolve(value);
       },
       (error: unknown) => {
+        settled();
         clearTimeout(timer);
         reject(toStoreError(error));
       },

@@ -1,12 +1,30 @@
 import type { CheckOptions, Limiter } from '../engine.js';
 import { ConfigError } from '../errors.js';
 import type { RuleSpec } from '../rules/schema.js';
-import type { CompiledRules, Decision } from '../types.js';
+import type { CompiledRules, Decision, Descriptors } from '../types.js';
 import { buildDescriptors, type RequestFacts } from './descriptors.js';
 import { type AdapterStage, type RateLimitOptions, type ResolvedOptions, resolveOptions } from './options.js';
 import { PROXY_NOTICES, type ProxyNotice, proxyNotice } from './proxy.js';
 import { type DeniedResponse, deniedResponse, type HeaderValues, rateLimitHeaders } from './responses.js';
 import { limiterFor, routeRuleCompiler } from './rules-option.js';
+
+type Maybe<T> = T | Promise<T>;
+
+function isPromise<T>(value: Maybe<T>): value is Promise<T> {
+  return typeof (value as { then?: unknown } | null | undefined)?.then === 'function';
+}
+
+/** `next(value)`, at once when the value is there, after it resolves when it is a promise. */
+function then<T, U>(value: Maybe<T>, next: (value: T) => Maybe<U>): Maybe<U> {
+  return isPromise(value) ? value.then(next) : next(value);
+}
+
+const SKIP: Verdict = Object.freeze({ action: 'skip' });
+const SKIPPED = Promise.resolve(SKIP);
+const ALL_RULES: CheckScope = Object.freeze({});
+const NO_OPTIONS: CheckOptions = Object.freeze({});
+const NOTHING = (): Promise<void> => Promise.resolve();
+const NOTICE_COUNT = Object.keys(PROXY_NOTICES).length;
 
 /** Share of the shown rule's limit still available; Infinity when no rule applied. */
 function roomLeft(decision: Decision): number {
@@ -74,7 +92,7 @@ export function createHttpLimiter<Req, O extends RateLimitOptions<Req>>(
   const noticed = new Set<ProxyNotice>(options.silence);
 
   function noticeProxySmell(facts: RequestFacts): void {
-    if (noticed.size === Object.keys(PROXY_NOTICES).length) return;
+    if (noticed.size === NOTICE_COUNT) return;
     const code = proxyNotice(facts);
     if (code === undefined || noticed.has(code)) return;
     noticed.add(code);
@@ -95,18 +113,25 @@ export function createHttpLimiter<Req, O extends RateLimitOptions<Req>>(
     );
   }
 
-  async function attempt<T>(stage: AdapterStage, step: () => T | Promise<T>): Promise<T | undefined> {
+  /**
+   * Runs a user hook; a throw or a rejection is reported and reads as undefined. A synchronous answer stays
+   * synchronous, so a request whose hooks are all synchronous waits on no promise but the store's.
+   */
+  function hook<T>(stage: AdapterStage, call: () => T | Promise<T>): Maybe<T | undefined> {
     try {
-      return await step();
+      const value = call();
+      if (!isPromise(value)) return value;
+      return value.then(undefined, (error: unknown) => {
+        report(error, stage);
+        return undefined;
+      });
     } catch (error) {
       report(error, stage);
       return undefined;
     }
   }
 
-  async function codeCost(req: Req): Promise<number | undefined> {
-    if (!options.cost) return undefined;
-    const cost = await attempt('cost', () => options.cost?.(req));
+  function validCost(cost: number | undefined): number | undefined {
     if (cost === undefined || (Number.isSafeInteger(cost) && cost >= 0)) return cost;
     report(
       new ConfigError(`cost(req) returned ${String(cost)}, not a whole number >= 0; using the rule's cost`),
@@ -115,21 +140,70 @@ export function createHttpLimiter<Req, O extends RateLimitOptions<Req>>(
     return undefined;
   }
 
-  async function decide(req: Req, facts: RequestFacts, scope: CheckScope): Promise<Decision | undefined> {
-    const extra = {
-      ...(options.apiKey ? { apiKey: await attempt('api_key', () => options.apiKey?.(req)) } : {}),
-      descriptors: options.descriptors
-        ? await attempt('descriptors', () => options.descriptors?.(req))
-        : undefined,
+  /** Hooks in order (api key, descriptors, cost), then the engine; the verdict of the decision. */
+  function decide(req: Req, facts: RequestFacts, scope: CheckScope): Maybe<Verdict> {
+    const { apiKey, descriptors } = options;
+    const key = apiKey ? hook('api_key', () => apiKey(req)) : undefined;
+    return then(key, (keyValue) => {
+      const own = descriptors ? hook('descriptors', () => descriptors(req)) : undefined;
+      return then(own, (ownValue) => {
+        const extra = apiKey ? { apiKey: keyValue, descriptors: ownValue } : { descriptors: ownValue };
+        const cost = options.cost ? hook('cost', () => options.cost?.(req)) : undefined;
+        return then(cost, (costValue) =>
+          judge(req, buildDescriptors(facts, options, extra), costValue, scope),
+        );
+      });
+    });
+  }
+
+  function judge(
+    req: Req,
+    descriptors: Descriptors,
+    cost: number | undefined,
+    scope: CheckScope,
+  ): Promise<Verdict> {
+    const valid = validCost(cost);
+    const checkOptions: CheckOptions =
+      valid === undefined && scope.rules === undefined && scope.global !== false
+        ? NO_OPTIONS
+        : { cost: valid, rules: scope.rules, global: scope.global };
+    return limiter.check(descriptors, checkOptions).then(
+      (decision) => verdictOf(req, decision),
+      (error: unknown) => {
+        report(error, 'check');
+        return SKIP;
+      },
+    );
+  }
+
+  function verdictOf(req: Req, decision: Decision): Verdict {
+    if (!decision.allowed) return { action: 'deny', denied: deniedResponse(decision, options.headers) };
+    const headers = rateLimitHeaders(headerDecision(req, decision), options.headers);
+    // Nothing to hand back: share no-op functions instead of making two closures per request.
+    if (decision.leases.length === 0) {
+      return {
+        action: 'allow',
+        decision,
+        headers,
+        delayMs: decision.delayMs,
+        release: NOTHING,
+        cancel: NOTHING,
+      };
+    }
+    let released: Promise<void> | undefined;
+    return {
+      action: 'allow',
+      decision,
+      headers,
+      delayMs: decision.delayMs,
+      release() {
+        released ??= limiter.release(decision).catch((error: unknown) => report(error, 'release'));
+        return released;
+      },
+      cancel() {
+        return limiter.cancel(decision).catch((error: unknown) => report(error, 'release'));
+      },
     };
-    const descriptors = buildDescriptors(facts, options, extra);
-    const cost = await codeCost(req);
-    const checkOptions: CheckOptions = {
-      ...(cost !== undefined ? { cost } : {}),
-      ...(scope.rules ? { rules: scope.rules } : {}),
-      ...(scope.global === false ? { global: false } : {}),
-    };
-    return attempt('check', () => limiter.check(descriptors, checkOptions));
   }
 
   /** A request seen twice by the same limiter (mounted twice, say) is not counted twice. */
@@ -142,29 +216,18 @@ export function createHttpLimiter<Req, O extends RateLimitOptions<Req>>(
     return scope.rules ? { rules: scope.rules, global: false } : undefined;
   }
 
-  async function check(req: Req, facts: RequestFacts, requested: CheckScope = {}): Promise<Verdict> {
+  function check(req: Req, facts: RequestFacts, requested: CheckScope = ALL_RULES): Promise<Verdict> {
     noticeProxySmell(facts);
     const scope = effectiveScope(req, requested);
-    if (scope === undefined) return { action: 'skip' };
-    if (options.skip && (await attempt('skip', () => options.skip?.(req))) === true)
-      return { action: 'skip' };
-    const decision = await decide(req, facts, scope);
-    if (decision === undefined) return { action: 'skip' };
-    if (!decision.allowed) return { action: 'deny', denied: deniedResponse(decision, options.headers) };
-    let released: Promise<void> | undefined;
-    return {
-      action: 'allow',
-      decision,
-      headers: rateLimitHeaders(headerDecision(req, decision), options.headers),
-      delayMs: decision.delayMs,
-      release() {
-        released ??= limiter.release(decision).catch((error: unknown) => report(error, 'release'));
-        return released;
-      },
-      cancel() {
-        return limiter.cancel(decision).catch((error: unknown) => report(error, 'release'));
-      },
-    };
+    if (scope === undefined) return SKIPPED;
+    const { skip } = options;
+    const verdict = skip
+      ? then(
+          hook('skip', () => skip(req)),
+          (skipped) => (skipped === true ? SKIP : decide(req, facts, scope)),
+        )
+      : decide(req, facts, scope);
+    return isPromise(verdict) ? verdict : Promise.resolve(verdict);
   }
 
   /** Global and route checks run apart (Express, Koa): headers show the more constrained of the two. */

@@ -52,6 +52,11 @@ export class MemoryStore implements Store {
   }
 
   evaluate(checks: readonly Check[], now: number): Promise<CheckResult[]> {
+    return Promise.resolve(this.evaluateNow(checks, now));
+  }
+
+  /** `evaluate` without the promise, for in-process callers (the engine) that need not wait for anything. */
+  evaluateNow(checks: readonly Check[], now: number): CheckResult[] {
     const outcomes: Outcome<unknown>[] = new Array(checks.length);
     let blocked = false;
     for (let i = 0; i < checks.length; i++) {
@@ -68,7 +73,7 @@ export class MemoryStore implements Store {
       if (!blocked && outcome.allowed) this.#write(checks[i]!, outcome.state, now + outcome.ttlMs);
       results[i] = toResult(outcome);
     }
-    return Promise.resolve(results);
+    return results;
   }
 
   release(leases: readonly Lease[], now: number): Promise<void> {
