@@ -9,7 +9,65 @@ const BURST_ALGORITHMS: ReadonlySet<AlgorithmName> = new Set(['token_bucket', 'g
 
 /** Problems of meaning inside one rule whose shape is valid: field combinations that make no sense. */
 export function checkRule(rule: ParsedRule, at: FieldPath): Finding[] {
-  return [...checkLimit(rule, at), ...checkKey(rule, at)];
+  return [...checkLimit(rule, at), ...checkKey(rule, at), ...checkShards(rule, at), ...checkLease(rule, at)];
+}
+
+/** Algorithms whose units a gateway can take in a batch and spend later (not leases, not queue places). */
+const LEASABLE: ReadonlySet<AlgorithmName> = new Set([
+  'fixed_window',
+  'sliding_window',
+  'sliding_log',
+  'token_bucket',
+  'gcra',
+  'quota',
+]);
+
+/** The units a rule can hold at once: its burst where it has one, else its limit. */
+function capacityOf(rule: ParsedRule): number {
+  const { limit } = rule;
+  return 'concurrent' in limit ? limit.concurrent : Math.min(limit.requests, limit.burst ?? limit.requests);
+}
+
+function checkShards(rule: ParsedRule, at: FieldPath): Finding[] {
+  const { shards } = rule;
+  if (shards === undefined || shards === 1) return [];
+  const capacity = capacityOf(rule);
+  if (capacity > 0 && shards > capacity) {
+    return [
+      {
+        path: [...at, 'shards'],
+        message: `${shards} shards of a limit of ${capacity} leave a sub-counter with less than 1; use at most ${capacity}`,
+      },
+    ];
+  }
+  return [];
+}
+
+function checkLease(rule: ParsedRule, at: FieldPath): Finding[] {
+  const { lease } = rule;
+  if (lease === undefined) return [];
+  const path = [...at, 'lease'];
+  if (!LEASABLE.has(rule.algorithm)) {
+    return [
+      {
+        path,
+        message: `lease only applies to counted algorithms (fixed_window, sliding_window, sliding_log, token_bucket, gcra, quota); this rule uses ${rule.algorithm}`,
+      },
+    ];
+  }
+  if (rule.scope === 'local') {
+    return [{ path, message: 'a local rule makes no store call to save: remove lease or scope: local' }];
+  }
+  const share = Math.floor(capacityOf(rule) / (rule.shards ?? 1));
+  if (share > 0 && lease.batch > share) {
+    return [
+      {
+        path: [...path, 'batch'],
+        message: `a batch of ${lease.batch} is more than the ${share} units a counter holds; use at most ${share}`,
+      },
+    ];
+  }
+  return [];
 }
 
 function checkLimit(rule: ParsedRule, at: FieldPath): Finding[] {

@@ -64,6 +64,8 @@ function compileRule(rule: ParsedRule): CompiledRule {
     ...(rule.review === undefined ? {} : { review: rule.review }),
     ...(expiresAt === undefined ? {} : { expiresAt }),
     scope: rule.scope,
+    ...(rule.shards === undefined || rule.shards === 1 ? {} : { shards: rule.shards }),
+    ...(rule.lease === undefined ? {} : { lease: { batch: rule.lease.batch } }),
   });
 }
 

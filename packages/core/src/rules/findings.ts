@@ -80,6 +80,7 @@ function fieldsAt(path: FieldPath): { names: readonly string[]; forms?: string }
   if (typeof last === 'number') return { names: FIELDS.rule };
   if (last === 'limit') return { names: FIELDS.limit, forms: LIMIT_FORMS };
   if (last === 'cost') return { names: FIELDS.cost, forms: COST_FORMS };
+  if (last === 'lease' && typeof path.at(-2) === 'number') return { names: FIELDS.lease };
   return { names: [] };
 }
 

@@ -109,6 +109,22 @@ const cost = z.union(
   { error: 'expected a whole number, {descriptor, max} or {by, values, default}' },
 );
 
+/** Most sub-counters a rule can be split into. */
+export const MAX_SHARDS = 1024;
+
+const shards = z.custom<number>(
+  (value) => Number.isInteger(value) && (value as number) >= 1 && (value as number) <= MAX_SHARDS,
+  {
+    error: (issue) =>
+      typeof issue.input === 'number' && Number.isInteger(issue.input)
+        ? `${issue.input} is outside 1–${MAX_SHARDS}`
+        : `expected a whole number of shards, got ${show(issue.input)}`,
+  },
+);
+
+/** Local leases: units taken from the store per call, spent in process. */
+const localLease = z.strictObject({ batch: wholeNumber(1) });
+
 /** One rule as written in a rules file: the shape only; meaning across fields and rules is checked apart. */
 export const ruleSchema = z.strictObject({
   name: ruleName,
@@ -129,6 +145,10 @@ export const ruleSchema = z.strictObject({
   review: day.optional(),
   expires: expiry.optional(),
   scope: z.enum(['store', 'local']).default('store'),
+  /** Hot keys: split the counter over this many sub-counters, each holding limit/shards. */
+  shards: shards.optional(),
+  /** Hot keys: take `batch` units per store call and spend them locally. */
+  lease: localLease.optional(),
 });
 
 /** The top of a rules file. Rules are validated one by one (see validate.ts) so that every rule reports. */
@@ -155,4 +175,5 @@ export const FIELDS = {
   rule: Object.keys(ruleSchema.shape),
   limit: [...Object.keys(requestsLimit.shape), ...Object.keys(concurrentLimit.shape)],
   cost: ['descriptor', 'max', 'by', 'values', 'default'],
+  lease: Object.keys(localLease.shape),
 } as const;
