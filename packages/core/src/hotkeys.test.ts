@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createLimiter } from './engine.js';
 import { compileRules } from './rules/compile.js';
+import type { RuleSpec } from './rules/schema.js';
 import { MemoryStore } from './stores/memory.js';
 import type { Check, CheckResult, Lease, Store } from './types.js';
 
@@ -22,7 +23,7 @@ class RecordingStore implements Store {
   }
 }
 
-function limiterWith(rule: object, extra: object[] = [], clock = () => T0) {
+function limiterWith(rule: Partial<RuleSpec>, extra: RuleSpec[] = [], clock = () => T0) {
   const store = new RecordingStore();
   const rules = compileRules({
     rules: [

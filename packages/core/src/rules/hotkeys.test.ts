@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { formatProblem, RulesError } from '../errors.js';
 import { compileRules } from './compile.js';
 import { parseRules } from './parse.js';
+import type { RuleSpec } from './schema.js';
 
 function problemsOf(name: string): string[] {
   const text = readFileSync(new URL(`./fixtures/${name}`, import.meta.url), 'utf8');
@@ -47,7 +48,8 @@ describe('shards and lease in the rules file', () => {
   });
 
   it('refuses a lease on a local rule and on concurrency', () => {
-    const compile = (rule: object) => () => compileRules({ rules: [{ name: 'r', key: ['ip'], ...rule }] });
+    const compile = (rule: Partial<RuleSpec>) => () =>
+      compileRules({ rules: [{ name: 'r', key: ['ip'], limit: { requests: 10, per: '1s' }, ...rule }] });
     expect(compile({ limit: { requests: 10, per: '1s' }, scope: 'local', lease: { batch: 2 } })).toThrow(
       'rules[0].lease: a local rule makes no store call to save',
     );
