@@ -88,6 +88,7 @@ async function group(ctx: Context, framework: Framework, rules: RuleSet): Promis
   const servers: BenchServer[] = [];
   try {
     for (const limiter of CONTENDERS[framework]) {
+      if (ctx.settings.quick && FULL_RUN_ONLY.has(limiter)) continue;
       const prefix = `b${framework[0]}${rules[0]}${servers.length}`;
       servers.push(
         await startServer({ framework, limiter, rules, redisPort: ctx.redis.server.port, prefix }),

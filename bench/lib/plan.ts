@@ -46,7 +46,7 @@ const QUICK: Settings = {
   warmupS: 1,
   halfLoad: false,
   micro: false,
-  pauseMs: 200,
+  pauseMs: 100,
 };
 
 function list<T extends string>(value: string, allowed: readonly T[], what: string): T[] {

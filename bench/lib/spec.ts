@@ -110,6 +110,9 @@ export function usesRedis(limiter: LimiterKind): boolean {
   return limiter.includes('redis');
 }
 
+/** Contenders a `--quick` run leaves out, to stay under two minutes. */
+export const FULL_RUN_ONLY: ReadonlySet<LimiterKind> = new Set(['sluice-redis-autopipe', 'rlflex-redis']);
+
 /** The contenders per framework, the baseline first. */
 export const CONTENDERS: Readonly<Record<Framework, readonly LimiterKind[]>> = {
   fastify: ['none', 'sluice-memory', 'peer-memory', 'sluice-redis', 'sluice-redis-autopipe', 'peer-redis'],
