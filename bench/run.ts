@@ -12,6 +12,7 @@ import { type BenchRedis, startBenchRedis } from './lib/redis.js';
 import { describeMachine, type Measurement, writeResults } from './lib/report.js';
 import {
   CONTENDERS,
+  FULL_RUN_ONLY,
   type Framework,
   type RuleSet,
   SCENARIOS_OF,
