@@ -12,8 +12,8 @@ import { type BenchRedis, startBenchRedis } from './lib/redis.js';
 import { describeMachine, type Measurement, writeResults } from './lib/report.js';
 import {
   CONTENDERS,
-  FULL_RUN_ONLY,
   type Framework,
+  FULL_RUN_ONLY,
   type RuleSet,
   SCENARIOS_OF,
   type Scenario,
