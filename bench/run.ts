@@ -128,6 +128,9 @@ async function halfLoad(ctx: Context, framework: Framework, servers: readonly Be
   }
 }
 
+// Ctrl-C: exit through process.exit, whose handlers stop the servers, the load generator and redis-server.
+process.once('SIGINT', () => process.exit(130));
+
 async function main(): Promise<void> {
   const settings = settingsFrom(process.argv.slice(2));
   const started = Date.now();
