@@ -58,7 +58,10 @@ async function measure(
     load: rate === undefined ? 'max' : 'half',
     round,
     ...result,
-    redisPerRequest: (statsAfter.redisCommands - statsBefore.redisCommands) / Math.max(1, result.total),
+    // Per request the server began: requests still in flight when autocannon stops have sent their commands.
+    redisPerRequest:
+      (statsAfter.redisCommands - statsBefore.redisCommands) /
+      Math.max(1, statsAfter.requests - statsBefore.requests),
     redisExecutedPerRequest: usesRedis(limiter) ? commands / Math.max(1, result.total) : 0,
     redisCpuPerRequest: usesRedis(limiter) ? redisCpu / Math.max(1, result.total) : 0,
     decisions: statsAfter.decisions - statsBefore.decisions,
@@ -145,7 +148,7 @@ async function main(): Promise<void> {
       for (const rules of ['one', 'three'] as const) await group(ctx, framework, rules);
     }
     const micro = settings.micro ? await runMicroBenchmarks() : undefined;
-    const files = await writeResults({
+    const files = await writeResults(settings.out, {
       settings,
       machine,
       measurements: ctx.measurements,

@@ -12,16 +12,22 @@ import type { ServerSpec } from './lib/spec.js';
 const spec = JSON.parse(process.env.BENCH_SPEC ?? '') as ServerSpec;
 const tally = new Tally();
 
+const countRequest = () => {
+  tally.requests += 1;
+};
+
 async function listen(): Promise<number> {
   if (spec.framework === 'fastify') {
     const app = await fastifyApp(spec, tally);
     await app.listen({ host: '127.0.0.1', port: 0 });
+    app.server.on('request', countRequest);
     return (app.server.address() as AddressInfo).port;
   }
   const app = spec.framework === 'express' ? expressApp(spec, tally) : koaApp(spec, tally);
   const handler = spec.framework === 'express' ? app : (app as ReturnType<typeof koaApp>).callback();
   const { createServer } = await import('node:http');
   const server = createServer(handler as Parameters<typeof createServer>[1]);
+  server.on('request', countRequest);
   server.keepAliveTimeout = 60_000;
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return (server.address() as AddressInfo).port;

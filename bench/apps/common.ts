@@ -22,6 +22,8 @@ export class Tally {
   storeErrors = 0;
   /** Commands this process sent to Redis (every ioredis client of the app counts through `countCommands`). */
   redisCommands = 0;
+  /** Requests the HTTP server has begun (autocannon stops with requests in flight: count them here). */
+  requests = 0;
 
   /** An observer for Sluice adapters. */
   readonly observer = {
@@ -36,9 +38,17 @@ export class Tally {
   };
 
   snapshot(): ServerStats {
-    const { decisions, failedOpen, denied, storeErrors, redisCommands } = this;
+    const { decisions, failedOpen, denied, storeErrors, redisCommands, requests } = this;
     const cpu = process.cpuUsage();
-    return { decisions, failedOpen, denied, storeErrors, redisCommands, cpuMicros: cpu.user + cpu.system };
+    return {
+      decisions,
+      failedOpen,
+      denied,
+      storeErrors,
+      redisCommands,
+      requests,
+      cpuMicros: cpu.user + cpu.system,
+    };
   }
 }
 

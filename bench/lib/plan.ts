@@ -20,6 +20,8 @@ export interface Settings {
   readonly pauseMs: number;
   /** Build the packages and bench/dist first (skip with --no-build when nothing changed). */
   readonly build: boolean;
+  /** Result file name in bench/results (without extension): `latest` unless `--out=name`. */
+  readonly out: string;
 }
 
 const FULL: Settings = {
@@ -34,6 +36,7 @@ const FULL: Settings = {
   micro: true,
   pauseMs: 500,
   build: true,
+  out: 'latest',
 };
 
 const QUICK: Settings = {
@@ -55,7 +58,7 @@ function list<T extends string>(value: string, allowed: readonly T[], what: stri
   return items as T[];
 }
 
-/** Reads `--quick`, `--frameworks=a,b`, `--scenarios=...`, `--rounds=N`, `--duration=S`, `--connections=N`, `--no-micro`, `--no-half`, `--half`, `--no-build`. */
+/** Reads `--quick`, `--frameworks=a,b`, `--scenarios=...`, `--rounds=N`, `--duration=S`, `--connections=N`, `--no-micro`, `--no-half`, `--half`, `--no-build`, `--out=name`. */
 export function settingsFrom(argv: readonly string[]): Settings {
   let settings: Settings = argv.includes('--quick') ? QUICK : FULL;
   for (const arg of argv) {
@@ -74,6 +77,7 @@ export function settingsFrom(argv: readonly string[]): Settings {
     else if (name === 'no-half') settings = { ...settings, halfLoad: false };
     else if (name === 'half') settings = { ...settings, halfLoad: true };
     else if (name === 'no-build') settings = { ...settings, build: false };
+    else if (name === 'out' && /^[\w-]+$/.test(value)) settings = { ...settings, out: value };
   }
   return settings;
 }

@@ -38,6 +38,8 @@ export interface ServerStats {
   readonly storeErrors: number;
   /** Commands sent to Redis by the server's clients. */
   readonly redisCommands: number;
+  /** Requests the server has begun. */
+  readonly requests: number;
   /** CPU time the server process has used, user + system, microseconds. */
   readonly cpuMicros: number;
 }
