@@ -3,21 +3,11 @@
  * per algorithm, on a private redis-server started here (never the shared 6379).
  * Run: npx tsx bench/redis-ops.ts   (N keys per algorithm: BENCH_KEYS, default 20000)
  */
-import { type AlgorithmName, type Check, hashText } from '@sluice/core';
+import { ALGORITHMS, type AlgorithmName, type Check, hashText } from '@sluice/core';
 import { luaAlgorithms, RedisStore } from '@sluice/redis';
 import { Redis } from 'ioredis';
 import { ready, startRedis } from '../test/support/redis.js';
 
-const ALGORITHMS: readonly AlgorithmName[] = [
-  'fixed_window',
-  'sliding_window',
-  'sliding_log',
-  'token_bucket',
-  'gcra',
-  'leaky_bucket',
-  'concurrency',
-  'quota',
-];
 const KEYS = Number(process.env.BENCH_KEYS ?? 20_000);
 const IN_FLIGHT = 64;
 const T0 = Date.now();

@@ -2,23 +2,13 @@
  * RedisStore's Lua must decide exactly as core's pure functions: random request sequences (mixed rules,
  * costs, modes, leases, releases, time steps) give the same results on RedisStore and on MemoryStore.
  */
-import { type AlgorithmName, type Check, type LimitParams, MemoryStore } from '@sluice/core';
+import { ALGORITHMS, type AlgorithmName, type Check, type LimitParams, MemoryStore } from '@sluice/core';
 import { RedisStore } from '@sluice/redis';
 import fc from 'fast-check';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RedisServer, randomPrefix, startRedis } from './support/redis.js';
 
-const ALGORITHMS: readonly AlgorithmName[] = [
-  'fixed_window',
-  'sliding_window',
-  'sliding_log',
-  'token_bucket',
-  'gcra',
-  'leaky_bucket',
-  'concurrency',
-  'quota',
-];
 const T0 = Date.UTC(2026, 0, 30, 23, 59, 0);
 const DAY = 86_400_000;
 const TAGS = ['tagA', 'tagB'];

@@ -1,5 +1,6 @@
 /** RedisStore on one private redis-server: round trips, atomicity, scripts, TTLs, clocks, leases, key safety. */
 import {
+  ALGORITHMS,
   type AlgorithmName,
   type Check,
   ConfigError,
@@ -30,16 +31,6 @@ afterAll(async () => {
 });
 
 const SLOW_BOX = { timeoutMs: 5000, breaker: false } as const;
-const ALL: readonly AlgorithmName[] = [
-  'fixed_window',
-  'sliding_window',
-  'sliding_log',
-  'token_bucket',
-  'gcra',
-  'leaky_bucket',
-  'concurrency',
-  'quota',
-];
 
 function storeFor(
   prefix = randomPrefix(),
@@ -132,12 +123,12 @@ describe('atomic decisions', () => {
   it('a call denied by an enforcing check leaves every key of every algorithm unchanged', async () => {
     const prefix = randomPrefix();
     const store = storeFor(prefix);
-    const wide = ALL.map((algorithm) => check(algorithm, { limit: 100, burst: 100 }, { cost: 2 }));
+    const wide = ALGORITHMS.map((algorithm) => check(algorithm, { limit: 100, burst: 100 }, { cost: 2 }));
     const narrow = check('fixed_window', { limit: 1 }, { rule: 'narrow' });
     const first = await store.evaluate([...wide, narrow], 1_000_000);
     expect(first.every((r) => r.allowed)).toBe(true);
     const before = await snapshot(prefix);
-    expect(Object.keys(before)).toHaveLength(ALL.length + 2); // + narrow, + concurrency cost hash
+    expect(Object.keys(before)).toHaveLength(ALGORITHMS.length + 2); // + narrow, + concurrency cost hash
 
     const denied = await store.evaluate([...wide, narrow], 1_000_001);
     expect(denied.map((r) => r.allowed)).toEqual([...wide.map(() => true), false]);
@@ -176,19 +167,22 @@ describe('scripts', () => {
 });
 
 describe('key lifetimes', () => {
-  it.each(ALL)('%s: every key it writes has a TTL covering its state, plus a margin', async (algorithm) => {
-    const prefix = randomPrefix();
-    const store = storeFor(prefix);
-    const c = check(algorithm, { limit: 5, windowMs: 30_000, burst: 5 }, { cost: 2 });
-    const [result] = await store.evaluate([c], Date.now());
-    const keys = await scanKeys(admin, prefix);
-    expect(keys.length).toBe(algorithm === 'concurrency' ? 2 : 1);
-    for (const key of keys) {
-      const ttl = await admin.pttl(key);
-      expect(ttl, key).toBeGreaterThan(result!.resetMs); // state lives at least as long as it matters
-      expect(ttl, key).toBeLessThanOrEqual(result!.resetMs + 1000); // and not forever
-    }
-  });
+  it.each(ALGORITHMS)(
+    '%s: every key it writes has a TTL covering its state, plus a margin',
+    async (algorithm) => {
+      const prefix = randomPrefix();
+      const store = storeFor(prefix);
+      const c = check(algorithm, { limit: 5, windowMs: 30_000, burst: 5 }, { cost: 2 });
+      const [result] = await store.evaluate([c], Date.now());
+      const keys = await scanKeys(admin, prefix);
+      expect(keys.length).toBe(algorithm === 'concurrency' ? 2 : 1);
+      for (const key of keys) {
+        const ttl = await admin.pttl(key);
+        expect(ttl, key).toBeGreaterThan(result!.resetMs); // state lives at least as long as it matters
+        expect(ttl, key).toBeLessThanOrEqual(result!.resetMs + 1000); // and not forever
+      }
+    },
+  );
 
   it('a quota with a calendar period expires at the end of the period', async () => {
     const prefix = randomPrefix();

@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { ALGORITHMS } from '../rules/schema.js';
 import type { AlgorithmName, CalendarPeriod, LimitParams, Outcome } from '../types.js';
 import {
   decideByName,
@@ -12,17 +13,6 @@ import {
 } from './index.js';
 
 const NOW = Date.UTC(2026, 10, 30, 9, 30); // 2026-11-30, a Monday
-
-const names: AlgorithmName[] = [
-  'fixed_window',
-  'sliding_window',
-  'sliding_log',
-  'token_bucket',
-  'gcra',
-  'leaky_bucket',
-  'concurrency',
-  'quota',
-];
 
 const bucketParams = fc
   .record({
@@ -128,7 +118,7 @@ describe('sliding_window', () => {
   });
 });
 
-describe.each(names)('%s over random sequences', (name) => {
+describe.each(ALGORITHMS)('%s over random sequences', (name) => {
   it('waiting retryAfterMs gets through, 1 ms less does not; denials change nothing', () => {
     fc.assert(
       fc.property(

@@ -8,4 +8,11 @@ export {
   resolveRules,
   resolveRulesSync,
 } from './resolve.js';
-export { type LimitSpec, type ParsedRule, type RuleSpec, ruleSchema, rulesFileSchema } from './schema.js';
+export {
+  ALGORITHMS,
+  type LimitSpec,
+  type ParsedRule,
+  type RuleSpec,
+  ruleSchema,
+  rulesFileSchema,
+} from './schema.js';
