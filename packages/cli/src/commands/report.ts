@@ -3,7 +3,13 @@ import { writeFile } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import { countOption, parseCommandArgs, stringOption } from '../args.js';
 import { type Command, describeFsError, EXIT, type Io, UsageError } from '../io.js';
-import { createDenialAggregator, type DenialReport, formatCount, formatHour } from '../report/aggregate.js';
+import {
+  createDenialAggregator,
+  type DenialReport,
+  formatCount,
+  formatHour,
+  offenderRows,
+} from '../report/aggregate.js';
 import { renderHtml } from '../report/html.js';
 
 /** Columns padded to their widest cell. */
@@ -47,16 +53,7 @@ function printReport(io: Io, report: DenialReport, top: number): void {
   for (const line of formatTable([['rule', 'would-be', 'denied'], ...byRule])) io.out(`  ${line}`);
   io.out('');
   io.out(`Top offenders (rule, hashed key)${report.offenders.length > top ? `, first ${top}` : ''}`);
-  const offenders = report.offenders
-    .slice(0, top)
-    .map((o) => [
-      o.rule,
-      o.key,
-      formatCount(o.wouldBe),
-      formatCount(o.denied),
-      o.first === undefined ? '' : formatHour(o.first),
-      o.last === undefined ? '' : formatHour(o.last),
-    ]);
+  const offenders = offenderRows(report, top);
   const offenderHeader = ['rule', 'key', 'would-be', 'denied', 'first', 'last'];
   for (const line of formatTable([offenderHeader, ...offenders])) io.out(`  ${line}`);
   if (report.hours.length === 0) return;

@@ -186,3 +186,17 @@ export function formatHour(ms: number): string {
 export function formatCount(count: number): string {
   return Number.isInteger(count) ? String(count) : `~${Math.round(count)}`;
 }
+
+/** The top offenders as table rows: rule, hashed key, would-be and enforced denials, first and last hour. */
+export function offenderRows(report: DenialReport, top: number): string[][] {
+  return report.offenders
+    .slice(0, top)
+    .map((o) => [
+      o.rule,
+      o.key,
+      formatCount(o.wouldBe),
+      formatCount(o.denied),
+      o.first === undefined ? '' : formatHour(o.first),
+      o.last === undefined ? '' : formatHour(o.last),
+    ]);
+}

@@ -1,4 +1,4 @@
-import { type DenialReport, formatCount, formatHour } from './aggregate.js';
+import { type DenialReport, formatCount, formatHour, offenderRows } from './aggregate.js';
 
 const COLOURS = ['#d62728', '#1f77b4', '#ff7f0e', '#2ca02c', '#9467bd', '#8c564b', '#e377c2', '#17becf'];
 const CHART = { width: 900, height: 320, left: 56, right: 16, top: 16, bottom: 48 };
@@ -90,19 +90,7 @@ ${table(
   report.rules.map((r) => [r.rule, formatCount(r.wouldBe), formatCount(r.denied)]),
 )}
 <h2>Top offenders</h2>
-${table(
-  ['rule', 'key (hashed)', 'would-be denials', 'denied', 'first', 'last'],
-  report.offenders
-    .slice(0, top)
-    .map((o) => [
-      o.rule,
-      o.key,
-      formatCount(o.wouldBe),
-      formatCount(o.denied),
-      o.first === undefined ? '' : formatHour(o.first),
-      o.last === undefined ? '' : formatHour(o.last),
-    ]),
-)}
+${table(['rule', 'key (hashed)', 'would-be denials', 'denied', 'first', 'last'], offenderRows(report, top))}
 </body></html>
 `;
 }
