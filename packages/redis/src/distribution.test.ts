@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type CompiledRules, ConfigError, createLimiter, RulesError, type RulesSource } from '@sluice/core';
+import { ConfigError, createLimiter, RulesError, type RulesSource } from '@sluice/core';
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import {
@@ -11,6 +11,7 @@ import {
   startCluster,
   startRedis,
 } from '../../../test/support/redis.js';
+import { nextEvent } from '../../../test/support/rules.js';
 import { publishRules, redisRules, rulesChannel, rulesKey } from './distribution.js';
 import { recommendedRedisOptions } from './store.js';
 
@@ -44,22 +45,6 @@ async function gateway(options: Parameters<typeof redisRules>[1], redis = client
   const source = await redisRules(redis, options);
   sources.push(source);
   return source;
-}
-
-/** Resolves with the next table or error a source reports. */
-function nextEvent(source: RulesSource): Promise<CompiledRules | Error> {
-  return new Promise((resolve) => {
-    const unsubscribe = source.subscribe(
-      (rules) => {
-        unsubscribe();
-        resolve(rules);
-      },
-      (error) => {
-        unsubscribe();
-        resolve(error);
-      },
-    );
-  });
 }
 
 beforeAll(async () => {

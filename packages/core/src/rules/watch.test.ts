@@ -2,6 +2,7 @@ import { mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
+import { nextEvent } from '../../../../test/support/rules.js';
 import { createLimiter } from '../engine.js';
 import { RulesError } from '../errors.js';
 import type { CheckResult, CompiledRules, Observer, Store } from '../types.js';
@@ -33,22 +34,6 @@ afterEach(async () => {
   for (const close of closers.splice(0)) await close();
   rmSync(dir, { recursive: true, force: true });
 });
-
-/** Resolves with the next table or error a source reports. */
-function nextEvent(source: ReturnType<typeof watchRules>): Promise<CompiledRules | Error> {
-  return new Promise((resolve) => {
-    const unsubscribe = source.subscribe(
-      (rules) => {
-        unsubscribe();
-        resolve(rules);
-      },
-      (error) => {
-        unsubscribe();
-        resolve(error);
-      },
-    );
-  });
-}
 
 function watched() {
   const source = watchRules(file, { debounceMs: 20 });
