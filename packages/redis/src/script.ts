@@ -1,20 +1,26 @@
 import { releaseLua, scriptFragments, sharedLua } from './algorithms/index.js';
 
-/** Values each check takes in ARGV after the header (see the layout in MAIN). */
+/** Values each check takes in ARGV after its group's header (see the layout in MAIN). */
 export const ARGS_PER_CHECK = 7;
-/** ARGV entries before the first check. */
-export const HEADER_ARGS = 2;
+/** ARGV entries before the first group. */
+export const HEADER_ARGS = 1;
+/** ARGV entries at the start of each group, before its checks. */
+export const GROUP_ARGS = 2;
 /** What the script sends back per check. */
 export const RESULTS_PER_CHECK = 6;
 /** The retry time the script returns for a request that can never fit (Infinity in TypeScript). */
 export const NEVER = -1;
 
 const PRELUDE = `
--- Sluice: every check of one request in ONE call. Phase 1 decides every check (reads only); phase 2
--- writes the state of the allowed checks, and only if no enforcing check denied.
--- ARGV[1]: now, epoch ms; '' = take it from Redis TIME
--- ARGV[2]: number of checks
--- then per check, ${ARGS_PER_CHECK} values:
+-- Sluice: the checks of one or more requests in ONE call. The checks of a request form a group; groups
+-- run one after the other, as if the requests had come one by one. Per group, phase 1 decides every
+-- check (reads only); phase 2 writes the state of the allowed checks, only if no enforcing check of
+-- that group denied. A denial in one group never stops another group.
+-- ARGV[1]: number of groups
+-- then per group, ${GROUP_ARGS} values:
+--   number of checks in the group
+--   now, epoch ms; '' = take it from Redis TIME (read once per call)
+-- then per check of the group, ${ARGS_PER_CHECK} values:
 --   algorithm code ('fw', 'sw', ...)
 --   '1' enforce | '0' shadow
 --   limit
@@ -23,9 +29,14 @@ const PRELUDE = `
 --   cost
 --   extra (lease id, calendar period, or '')
 -- KEYS: per check, the keys its algorithm uses, in order.
+-- The reply: ${RESULTS_PER_CHECK} values per check, in order: allowed (1/0), limit, remaining, reset, retry, delay ('' = none).
+-- Everything per check travels as plain values (multiple returns, a few arrays reused by every
+-- group): no table, no closure per check, so that a call of many checks allocates next to nothing.
 local NEVER = ${NEVER}
 local MARGIN_MS = 1000
 local ALGORITHMS = {}
+-- Writers of the algorithms whose state is not a string of numbers (sliding_log, concurrency).
+local WRITERS = {}
 -- Each algorithm's code is defined on first use in a call (LOADERS.<code>), not all eight on every call.
 local LOADERS = {}
 
@@ -39,18 +50,32 @@ local function num(x)
   return fmt(x)
 end
 
-local function read_numbers(key)
+-- State of the common algorithms: a string of two or three numbers, "<a> <b>" or "<a> <b> <c>".
+-- Read with one match (no table); nil when the key does not exist.
+local function read2(key)
   local raw = redis.call('GET', key)
   if not raw then return nil end
-  local values = {}
-  for part in string.gmatch(raw, '%S+') do values[#values + 1] = tonumber(part) end
-  return values
+  local a, b = string.match(raw, '^(%S+) (%S+)')
+  return tonumber(a), tonumber(b)
 end
 
-local function write_numbers(key, values, ttl)
-  local parts = {}
-  for i, value in ipairs(values) do parts[i] = fmt(value) end
-  redis.call('SET', key, table.concat(parts, ' '), 'PX', math.ceil(ttl) + MARGIN_MS)
+local function read3(key)
+  local raw = redis.call('GET', key)
+  if not raw then return nil end
+  local a, b, c = string.match(raw, '^(%S+) (%S+) (%S+)')
+  return tonumber(a), tonumber(b), tonumber(c)
+end
+
+-- The write of an allowed check, made when its group commits. kind 2: KEYS[k] = "x y", ttl z;
+-- kind 3: KEYS[k] = "x y z", ttl w; otherwise WRITERS[kind](k, x, y, z, w, v).
+local function commit(k, kind, x, y, z, w, v)
+  if kind == 2 then
+    redis.call('SET', KEYS[k], string.format('%.17g %.17g', x, y), 'PX', math.ceil(z) + MARGIN_MS)
+  elseif kind == 3 then
+    redis.call('SET', KEYS[k], string.format('%.17g %.17g %.17g', x, y, z), 'PX', math.ceil(w) + MARGIN_MS)
+  else
+    WRITERS[kind](k, x, y, z, w, v)
+  end
 end
 `;
 
@@ -58,51 +83,59 @@ const KEY_COUNTS = scriptFragments.map((a) => `${a.code} = ${a.keys.length}`).jo
 
 const MAIN = `
 local KEY_COUNT = {${KEY_COUNTS}}
-local now = tonumber(ARGV[1])
-if now == nil then
-  if redis.replicate_commands then redis.replicate_commands() end
-  local time = redis.call('TIME')
-  now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
-end
-local count = tonumber(ARGV[2])
-local outcomes = {}
-local blocked = false
-local next_key = 1
-for i = 1, count do
-  local a = ${HEADER_ARGS} + (i - 1) * ${ARGS_PER_CHECK}
-  local code = ARGV[a + 1]
-  local keys = {}
-  for k = 1, KEY_COUNT[code] do keys[k] = KEYS[next_key + k - 1] end
-  next_key = next_key + KEY_COUNT[code]
-  local p = {limit = tonumber(ARGV[a + 3]), window = tonumber(ARGV[a + 4]), burst = tonumber(ARGV[a + 5]), extra = ARGV[a + 7]}
-  local run = ALGORITHMS[code]
-  if run == nil then
-    LOADERS[code]()
-    run = ALGORITHMS[code]
-  end
-  local outcome = run(keys, now, p, tonumber(ARGV[a + 6]))
-  outcomes[i] = outcome
-  if (not outcome.allowed) and ARGV[a + 2] == '1' then blocked = true end
-end
-if not blocked then
-  for i = 1, count do
-    if outcomes[i].allowed and outcomes[i].commit then outcomes[i].commit() end
-  end
-end
 local reply = {}
-for i = 1, count do
-  local o = outcomes[i]
-  local delay = ''
-  if o.delay ~= nil then delay = num(o.delay) end
-  local allowed = 0
-  if o.allowed then allowed = 1 end
-  local at = (i - 1) * ${RESULTS_PER_CHECK}
-  reply[at + 1] = allowed
-  reply[at + 2] = num(o.limit)
-  reply[at + 3] = num(o.remaining)
-  reply[at + 4] = num(o.reset)
-  reply[at + 5] = num(o.retry)
-  reply[at + 6] = delay
+-- Pending writes of the current group, by position in the group (reused by every group).
+local w_kind, w_key, w_x, w_y, w_z, w_w, w_v = {}, {}, {}, {}, {}, {}, {}
+local redis_now = nil
+local a = ${HEADER_ARGS} + 1
+local k = 1
+local r = 0
+for g = 1, tonumber(ARGV[1]) do
+  local count = tonumber(ARGV[a])
+  local now = tonumber(ARGV[a + 1])
+  a = a + ${GROUP_ARGS}
+  if now == nil then
+    if redis_now == nil then
+      if redis.replicate_commands then redis.replicate_commands() end
+      local time = redis.call('TIME')
+      redis_now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+    end
+    now = redis_now
+  else
+    now = math.floor(now)
+  end
+  local blocked = false
+  for i = 1, count do
+    local code = ARGV[a]
+    local run = ALGORITHMS[code]
+    if run == nil then
+      LOADERS[code]()
+      run = ALGORITHMS[code]
+    end
+    local allowed, limit, remaining, reset, retry, delay, kind, x, y, z, w, v = run(
+      k, now, tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3]), tonumber(ARGV[a + 4]), tonumber(ARGV[a + 5]), ARGV[a + 6])
+    if allowed then
+      reply[r + 1] = 1
+      w_kind[i], w_key[i], w_x[i], w_y[i], w_z[i], w_w[i], w_v[i] = kind, k, x, y, z, w, v
+    else
+      reply[r + 1] = 0
+      w_kind[i] = false
+      if ARGV[a + 1] == '1' then blocked = true end
+    end
+    reply[r + 2] = num(limit)
+    reply[r + 3] = num(remaining)
+    reply[r + 4] = num(reset)
+    reply[r + 5] = num(retry)
+    if delay == nil then reply[r + 6] = '' else reply[r + 6] = num(delay) end
+    k = k + KEY_COUNT[code]
+    a = a + ${ARGS_PER_CHECK}
+    r = r + ${RESULTS_PER_CHECK}
+  end
+  if not blocked then
+    for i = 1, count do
+      if w_kind[i] then commit(w_key[i], w_kind[i], w_x[i], w_y[i], w_z[i], w_w[i], w_v[i]) end
+    end
+  end
 end
 return reply
 `;
@@ -119,7 +152,7 @@ export function compact(lua: string): string {
     .join('\n');
 }
 
-/** The one multi-rule evaluation script: prelude, shared helpers, every algorithm, then the two phases. */
+/** The one multi-rule evaluation script: prelude, shared helpers, every algorithm, then the groups. */
 export const EVALUATE_SCRIPT = compact(
   [
     PRELUDE,

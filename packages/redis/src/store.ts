@@ -10,9 +10,11 @@ import {
   type StoreErrorKind,
 } from '@sluice/core';
 import type { Cluster, Redis } from 'ioredis';
-import { type LuaAlgorithm, leakyRefundLua, luaAlgorithms } from './algorithms/index.js';
+import { luaAlgorithms } from './algorithms/index.js';
 import { Breaker, type BreakerOptions, DEFAULT_BREAKER } from './breaker.js';
-import { ARGS_PER_CHECK, EVALUATE_SCRIPT, NEVER, RELEASE_SCRIPT, RESULTS_PER_CHECK } from './script.js';
+import { Coalescer } from './coalescer.js';
+import { EVALUATE_SCRIPT, RELEASE_SCRIPT } from './script.js';
+import { type CallSettings, evaluateArgv, type Group, keyOf, parseReply } from './scriptCall.js';
 import { slotOfTag } from './slot.js';
 
 /** Where time comes from: the `now` the engine passes (`app`), or Redis `TIME` inside the script. */
@@ -35,12 +37,23 @@ export interface RedisStoreOptions {
    * (rounded up, at least 1), or your own Store. Its answers are marked `degraded`. Default: none (throw).
    */
   fallback?: { gateways: number } | Store;
-  /** Redis calls in flight at most; beyond it calls fail at once. Default {@link DEFAULT_MAX_PENDING}. */
+  /**
+   * Requests waiting for Redis at most: each evaluate() or release() counts once from the moment it is
+   * queued until Redis answers (or after its time limit, until Redis answers anyway), however many
+   * share a script call. Beyond it they fail at once. Default {@link DEFAULT_MAX_PENDING}.
+   */
   maxPending?: number;
+  /**
+   * Coalescing: every evaluate() made in the same turn of the event loop goes to Redis as ONE script call
+   * (one per slot on a Cluster), each request keeping its own all-or-nothing, with one timer for the
+   * call. The call leaves when the turn ends, or at once when it holds `maxChecks` checks (default
+   * {@link DEFAULT_MAX_BATCH_CHECKS}). `false`: one script call per request. Default true.
+   */
+  coalesce?: boolean | { maxChecks: number };
   /**
    * Standalone Redis: script calls made in the same turn of the event loop leave in one socket write (the
    * socket is corked until the turn ends), so concurrent requests share system calls. Default true.
-   * ioredis `enableAutoPipelining` does the same with more work per command; the bench measures both.
+   * With `coalesce` it only matters for releases and for batches that fill up within a turn.
    */
   batchWrites?: boolean;
 }
@@ -51,8 +64,14 @@ export interface RedisStoreOptions {
  */
 export const DEFAULT_TIMEOUT_MS = 20;
 
-/** Default bound on Redis calls in flight (and so on what an outage can pile up in ioredis's queues). */
+/** Default bound on requests waiting for Redis (and so on what an outage can pile up in ioredis's queues). */
 export const DEFAULT_MAX_PENDING = 1000;
+
+/**
+ * Default cap on the checks of one coalesced script call. Redis runs a script alone; at a few
+ * microseconds per check, 256 checks hold it about a millisecond.
+ */
+export const DEFAULT_MAX_BATCH_CHECKS = 256;
 
 /**
  * ioredis settings for a limiter's client: fail at once while disconnected instead of queueing (the store
@@ -75,11 +94,6 @@ const SAFE_RULE = /^[A-Za-z0-9_.-]{1,128}$/;
 
 function commandName(kind: string, script: string): string {
   return `sluice${kind}_${createHash('sha1').update(script).digest('hex').slice(0, 12)}`;
-}
-
-/** `<prefix>:{<tag>}:<rule>:<suffix>`: the tag (a hash) is the Cluster hash tag. */
-function keyOf(prefix: string, id: { rule: string; tag: string }, suffix: string): string {
-  return `${prefix}:{${id.tag}}:${id.rule}:${suffix}`;
 }
 
 function assertSafeId(id: { rule: string; tag: string }): void {
@@ -111,27 +125,6 @@ function bySlot<T extends { tag: string }>(items: readonly T[]): number[][] {
     else group.push(index);
   });
   return [...groups.values()];
-}
-
-function parseReply(reply: unknown, count: number): CheckResult[] {
-  if (!Array.isArray(reply) || reply.length !== count * RESULTS_PER_CHECK) {
-    throw new StoreError('ERR_SLUICE_STORE', 'unexpected reply from the Sluice script');
-  }
-  const results: CheckResult[] = new Array(count);
-  for (let i = 0, at = 0; i < count; i++, at += RESULTS_PER_CHECK) {
-    const retry = Number(reply[at + 4]);
-    const delay: unknown = reply[at + 5];
-    const allowed = reply[at] === 1;
-    const limit = Number(reply[at + 1]);
-    const remaining = Number(reply[at + 2]);
-    const resetMs = Number(reply[at + 3]);
-    const retryAfterMs = retry === NEVER ? Number.POSITIVE_INFINITY : retry;
-    results[i] =
-      delay === ''
-        ? { allowed, limit, remaining, resetMs, retryAfterMs }
-        : { allowed, limit, remaining, resetMs, retryAfterMs, delayMs: Number(delay) };
-  }
-  return results;
 }
 
 function positive(name: string, value: number, integer = false): number {
@@ -168,6 +161,9 @@ export class RedisStore implements Store {
   readonly #evaluateCommand = commandName('Evaluate', EVALUATE_SCRIPT);
   readonly #releaseCommand = commandName('Release', RELEASE_SCRIPT);
   readonly #batchWrites: boolean;
+  readonly #settings: CallSettings;
+  /** Collects a turn's evaluations into one call; undefined when `coalesce` is off. */
+  readonly #coalescer: Coalescer | undefined;
   #pending = 0;
   #closed = false;
   /** The socket corked for this turn of the event loop, if any. */
@@ -194,6 +190,12 @@ export class RedisStore implements Store {
     this.#timeoutMs = positive('timeoutMs', options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
     this.#maxPending = positive('maxPending', options.maxPending ?? DEFAULT_MAX_PENDING, true);
     this.#batchWrites = options.batchWrites ?? true;
+    this.#settings = { prefix: this.#prefix, redisClock: this.#clock === 'redis' };
+    const coalesce = options.coalesce ?? true;
+    if (coalesce !== false) {
+      const maxChecks = coalesce === true ? DEFAULT_MAX_BATCH_CHECKS : coalesce.maxChecks;
+      this.#coalescer = new Coalescer(this.#sendGroups, positive('coalesce.maxChecks', maxChecks, true));
+    }
     const breaker = options.breaker ?? DEFAULT_BREAKER;
     if (breaker !== false) {
       positive('breaker.failures', breaker.failures, true);
@@ -212,7 +214,10 @@ export class RedisStore implements Store {
     client.defineCommand(this.#releaseCommand, { lua: RELEASE_SCRIPT });
   }
 
-  /** Redis calls sent and not yet answered (including those that already timed out here). */
+  /**
+   * Requests (evaluations, releases) queued for or sent to Redis and not yet answered, including those
+   * that already timed out here: what `maxPending` bounds.
+   */
   get pending(): number {
     return this.#pending;
   }
@@ -282,16 +287,21 @@ export class RedisStore implements Store {
     }
   }
 
-  async #evaluateInRedis(checks: readonly Check[], now: number): Promise<CheckResult[]> {
-    if (!this.#client.isCluster) return this.#evaluateCall(checks, now);
+  #evaluateInRedis(checks: readonly Check[], now: number): Promise<CheckResult[]> {
+    if (!this.#client.isCluster) return this.#submit(0, { checks, now });
     const groups = bySlot(checks);
-    if (groups.length === 1) return this.#evaluateCall(checks, now);
+    if (groups.length === 1) return this.#submit(slotOfTag(checks[0]!.tag), { checks, now });
+    return this.#evaluateSlots(checks, now, groups);
+  }
+
+  /** A request whose checks span several Cluster slots: one group per slot, all sent at once. */
+  async #evaluateSlots(checks: readonly Check[], now: number, groups: number[][]): Promise<CheckResult[]> {
     const answers = await Promise.all(
       groups.map((indexes) =>
-        this.#evaluateCall(
-          indexes.map((i) => checks[i]!),
+        this.#submit(slotOfTag(checks[indexes[0]!]!.tag), {
+          checks: indexes.map((i) => checks[i]!),
           now,
-        ),
+        }),
       ),
     );
     const results: CheckResult[] = new Array(checks.length);
@@ -303,6 +313,35 @@ export class RedisStore implements Store {
     this.#returnStrandedLeases(checks, groups, results);
     return results;
   }
+
+  /**
+   * Queues one group for its target (slot) and counts it as pending until Redis answers. Without
+   * coalescing it leaves at once, alone.
+   */
+  #submit(target: number, group: Group): Promise<CheckResult[]> {
+    const refused = this.#countPending();
+    if (refused !== undefined) return Promise.reject(refused);
+    if (this.#coalescer !== undefined) return this.#coalescer.submit(target, group);
+    return this.#sendOne(group);
+  }
+
+  async #sendOne(group: Group): Promise<CheckResult[]> {
+    const [results] = await this.#sendGroups([group], true);
+    return results!;
+  }
+
+  /** One script call for groups already counted as pending; they stop counting when Redis answers. */
+  readonly #sendGroups = async (groups: readonly Group[], inTurn: boolean): Promise<CheckResult[][]> => {
+    let argv: (string | number)[];
+    try {
+      argv = evaluateArgv(groups, this.#settings);
+    } catch (error) {
+      this.#pending -= groups.length;
+      throw error;
+    }
+    const reply = await this.#run(this.#evaluateCommand, argv, groups.length, inTurn);
+    return parseReply(reply, groups);
+  };
 
   /**
    * Slot groups commit independently. When an enforcing check denies in one group, leases taken in groups
@@ -337,44 +376,12 @@ export class RedisStore implements Store {
     }));
     const groups = this.#client.isCluster ? bySlot(checks) : [checks.map((_, i) => i)];
     await Promise.all(
-      groups.map((indexes) =>
-        this.#evaluateCall(
-          indexes.map((i) => checks[i]!),
-          now,
-          () => leakyRefundLua,
-        ),
-      ),
+      groups.map((indexes) => {
+        const refused = this.#countPending();
+        if (refused !== undefined) return Promise.reject(refused);
+        return this.#sendGroups([{ checks: indexes.map((i) => checks[i]!), now, refund: true }], true);
+      }),
     );
-  }
-
-  async #evaluateCall(
-    checks: readonly Check[],
-    now: number,
-    fragmentOf: (check: Check) => LuaAlgorithm = (check) => luaAlgorithms[check.algorithm],
-  ): Promise<CheckResult[]> {
-    let keyCount = 0;
-    for (const check of checks) keyCount += fragmentOf(check).keys.length;
-    // numkeys, KEYS, then ARGV: built in one array, sent as is.
-    const argv: (string | number)[] = [keyCount];
-    const args: (string | number)[] = [this.#clock === 'redis' ? '' : String(now), checks.length];
-    for (const check of checks) {
-      const algorithm = fragmentOf(check);
-      for (const suffix of algorithm.keys) argv.push(keyOf(this.#prefix, check, suffix));
-      const { limit, windowMs, burst } = check.params;
-      args.push(
-        algorithm.code,
-        check.mode === 'enforce' ? '1' : '0',
-        limit,
-        windowMs,
-        burst,
-        check.cost,
-        algorithm.extra(check),
-      );
-    }
-    if (args.length !== 2 + checks.length * ARGS_PER_CHECK) throw new Error('argument layout mismatch');
-    for (const arg of args) argv.push(arg);
-    const reply = await this.#run(this.#evaluateCommand, argv);
-    return parseReply(reply, checks.length);
   }
 
   async #releaseInRedis(leases: readonly Lease[]): Promise<void> {
@@ -387,26 +394,38 @@ export class RedisStore implements Store {
           keyOf(this.#prefix, lease, setSuffix!),
           keyOf(this.#prefix, lease, costSuffix!),
         ]);
-        return this.#run(this.#releaseCommand, [keys.length, ...keys, ...group.map((lease) => lease.id)]);
+        const refused = this.#countPending();
+        if (refused !== undefined) return Promise.reject(refused);
+        const argv = [keys.length, ...keys, ...group.map((lease) => lease.id)];
+        return this.#run(this.#releaseCommand, argv, 1, true);
       }),
     );
   }
 
-  /**
-   * Sends one script call (`argv`: numkeys, keys, args) with the time limit; it counts as pending until
-   * Redis answers.
-   */
-  #run(command: string, argv: readonly (string | number)[]): Promise<unknown> {
+  /** Counts one more pending request, or returns the error that refuses it (beyond `maxPending`). */
+  #countPending(): StoreError | undefined {
     if (this.#pending >= this.#maxPending) {
-      return Promise.reject(
-        new StoreError('ERR_SLUICE_STORE', `${this.#pending} Redis calls already pending`),
-      );
+      return new StoreError('ERR_SLUICE_STORE', `${this.#pending} Redis requests already pending`);
     }
-    const send = (this.#client as unknown as Record<string, ScriptCommand>)[command]!;
-    this.#corkForThisTurn();
     this.#pending += 1;
+    return undefined;
+  }
+
+  /**
+   * Sends one script call (`argv`: numkeys, keys, args) with the time limit, for `counted` pending
+   * requests that stop counting when Redis answers. `inTurn`: the call is made during the turn of its
+   * requests, so that corking the socket until the turn ends costs no delay.
+   */
+  #run(
+    command: string,
+    argv: readonly (string | number)[],
+    counted: number,
+    inTurn: boolean,
+  ): Promise<unknown> {
+    const send = (this.#client as unknown as Record<string, ScriptCommand>)[command]!;
+    if (inTurn) this.#corkForThisTurn();
     return withTimeout(send.apply(this.#client, argv as (string | number)[]), this.#timeoutMs, () => {
-      this.#pending -= 1;
+      this.#pending -= counted;
     });
   }
 

@@ -12,16 +12,16 @@ export const concurrencyLua: LuaAlgorithm = {
   extra: (check) => check.leaseId ?? '',
   lua: `
 -- concurrency
--- keys[1]:  sorted set, member = lease id, score = expiry (ms)
--- keys[2]:  hash, lease id -> cost, for leases whose cost is not 1
--- p.limit:  units leased at once
--- p.window: lease duration, ms
--- p.extra:  this request's lease id (taking a held id renews it)
--- cost:     units this lease holds
-local function cc_held(keys, now, except_id)
-  local flat = redis.call('ZRANGEBYSCORE', keys[1], '(' .. fmt(now), '+inf', 'WITHSCORES')
+-- KEYS[k]:     sorted set, member = lease id, score = expiry (ms)
+-- KEYS[k + 1]: hash, lease id -> cost, for leases whose cost is not 1
+-- limit:       units leased at once
+-- window:      lease duration, ms
+-- cost:        units this lease holds
+-- extra:       this request's lease id (taking a held id renews it)
+local function cc_held(k, now, except_id)
+  local flat = redis.call('ZRANGEBYSCORE', KEYS[k], '(' .. fmt(now), '+inf', 'WITHSCORES')
   local weights = {}
-  local stored = redis.call('HGETALL', keys[2])
+  local stored = redis.call('HGETALL', KEYS[k + 1])
   for i = 1, #stored, 2 do weights[stored[i]] = tonumber(stored[i + 1]) end
   local leases = {}
   for i = 1, #flat, 2 do
@@ -47,36 +47,30 @@ local function cc_wait_to_free(leases, excess, now)
   return 0
 end
 
-local function cc_commit(keys, now, id, expires, cost, reset)
-  local expired = redis.call('ZRANGEBYSCORE', keys[1], '-inf', fmt(now))
-  for _, old in ipairs(expired) do redis.call('HDEL', keys[2], old) end
-  redis.call('ZREMRANGEBYSCORE', keys[1], '-inf', fmt(now))
-  redis.call('ZADD', keys[1], fmt(expires), id)
-  if cost == 1 then redis.call('HDEL', keys[2], id) else redis.call('HSET', keys[2], id, fmt(cost)) end
+WRITERS.cc = function(k, now, id, expires, cost, reset)
+  local set, weights = KEYS[k], KEYS[k + 1]
+  local expired = redis.call('ZRANGEBYSCORE', set, '-inf', fmt(now))
+  for _, old in ipairs(expired) do redis.call('HDEL', weights, old) end
+  redis.call('ZREMRANGEBYSCORE', set, '-inf', fmt(now))
+  redis.call('ZADD', set, fmt(expires), id)
+  if cost == 1 then redis.call('HDEL', weights, id) else redis.call('HSET', weights, id, fmt(cost)) end
   local ttl = math.ceil(reset) + MARGIN_MS
-  redis.call('PEXPIRE', keys[1], ttl)
-  redis.call('PEXPIRE', keys[2], ttl)
+  redis.call('PEXPIRE', set, ttl)
+  redis.call('PEXPIRE', weights, ttl)
 end
 
-ALGORITHMS.cc = function(keys, now, p, cost)
-  local t = math.floor(now)
-  local others = cc_held(keys, t, p.extra)
+ALGORITHMS.cc = function(k, t, limit, window, burst, cost, id)
+  local others = cc_held(k, t, id)
   local in_use = 0
   for _, lease in ipairs(others) do in_use = in_use + lease.cost end
-  if cost > p.limit or in_use + cost > p.limit then
+  if cost > limit or in_use + cost > limit then
     local retry = NEVER
-    if cost <= p.limit then retry = cc_wait_to_free(others, in_use + cost - p.limit, t) end
-    return {
-      allowed = false, limit = p.limit, remaining = math.max(0, p.limit - in_use),
-      reset = cc_until_all_expire(others, t), retry = retry,
-    }
+    if cost <= limit then retry = cc_wait_to_free(others, in_use + cost - limit, t) end
+    return false, limit, math.max(0, limit - in_use), cc_until_all_expire(others, t), retry
   end
-  local expires = t + p.window
+  local expires = t + window
   local reset = math.max(cc_until_all_expire(others, t), expires - t)
-  return {
-    allowed = true, limit = p.limit, remaining = math.max(0, p.limit - in_use - cost), reset = reset, retry = 0,
-    commit = function() cc_commit(keys, t, p.extra, expires, cost, reset) end,
-  }
+  return true, limit, math.max(0, limit - in_use - cost), reset, 0, nil, 'cc', t, id, expires, cost, reset
 end
 `,
 };

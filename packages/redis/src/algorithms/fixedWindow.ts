@@ -8,14 +8,13 @@ export const fixedWindowLua: LuaAlgorithm = {
   extra: noExtra,
   lua: `
 -- fixed_window
--- keys[1]:  string "<window start> <count>"
--- p.limit:  requests per window
--- p.window: window length, ms
--- cost:     units this request takes
-ALGORITHMS.fw = function(keys, now, p, cost)
-  local t = math.floor(now)
-  local start = math.floor(t / p.window) * p.window
-  return count_in_period(keys[1], t, start, start + p.window, p.limit, cost)
+-- KEYS[k]: string "<window start> <count>"
+-- limit:   requests per window
+-- window:  window length, ms
+-- cost:    units this request takes
+ALGORITHMS.fw = function(k, now, limit, window, burst, cost)
+  local start = math.floor(now / window) * window
+  return count_in_period(k, now, start, start + window, limit, cost)
 end
 `,
 };

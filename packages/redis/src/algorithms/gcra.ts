@@ -5,26 +5,29 @@ import { type LuaAlgorithm, noExtra } from './types.js';
  * the sub-millisecond part an integer count of 1/limit ms.
  */
 export const gcraSharedLua = `
--- gcra helpers; p.limit > 0 whenever a debt exists (a rule with no rate has no tolerance)
-local function gcra_tolerance(p)
-  if p.limit > 0 then return p.burst * p.window end
+-- gcra helpers; limit > 0 whenever a debt exists (a rule with no rate has no tolerance)
+local function gcra_tolerance(limit, window, burst)
+  if limit > 0 then return burst * window end
   return 0
 end
 
-local function gcra_debt(state, now, p)
-  if (not state) or state[1] < now then return 0 end
-  return (state[1] - now) * p.limit + state[2]
+-- What KEYS[k] still owes at now, in 1/limit ms.
+local function gcra_debt(k, now, limit)
+  local whole, sub = read2(KEYS[k])
+  if whole == nil or whole < now then return 0 end
+  return (whole - now) * limit + sub
 end
 
-local function gcra_ms(debt, p)
-  if p.limit > 0 then return math.ceil(debt / p.limit) end
+local function gcra_ms(debt, limit)
+  if limit > 0 then return math.ceil(debt / limit) end
   return 0
 end
 
-local function gcra_write(key, now, debt, p, ttl)
+-- The two stored numbers for a debt at now: TAT whole ms, and the rest in 1/limit ms.
+local function gcra_state(now, debt, limit)
   local whole = 0
-  if p.limit > 0 then whole = math.floor(debt / p.limit) end
-  write_numbers(key, {now + whole, debt - whole * p.limit}, ttl)
+  if limit > 0 then whole = math.floor(debt / limit) end
+  return now + whole, debt - whole * limit
 end
 `;
 
@@ -36,30 +39,24 @@ export const gcraLua: LuaAlgorithm = {
   extra: noExtra,
   lua: `
 -- gcra
--- keys[1]:  string "<TAT whole ms> <TAT sub-ms, in 1/limit ms>"
--- p.limit:  requests per window (emission interval = window / limit)
--- p.window: window, ms
--- p.burst:  tolerance, requests
--- cost:     units this request takes
-ALGORITHMS.gc = function(keys, now, p, cost)
-  local t = math.floor(now)
-  local tolerance = gcra_tolerance(p)
-  local debt = gcra_debt(read_numbers(keys[1]), t, p)
-  local added = cost * p.window
+-- KEYS[k]: string "<TAT whole ms> <TAT sub-ms, in 1/limit ms>"
+-- limit:   requests per window (emission interval = window / limit)
+-- window:  window, ms
+-- burst:   tolerance, requests
+-- cost:    units this request takes
+ALGORITHMS.gc = function(k, t, limit, window, burst, cost)
+  local tolerance = gcra_tolerance(limit, window, burst)
+  local debt = gcra_debt(k, t, limit)
+  local added = cost * window
   if added > tolerance or debt + added > tolerance then
     local retry = NEVER
-    if added <= tolerance then retry = gcra_ms(debt + added - tolerance, p) end
-    return {
-      allowed = false, limit = p.limit, remaining = math.floor((tolerance - debt) / p.window),
-      reset = gcra_ms(debt, p), retry = retry,
-    }
+    if added <= tolerance then retry = gcra_ms(debt + added - tolerance, limit) end
+    return false, limit, math.floor((tolerance - debt) / window), gcra_ms(debt, limit), retry
   end
   local owed = debt + added
-  local reset = gcra_ms(owed, p)
-  return {
-    allowed = true, limit = p.limit, remaining = math.floor((tolerance - owed) / p.window), reset = reset,
-    retry = 0, commit = function() gcra_write(keys[1], t, owed, p, reset) end,
-  }
+  local reset = gcra_ms(owed, limit)
+  local whole, sub = gcra_state(t, owed, limit)
+  return true, limit, math.floor((tolerance - owed) / window), reset, 0, nil, 2, whole, sub, reset
 end
 `,
 };

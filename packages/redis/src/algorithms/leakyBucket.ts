@@ -8,30 +8,24 @@ export const leakyBucketLua: LuaAlgorithm = {
   extra: noExtra,
   lua: `
 -- leaky_bucket
--- keys[1]:  string "<drain time whole ms> <sub-ms, in 1/limit ms>"
--- p.limit:  requests leaving per window
--- p.window: window, ms
--- p.burst:  queue capacity, requests
--- cost:     units this request takes
-ALGORITHMS.lb = function(keys, now, p, cost)
-  local t = math.floor(now)
-  local capacity = gcra_tolerance(p)
-  local queued = gcra_debt(read_numbers(keys[1]), t, p)
-  local added = cost * p.window
+-- KEYS[k]: string "<drain time whole ms> <sub-ms, in 1/limit ms>"
+-- limit:   requests leaving per window
+-- window:  window, ms
+-- burst:   queue capacity, requests
+-- cost:    units this request takes
+ALGORITHMS.lb = function(k, t, limit, window, burst, cost)
+  local capacity = gcra_tolerance(limit, window, burst)
+  local queued = gcra_debt(k, t, limit)
+  local added = cost * window
   if added > capacity or queued + added > capacity then
     local retry = NEVER
-    if added <= capacity then retry = gcra_ms(queued + added - capacity, p) end
-    return {
-      allowed = false, limit = p.limit, remaining = math.floor((capacity - queued) / p.window),
-      reset = gcra_ms(queued, p), retry = retry, delay = 0,
-    }
+    if added <= capacity then retry = gcra_ms(queued + added - capacity, limit) end
+    return false, limit, math.floor((capacity - queued) / window), gcra_ms(queued, limit), retry, 0
   end
   local owed = queued + added
-  local reset = gcra_ms(owed, p)
-  return {
-    allowed = true, limit = p.limit, remaining = math.floor((capacity - owed) / p.window), reset = reset,
-    retry = 0, delay = gcra_ms(queued, p), commit = function() gcra_write(keys[1], t, owed, p, reset) end,
-  }
+  local reset = gcra_ms(owed, limit)
+  local whole, sub = gcra_state(t, owed, limit)
+  return true, limit, math.floor((capacity - owed) / window), reset, 0, gcra_ms(queued, limit), 2, whole, sub, reset
 end
 `,
 };
@@ -47,17 +41,14 @@ export const leakyRefundLua: LuaAlgorithm = {
   extra: noExtra,
   lua: `
 -- leaky_bucket refund
--- keys[1]:  the leaky_bucket key of the rule and tag
--- p:        the rule's limit, window and burst, as for leaky_bucket
--- cost:     units to give back
-ALGORITHMS.lr = function(keys, now, p, cost)
-  local t = math.floor(now)
-  local owed = math.max(0, gcra_debt(read_numbers(keys[1]), t, p) - cost * p.window)
-  local reset = gcra_ms(owed, p)
-  return {
-    allowed = true, limit = p.limit, remaining = 0, reset = reset, retry = 0,
-    commit = function() gcra_write(keys[1], t, owed, p, reset) end,
-  }
+-- KEYS[k]: the leaky_bucket key of the rule and tag
+-- limit, window, burst: the rule's, as for leaky_bucket
+-- cost:    units to give back
+ALGORITHMS.lr = function(k, t, limit, window, burst, cost)
+  local owed = math.max(0, gcra_debt(k, t, limit) - cost * window)
+  local reset = gcra_ms(owed, limit)
+  local whole, sub = gcra_state(t, owed, limit)
+  return true, limit, 0, reset, 0, nil, 2, whole, sub, reset
 end
 `,
 };

@@ -3,28 +3,24 @@
  * [start, finish) that holds `now`, stored as the string "<start> <count>".
  */
 export const periodCountLua = `
--- count_in_period(key, now, start, finish, limit, cost)
--- key:    string "<period start> <count>"
--- now:    ms (whole)
--- start:  period start, ms
--- finish: period end (exclusive), ms
--- limit:  units per period
--- cost:   units this request takes
-local function count_in_period(key, now, start, finish, limit, cost)
-  local state = read_numbers(key)
+-- count_in_period(k, now, start, finish, limit, cost): an algorithm's return values (see types.ts)
+-- KEYS[k]: string "<period start> <count>"
+-- now:     ms (whole)
+-- start:   period start, ms
+-- finish:  period end (exclusive), ms
+-- limit:   units per period
+-- cost:    units this request takes
+local function count_in_period(k, now, start, finish, limit, cost)
   local count = 0
-  if state and state[1] == start then count = state[2] end
+  local stored_start, stored_count = read2(KEYS[k])
+  if stored_start == start then count = stored_count end
   local reset = finish - now
-  local fits = cost <= limit
-  if (not fits) or count + cost > limit then
+  if cost > limit or count + cost > limit then
     local retry = NEVER
-    if fits then retry = reset end
-    return {allowed = false, limit = limit, remaining = math.max(0, limit - count), reset = reset, retry = retry}
+    if cost <= limit then retry = reset end
+    return false, limit, math.max(0, limit - count), reset, retry
   end
   local counted = count + cost
-  return {
-    allowed = true, limit = limit, remaining = math.max(0, limit - counted), reset = reset, retry = 0,
-    commit = function() write_numbers(key, {start, counted}, reset) end,
-  }
+  return true, limit, math.max(0, limit - counted), reset, 0, nil, 2, start, counted, reset
 end
 `;

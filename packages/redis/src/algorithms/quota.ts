@@ -11,11 +11,11 @@ export const quotaLua: LuaAlgorithm = {
   extra: (check) => check.params.period ?? '',
   lua: `
 -- quota
--- keys[1]:  string "<period start> <count>"
--- p.limit:  units per period
--- p.window: period length, ms, when p.extra is ''
--- p.extra:  calendar period: 'day' | 'week' | 'month' (UTC), or ''
--- cost:     units this request takes
+-- KEYS[k]: string "<period start> <count>"
+-- limit:   units per period
+-- window:  period length, ms, when extra is ''
+-- cost:    units this request takes
+-- extra:   calendar period: 'day' | 'week' | 'month' (UTC), or ''
 local DAY_MS = 86400000
 
 local function days_from_civil(year, month, day)
@@ -46,14 +46,14 @@ local function civil_from_days(days)
   return year, month
 end
 
-local function quota_period(p, now)
-  if p.extra == '' then
-    local start = math.floor(now / p.window) * p.window
-    return start, start + p.window
+local function quota_period(period, window, now)
+  if period == '' then
+    local start = math.floor(now / window) * window
+    return start, start + window
   end
   local day = math.floor(now / DAY_MS)
-  if p.extra == 'day' then return day * DAY_MS, (day + 1) * DAY_MS end
-  if p.extra == 'week' then
+  if period == 'day' then return day * DAY_MS, (day + 1) * DAY_MS end
+  if period == 'week' then
     local monday = day - math.fmod(math.fmod(day + 3, 7) + 7, 7)
     return monday * DAY_MS, (monday + 7) * DAY_MS
   end
@@ -64,10 +64,9 @@ local function quota_period(p, now)
   return first * DAY_MS, following * DAY_MS
 end
 
-ALGORITHMS.qt = function(keys, now, p, cost)
-  local t = math.floor(now)
-  local start, finish = quota_period(p, t)
-  return count_in_period(keys[1], t, start, finish, p.limit, cost)
+ALGORITHMS.qt = function(k, now, limit, window, burst, cost, period)
+  local start, finish = quota_period(period, window, now)
+  return count_in_period(k, now, start, finish, limit, cost)
 end
 `,
 };

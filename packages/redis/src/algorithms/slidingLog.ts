@@ -11,10 +11,10 @@ export const slidingLogLua: LuaAlgorithm = {
   extra: noExtra,
   lua: `
 -- sliding_log
--- keys[1]:  sorted set, score = request time (ms), member = "<time>:<cost>"
--- p.limit:  units per window
--- p.window: window length, ms
--- cost:     units this request takes
+-- KEYS[k]: sorted set, score = request time (ms), member = "<time>:<cost>"
+-- limit:   units per window
+-- window:  window length, ms
+-- cost:    units this request takes
 local function sl_live(key, now, window)
   local flat = redis.call('ZRANGEBYSCORE', key, '(' .. fmt(now - window), '+inf', 'WITHSCORES')
   local entries = {}
@@ -43,7 +43,8 @@ local function sl_until_empty(entries, now, window, extra_at)
   return newest + window - now
 end
 
-local function sl_commit(key, now, window, cost, reset)
+WRITERS.sl = function(k, now, window, cost, reset)
+  local key = KEYS[k]
   redis.call('ZREMRANGEBYSCORE', key, '-inf', fmt(now - window))
   if cost > 0 then
     local merged = cost
@@ -57,26 +58,19 @@ local function sl_commit(key, now, window, cost, reset)
   if reset > 0 then redis.call('PEXPIRE', key, math.ceil(reset) + MARGIN_MS) end
 end
 
-ALGORITHMS.sl = function(keys, now, p, cost)
-  local t = math.floor(now)
-  local entries = sl_live(keys[1], t, p.window)
+ALGORITHMS.sl = function(k, t, limit, window, burst, cost)
+  local entries = sl_live(KEYS[k], t, window)
   local used = 0
   for _, entry in ipairs(entries) do used = used + entry.cost end
-  if cost > p.limit or used + cost > p.limit then
+  if cost > limit or used + cost > limit then
     local retry = NEVER
-    if cost <= p.limit then retry = sl_wait_to_free(entries, used + cost - p.limit, t, p.window) end
-    return {
-      allowed = false, limit = p.limit, remaining = math.max(0, p.limit - used),
-      reset = sl_until_empty(entries, t, p.window, nil), retry = retry,
-    }
+    if cost <= limit then retry = sl_wait_to_free(entries, used + cost - limit, t, window) end
+    return false, limit, math.max(0, limit - used), sl_until_empty(entries, t, window, nil), retry
   end
   local newest_extra = nil
   if cost > 0 then newest_extra = t end
-  local reset = sl_until_empty(entries, t, p.window, newest_extra)
-  return {
-    allowed = true, limit = p.limit, remaining = math.max(0, p.limit - used - cost), reset = reset, retry = 0,
-    commit = function() sl_commit(keys[1], t, p.window, cost, reset) end,
-  }
+  local reset = sl_until_empty(entries, t, window, newest_extra)
+  return true, limit, math.max(0, limit - used - cost), reset, 0, nil, 'sl', t, window, cost, reset
 end
 `,
 };

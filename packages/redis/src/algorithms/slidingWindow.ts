@@ -11,29 +11,30 @@ export const slidingWindowLua: LuaAlgorithm = {
   extra: noExtra,
   lua: `
 -- sliding_window
--- keys[1]:  string "<window index> <prev count> <curr count>"
--- p.limit:  requests per window
--- p.window: window length, ms
--- cost:     units this request takes
-local function sw_counts(state, w)
-  if (not state) or state[1] < w - 1 then return 0, 0 end
-  if state[1] == w - 1 then return state[3], 0 end
-  return state[2], state[3]
+-- KEYS[k]: string "<window index> <prev count> <curr count>"
+-- limit:   requests per window
+-- window:  window length, ms
+-- cost:    units this request takes
+-- The stored state travels as three numbers (sw, sp, sc; sw nil when there is none), never a table.
+local function sw_counts(sw, sp, sc, w)
+  if sw == nil or sw < w - 1 then return 0, 0 end
+  if sw == w - 1 then return sc, 0 end
+  return sp, sc
 end
 
 local function sw_fits(prev, curr, elapsed, limit, size, cost)
   return prev * (size - elapsed) + (curr + cost) * size <= limit * size
 end
 
-local function sw_fits_at(state, t, limit, size, cost)
+local function sw_fits_at(sw, sp, sc, t, limit, size, cost)
   local w = math.floor(t / size)
-  local prev, curr = sw_counts(state, w)
+  local prev, curr = sw_counts(sw, sp, sc, w)
   return sw_fits(prev, curr, t - w * size, limit, size, cost)
 end
 
-local function sw_earliest_fit(state, now, limit, size, cost)
+local function sw_earliest_fit(sw, sp, sc, now, limit, size, cost)
   local w = math.floor(now / size)
-  local prev, curr = sw_counts(state, w)
+  local prev, curr = sw_counts(sw, sp, sc, w)
   local candidate
   local room = limit - curr - cost
   local in_this_window = size
@@ -47,8 +48,8 @@ local function sw_earliest_fit(state, now, limit, size, cost)
     candidate = (w + 1) * size + math.min(size, in_next_window)
   end
   candidate = math.max(candidate, now + 1)
-  while not sw_fits_at(state, candidate, limit, size, cost) do candidate = candidate + 1 end
-  while candidate - 1 > now and sw_fits_at(state, candidate - 1, limit, size, cost) do
+  while not sw_fits_at(sw, sp, sc, candidate, limit, size, cost) do candidate = candidate + 1 end
+  while candidate - 1 > now and sw_fits_at(sw, sp, sc, candidate - 1, limit, size, cost) do
     candidate = candidate - 1
   end
   return candidate
@@ -60,30 +61,23 @@ local function sw_until_empty(prev, curr, w, now, size)
   return 0
 end
 
-ALGORITHMS.sw = function(keys, now, p, cost)
-  local t = math.floor(now)
-  local size = p.window
+local function sw_remaining(limit, size, prev, elapsed, counted)
+  return math.max(0, math.floor((limit * size - prev * (size - elapsed) - counted * size) / size))
+end
+
+ALGORITHMS.sw = function(k, t, limit, size, burst, cost)
   local w = math.floor(t / size)
   local elapsed = t - w * size
-  local state = read_numbers(keys[1])
-  local prev, curr = sw_counts(state, w)
-  local function remaining_after(c)
-    return math.max(0, math.floor((p.limit * size - prev * (size - elapsed) - c * size) / size))
-  end
-  if cost > p.limit or not sw_fits(prev, curr, elapsed, p.limit, size, cost) then
+  local sw, sp, sc = read3(KEYS[k])
+  local prev, curr = sw_counts(sw, sp, sc, w)
+  if cost > limit or not sw_fits(prev, curr, elapsed, limit, size, cost) then
     local retry = NEVER
-    if cost <= p.limit then retry = sw_earliest_fit(state, t, p.limit, size, cost) - t end
-    return {
-      allowed = false, limit = p.limit, remaining = remaining_after(curr),
-      reset = sw_until_empty(prev, curr, w, t, size), retry = retry,
-    }
+    if cost <= limit then retry = sw_earliest_fit(sw, sp, sc, t, limit, size, cost) - t end
+    return false, limit, sw_remaining(limit, size, prev, elapsed, curr), sw_until_empty(prev, curr, w, t, size), retry
   end
   local counted = curr + cost
   local reset = sw_until_empty(prev, counted, w, t, size)
-  return {
-    allowed = true, limit = p.limit, remaining = remaining_after(counted), reset = reset, retry = 0,
-    commit = function() write_numbers(keys[1], {w, prev, counted}, reset) end,
-  }
+  return true, limit, sw_remaining(limit, size, prev, elapsed, counted), reset, 0, nil, 3, w, prev, counted, reset
 end
 `,
 };

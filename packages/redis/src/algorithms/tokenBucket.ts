@@ -11,46 +11,39 @@ export const tokenBucketLua: LuaAlgorithm = {
   extra: noExtra,
   lua: `
 -- token_bucket
--- keys[1]:  string "<tokens x windowMs> <time counted, ms>"
--- p.limit:  tokens refilled per window
--- p.window: refill window, ms
--- p.burst:  bucket capacity, tokens
--- cost:     tokens this request takes
-local function tb_refill_ms(units, p)
-  if p.limit > 0 then return math.ceil(units / p.limit) end
+-- KEYS[k]: string "<tokens x windowMs> <time counted, ms>"
+-- limit:   tokens refilled per window
+-- window:  refill window, ms
+-- burst:   bucket capacity, tokens
+-- cost:    tokens this request takes
+local function tb_refill_ms(units, limit)
+  if limit > 0 then return math.ceil(units / limit) end
   return 0
 end
 
-ALGORITHMS.tb = function(keys, now, p, cost)
-  local t = math.floor(now)
+ALGORITHMS.tb = function(k, t, limit, window, burst, cost)
   local capacity = 0
-  if p.limit > 0 then capacity = p.burst * p.window end
-  local state = read_numbers(keys[1])
+  if limit > 0 then capacity = burst * window end
+  local stored, counted_at = read2(KEYS[k])
   local units = capacity
-  if state then
-    local missing = capacity - state[1]
+  if stored then
+    local missing = capacity - stored
     if missing > 0 then
-      local elapsed = math.max(0, t - state[2])
-      if elapsed < math.ceil(missing / p.limit) then units = state[1] + elapsed * p.limit end
+      local elapsed = math.max(0, t - counted_at)
+      if elapsed < math.ceil(missing / limit) then units = stored + elapsed * limit end
     end
   end
-  local needed = cost * p.window
+  local needed = cost * window
   if needed > capacity or units < needed then
     local retry = NEVER
-    if needed <= capacity then retry = tb_refill_ms(needed - units, p) end
-    return {
-      allowed = false, limit = p.limit, remaining = math.floor(units / p.window),
-      reset = tb_refill_ms(capacity - units, p), retry = retry,
-    }
+    if needed <= capacity then retry = tb_refill_ms(needed - units, limit) end
+    return false, limit, math.floor(units / window), tb_refill_ms(capacity - units, limit), retry
   end
   local left = units - needed
-  local reset = tb_refill_ms(capacity - left, p)
+  local reset = tb_refill_ms(capacity - left, limit)
   local at = t
-  if state then at = math.max(t, state[2]) end
-  return {
-    allowed = true, limit = p.limit, remaining = math.floor(left / p.window), reset = reset, retry = 0,
-    commit = function() write_numbers(keys[1], {left, at}, reset) end,
-  }
+  if stored then at = math.max(t, counted_at) end
+  return true, limit, math.floor(left / window), reset, 0, nil, 2, left, at, reset
 end
 `,
 };

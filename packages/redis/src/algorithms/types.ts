@@ -13,9 +13,11 @@ export interface LuaAlgorithm {
   /** The `extra` argument of a check (lease id, calendar period), '' when unused. */
   extra(check: Check): string;
   /**
-   * The fragment. The function it registers is called as `(keys, now, p, cost)` and returns
-   * `{allowed, limit, remaining, reset, retry, delay?, commit?}`; `commit` writes the state and runs
-   * only when the whole call commits.
+   * The fragment. The function it registers is called as `(k, now, limit, window, burst, cost, extra)`
+   * (`k`: index in KEYS of the check's first key; `now`: whole ms) and returns plain values, no table:
+   * `allowed, limit, remaining, reset, retry, delay` and, when allowed, the write to make if the request
+   * commits: `kind, x, y, z, w, v` (see `commit` in the script: kind 2 or 3 sets the first key to that
+   * many numbers, a string names a writer of `WRITERS`).
    */
   readonly lua: string;
 }

@@ -1,0 +1,89 @@
+import { type Check, type CheckResult, StoreError } from '@sluice/core';
+import { type LuaAlgorithm, leakyRefundLua, luaAlgorithms } from './algorithms/index.js';
+import { ARGS_PER_CHECK, GROUP_ARGS, HEADER_ARGS, NEVER, RESULTS_PER_CHECK } from './script.js';
+
+/**
+ * The checks of one request (or of one Cluster slot of it), decided all-or-nothing in the evaluation
+ * script. Several groups can share one script call; each keeps its own all-or-nothing.
+ */
+export interface Group {
+  readonly checks: readonly Check[];
+  /** Epoch ms of the request; ignored with the Redis clock. */
+  readonly now: number;
+  /** Gives leaky_bucket places back instead of deciding (every check runs the refund fragment). */
+  readonly refund?: boolean;
+}
+
+/** How the store names keys and keeps time, as the call needs them. */
+export interface CallSettings {
+  readonly prefix: string;
+  /** `true`: every group takes `now` from Redis TIME (read once per call). */
+  readonly redisClock: boolean;
+}
+
+/** `<prefix>:{<tag>}:<rule>:<suffix>`: the tag (a hash) is the Cluster hash tag. */
+export function keyOf(prefix: string, id: { rule: string; tag: string }, suffix: string): string {
+  return `${prefix}:{${id.tag}}:${id.rule}:${suffix}`;
+}
+
+function fragmentOf(group: Group, check: Check): LuaAlgorithm {
+  return group.refund === true ? leakyRefundLua : luaAlgorithms[check.algorithm];
+}
+
+/** numkeys, KEYS, then ARGV of one evaluation script call (layout: see PRELUDE in script.ts). */
+export function evaluateArgv(groups: readonly Group[], settings: CallSettings): (string | number)[] {
+  const keys: (string | number)[] = [0];
+  const args: (string | number)[] = [groups.length];
+  let checkCount = 0;
+  for (const group of groups) {
+    args.push(group.checks.length, settings.redisClock ? '' : group.now);
+    for (const check of group.checks) {
+      const algorithm = fragmentOf(group, check);
+      for (const suffix of algorithm.keys) keys.push(keyOf(settings.prefix, check, suffix));
+      const { limit, windowMs, burst } = check.params;
+      args.push(
+        algorithm.code,
+        check.mode === 'enforce' ? '1' : '0',
+        limit,
+        windowMs,
+        burst,
+        check.cost,
+        algorithm.extra(check),
+      );
+    }
+    checkCount += group.checks.length;
+  }
+  const expected = HEADER_ARGS + groups.length * GROUP_ARGS + checkCount * ARGS_PER_CHECK;
+  if (args.length !== expected) throw new Error('argument layout mismatch');
+  keys[0] = keys.length - 1;
+  for (const arg of args) keys.push(arg);
+  return keys;
+}
+
+/** Splits the script's reply into each group's results. */
+export function parseReply(reply: unknown, groups: readonly Group[]): CheckResult[][] {
+  let checkCount = 0;
+  for (const group of groups) checkCount += group.checks.length;
+  if (!Array.isArray(reply) || reply.length !== checkCount * RESULTS_PER_CHECK) {
+    throw new StoreError('ERR_SLUICE_STORE', 'unexpected reply from the Sluice script');
+  }
+  let at = 0;
+  return groups.map((group) => {
+    const results: CheckResult[] = new Array(group.checks.length);
+    for (let i = 0; i < results.length; i++, at += RESULTS_PER_CHECK) results[i] = resultAt(reply, at);
+    return results;
+  });
+}
+
+function resultAt(reply: readonly unknown[], at: number): CheckResult {
+  const retry = Number(reply[at + 4]);
+  const delay: unknown = reply[at + 5];
+  const allowed = reply[at] === 1;
+  const limit = Number(reply[at + 1]);
+  const remaining = Number(reply[at + 2]);
+  const resetMs = Number(reply[at + 3]);
+  const retryAfterMs = retry === NEVER ? Number.POSITIVE_INFINITY : retry;
+  return delay === ''
+    ? { allowed, limit, remaining, resetMs, retryAfterMs }
+    : { allowed, limit, remaining, resetMs, retryAfterMs, delayMs: Number(delay) };
+}
