@@ -1,5 +1,14 @@
 import type { PlannedCheck } from './plan.js';
-import type { CheckResult, Decision, DecisionReason, Lease, RuleResult, StoreErrorKind } from './types.js';
+import type {
+  CheckResult,
+  Decision,
+  DecisionReason,
+  Descriptors,
+  Lease,
+  RuleResult,
+  RuleScope,
+  StoreErrorKind,
+} from './types.js';
 
 /** What a store call produced: results, or the kind of failure that replaced them. */
 export type StoreOutcome =
@@ -133,4 +142,101 @@ export function buildDecision(parts: DecisionParts): Decision {
     leases,
     version,
   };
+}
+
+/** What one check is deciding: the matched rules split by store, handed from planning to deciding. */
+export interface PlannedRequest {
+  readonly descriptors: Descriptors;
+  readonly version: string;
+  readonly now: number;
+  /** Checks of the limiter's store. */
+  readonly remote: readonly PlannedCheck[];
+  /** Checks of `scope: local` rules, counted in process. */
+  readonly local: readonly PlannedCheck[];
+}
+
+/** The decision of a request from its two stores' outcomes; pure. */
+export function decideRequest(
+  request: PlannedRequest,
+  storeOutcome: StoreOutcome,
+  localOutcome: StoreOutcome,
+): Decision {
+  const { remote, local } = request;
+  const results: RuleResult[] = new Array(remote.length + local.length);
+  const delayMs = Math.max(
+    collectResults(results, 0, remote, storeOutcome),
+    collectResults(results, remote.length, local, localOutcome),
+  );
+  return buildDecision({
+    results,
+    delayMs,
+    leases: heldLeases(request, storeOutcome, localOutcome),
+    failure: failureOf(storeOutcome) ?? failureOf(localOutcome),
+    version: request.version,
+  });
+}
+
+/**
+ * What the request committed and holds in both stores (concurrency leases, leaky_bucket places). A denied
+ * decision holds none, but one store may have committed while the other denied: those go back at once.
+ */
+export function heldLeases(
+  request: PlannedRequest,
+  storeOutcome: StoreOutcome,
+  localOutcome: StoreOutcome,
+): readonly Lease[] {
+  const remoteLeases = leasesOf(request.remote, storeOutcome, 'store');
+  const localLeases = leasesOf(request.local, localOutcome, 'local');
+  if (localLeases.length === 0) return remoteLeases;
+  return remoteLeases.length === 0 ? localLeases : [...remoteLeases, ...localLeases];
+}
+
+/** Writes the rule results of one store's checks from `offset`; returns the longest leaky_bucket delay. */
+function collectResults(
+  results: RuleResult[],
+  offset: number,
+  planned: readonly PlannedCheck[],
+  outcome: StoreOutcome,
+): number {
+  let delayMs = 0;
+  for (let i = 0; i < planned.length; i++) {
+    results[offset + i] = ruleResult(planned[i]!, outcome, i);
+    if (outcome.ok) delayMs = Math.max(delayMs, outcome.results[i]?.delayMs ?? 0);
+  }
+  return delayMs;
+}
+
+/** What the request holds in one store: concurrency leases, and leaky_bucket places it may give back. */
+function leasesOf(
+  planned: readonly PlannedCheck[],
+  outcome: StoreOutcome,
+  scope: RuleScope,
+): readonly Lease[] {
+  if (!outcome.ok) return NO_LEASES;
+  let leases: Lease[] | undefined;
+  for (let i = 0; i < planned.length; i++) {
+    const { check } = planned[i]!;
+    const result = outcome.results[i];
+    // Nothing was committed when an enforcing check denied.
+    if (!result?.allowed && check.mode === 'enforce') return NO_LEASES;
+    if (!result?.allowed) continue;
+    const { rule, tag } = check;
+    let lease: Lease | undefined;
+    if (check.leaseId !== undefined) lease = { rule, tag, id: check.leaseId, scope };
+    // A queued leaky_bucket request holds its place until served; if it never is, the place goes back.
+    else if ((result.delayMs ?? 0) > 0) {
+      lease = { rule, tag, id: '', scope, refund: { cost: check.cost, params: check.params } };
+    }
+    if (lease === undefined) continue;
+    if (leases === undefined) leases = [lease];
+    else leases.push(lease);
+  }
+  return leases ?? NO_LEASES;
+}
+
+/** The failure a store outcome reports: its own, or its fallback's (`degraded` results). */
+function failureOf(outcome: StoreOutcome): StoreErrorKind | undefined {
+  if (!outcome.ok) return outcome.kind;
+  for (const result of outcome.results) if (result.degraded !== undefined) return result.degraded;
+  return undefined;
 }

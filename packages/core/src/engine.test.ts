@@ -182,6 +182,33 @@ describe('createLimiter', () => {
     expect(limiter.explain({ user: 'u7' }).rules[0]!.effectiveMode).toBe(modes[7]);
   });
 
+  describe('decide', () => {
+    const rules = compileRules({
+      rules: [{ name: 'per_user', key: ['user'], limit: { requests: 1, per: '1m' } }],
+    });
+
+    it('answers at once, without a promise, when the store is in process', () => {
+      const limiter = createLimiter({ rules, clock: () => T0 });
+      const first = limiter.decide({ user: 'u' });
+      expect(first).not.toBeInstanceOf(Promise);
+      expect(first).toMatchObject({ allowed: true, rule: 'per_user', remaining: 0 });
+      expect(limiter.decide({ user: 'u' })).toMatchObject({ allowed: false, rule: 'per_user' });
+    });
+
+    it('answers with a promise when the store is remote', async () => {
+      const limiter = createLimiter({ rules, store: new RecordingStore(), clock: () => T0 });
+      const pending = limiter.decide({ user: 'u' });
+      expect(pending).toBeInstanceOf(Promise);
+      expect(await pending).toMatchObject({ allowed: true, rule: 'per_user' });
+    });
+
+    it('throws on an invalid cost where check rejects', async () => {
+      const limiter = createLimiter({ rules });
+      expect(() => limiter.decide({ user: 'u' }, { cost: -1 })).toThrow(ConfigError);
+      await expect(limiter.check({ user: 'u' }, { cost: -1 })).rejects.toThrow(ConfigError);
+    });
+  });
+
   describe('cost', () => {
     const rules = compileRules({
       rules: [
@@ -275,6 +302,27 @@ describe('createLimiter', () => {
         failedOpen: true,
         reason: 'timeout',
       });
+    });
+
+    it('adds no backstop timer to a store that bounds its own calls (timeLimited)', async () => {
+      const slowAnswer = (): Promise<CheckResult[]> =>
+        new Promise((resolve) =>
+          setTimeout(
+            () => resolve([{ allowed: true, limit: 1, remaining: 0, resetMs: 60_000, retryAfterMs: 0 }]),
+            60,
+          ),
+        );
+      const bounded: Store = {
+        evaluate: slowAnswer,
+        timeLimited: true,
+        release: () => Promise.resolve(),
+        close: () => Promise.resolve(),
+      };
+      const unbounded: Store = { ...bounded, timeLimited: false };
+      const trusted = createLimiter({ rules, store: bounded, timeoutMs: 20 });
+      const guarded = createLimiter({ rules, store: unbounded, timeoutMs: 20 });
+      expect(await trusted.check({ user: 'u' })).toMatchObject({ allowed: true, failedOpen: false });
+      expect(await guarded.check({ user: 'u' })).toMatchObject({ failedOpen: true, reason: 'timeout' });
     });
 
     it('keeps an observer that throws out of the request path', async () => {

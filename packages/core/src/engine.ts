@@ -1,13 +1,13 @@
 import { assertCost } from './cost.js';
-import { buildDecision, ruleResult, type StoreOutcome } from './decision.js';
-import { ConfigError, StoreError } from './errors.js';
+import { decideRequest, heldLeases, type PlannedRequest, type StoreOutcome } from './decision.js';
+import { ConfigError } from './errors.js';
 import { TagCache, tagFor } from './keys.js';
 import { type LeasePlan, LocalLeases } from './localLeases.js';
+import { guardObserver } from './observe/guarded.js';
 import { effectiveMode, type PlannedCheck, planChecks } from './plan.js';
+import { andThen, isPromise, type Maybe, StoreCaller } from './storeCall.js';
 import { MemoryStore } from './stores/memory.js';
 import type {
-  Check,
-  CheckResult,
   CompiledRule,
   CompiledRules,
   Decision,
@@ -15,11 +15,9 @@ import type {
   Lease,
   Mode,
   Observer,
-  RuleResult,
   RuleScope,
   RulesSource,
   Store,
-  StoreErrorKind,
 } from './types.js';
 
 /** Options of {@link createLimiter}. */
@@ -73,6 +71,11 @@ export interface Explanation {
 export interface Limiter {
   /** Decides one request. Never rejects because of the store; rejects only on an invalid `cost`. */
   check(descriptors: Descriptors, options?: CheckOptions): Promise<Decision>;
+  /**
+   * `check` without a promise where none is needed: the decision itself when every store involved answers
+   * in process (MemoryStore, local rules), else a promise of it. Throws (not rejects) on an invalid `cost`.
+   */
+  decide(descriptors: Descriptors, options?: CheckOptions): Decision | Promise<Decision>;
   /** Releases a decision's concurrency leases when its response ends. Idempotent; never rejects. */
   release(decision: Decision): Promise<void>;
   /**
@@ -97,35 +100,6 @@ function assertStore(store: unknown, name: string): asserts store is Store {
   }
 }
 
-function errorKind(error: unknown): StoreErrorKind {
-  if (error instanceof StoreError) {
-    if (error.code === 'ERR_SLUICE_STORE_TIMEOUT') return 'timeout';
-    if (error.code === 'ERR_SLUICE_BREAKER_OPEN') return 'breaker_open';
-  }
-  return 'error';
-}
-
-/** Rejects with ERR_SLUICE_STORE_TIMEOUT after `ms`; one promise and one unref'd timer per call. */
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(
-      () => reject(new StoreError('ERR_SLUICE_STORE_TIMEOUT', `store call over ${ms} ms`)),
-      ms,
-    );
-    timer.unref();
-    promise.then(
-      (value) => {
-        clearTimeout(timer);
-        resolve(value);
-      },
-      (error: unknown) => {
-        clearTimeout(timer);
-        reject(error);
-      },
-    );
-  });
-}
-
 /** Creates a limiter. */
 export function createLimiter(options: LimiterOptions): Limiter {
   const store = options.store ?? new MemoryStore();
@@ -133,67 +107,17 @@ export function createLimiter(options: LimiterOptions): Limiter {
   assertStore(store, 'store');
   assertStore(localStore, 'localStore');
   const clock = options.clock ?? Date.now;
-  const observer = options.observer ?? {};
+  const observer = guardObserver(options.observer);
   const timeoutMs = options.timeoutMs ?? 1000;
   const secret = options.keySecret;
   const source = isRulesSource(options.rules) ? options.rules : undefined;
   let table = source ? source.current : (options.rules as CompiledRules);
   const tags = new TagCache(secret);
   const pools = new LocalLeases();
+  const remoteCalls = new StoreCaller(store, timeoutMs, observer);
+  const localCalls = new StoreCaller(localStore, timeoutMs, observer);
   const released = new WeakSet<Decision>();
   const cancelled = new WeakSet<Decision>();
-
-  function notify<K extends keyof Observer>(hook: K, ...args: Parameters<NonNullable<Observer[K]>>): void {
-    try {
-      (observer[hook] as ((...a: typeof args) => void) | undefined)?.(...args);
-    } catch {
-      // An observer bug must not reach the request path.
-    }
-  }
-
-  /** A call to a remote (or custom) store, under the backstop timeout; failures become an outcome. */
-  function evaluateOn(target: Store, checks: Check[], now: number): Promise<StoreOutcome> {
-    const started = performance.now();
-    let call: Promise<CheckResult[]>;
-    try {
-      call = target.evaluate(checks, now);
-    } catch (error) {
-      return Promise.resolve(failed(error));
-    }
-    return withTimeout(call, timeoutMs).then((results): StoreOutcome => {
-      notify('onStoreLatency', (performance.now() - started) / 1000);
-      return { ok: true, results };
-    }, failed);
-  }
-
-  function matchedRules(rules: CompiledRules, descriptors: Descriptors, opts: CheckOptions, now: number) {
-    const own = opts.global === false ? [] : rules.match(descriptors, now);
-    const extra = opts.rules ? opts.rules.match(descriptors, now) : [];
-    return extra.length === 0 ? own : [...own, ...extra];
-  }
-
-  function leasesOf(
-    planned: readonly PlannedCheck[],
-    outcome: StoreOutcome,
-    scope: RuleScope,
-  ): readonly Lease[] {
-    if (!outcome.ok) return NO_LEASES;
-    const leases: Lease[] = [];
-    for (let i = 0; i < planned.length; i++) {
-      const { check } = planned[i]!;
-      const result = outcome.results[i];
-      // Nothing was committed when an enforcing check denied.
-      if (!result?.allowed && check.mode === 'enforce') return NO_LEASES;
-      if (!result?.allowed) continue;
-      const { rule, tag } = check;
-      if (check.leaseId !== undefined) leases.push({ rule, tag, id: check.leaseId, scope });
-      // A queued leaky_bucket request holds its place until served; if it never is, the place goes back.
-      else if ((result.delayMs ?? 0) > 0) {
-        leases.push({ rule, tag, id: '', scope, refund: { cost: check.cost, params: check.params } });
-      }
-    }
-    return leases.length === 0 ? NO_LEASES : leases;
-  }
 
   async function releaseLeases(leases: readonly Lease[], now: number): Promise<void> {
     const byScope = (scope: RuleScope) => leases.filter((l) => l.scope === scope);
@@ -201,107 +125,66 @@ export function createLimiter(options: LimiterOptions): Limiter {
       group.length === 0 ? undefined : (i === 0 ? store : localStore).release(group, now),
     );
     await Promise.allSettled(calls);
-    for (const lease of leases) if (!lease.refund) notify('onLeases', lease.rule, -1);
+    for (const lease of leases) if (!lease.refund) observer.onLeases(lease.rule, -1);
   }
 
-  /**
-   * The store call of one scope. An in-process MemoryStore answers synchronously (no promise, no timer);
-   * a scope with no checks makes no call.
-   */
-  function outcomeOf(target: Store, planned: readonly PlannedCheck[], now: number): Maybe<StoreOutcome> {
-    if (planned.length === 0) return NOTHING_DONE;
-    const checks: Check[] = new Array(planned.length);
-    for (let i = 0; i < planned.length; i++) checks[i] = planned[i]!.check;
-    if (!(target instanceof MemoryStore)) return evaluateOn(target, checks, now);
-    try {
-      return { ok: true, results: target.evaluateNow(checks, now) };
-    } catch (error) {
-      return failed(error);
-    }
-  }
-
-  function failed(error: unknown): StoreOutcome {
-    const kind = errorKind(error);
-    notify('onStoreError', kind, error instanceof Error ? error : new Error(String(error)));
-    return { ok: false, kind };
-  }
-
+  /** The store's outcome, through local leases when a rule of the request has them. */
   function remoteOutcome(remote: readonly PlannedCheck[], now: number): Maybe<RemoteOutcome> {
     const plan = pools.take(remote, now);
-    if (plan === undefined) return then(outcomeOf(store, remote, now), (outcome) => ({ outcome, plan }));
-    return then(outcomeOf(store, plan.send, now), (sent) => ({
+    if (plan === undefined)
+      return andThen(remoteCalls.outcome(remote, now), (outcome) => ({ outcome, plan }));
+    return andThen(remoteCalls.outcome(plan.send, now), (sent) => ({
       outcome: pools.settle(remote, plan, sent, now),
       plan,
     }));
   }
 
   /** Decides one request; synchronous up to the store calls, which are awaited only when they are remote. */
-  function check(descriptors: Descriptors, opts: CheckOptions = NO_OPTIONS): Promise<Decision> {
-    let codeCost: number;
-    try {
-      codeCost = opts.cost === undefined ? 1 : assertCost(opts.cost);
-    } catch (error) {
-      return Promise.reject(error);
-    }
+  function decide(descriptors: Descriptors, opts: CheckOptions = NO_OPTIONS): Maybe<Decision> {
+    const codeCost = opts.cost === undefined ? 1 : assertCost(opts.cost);
     const rules = table;
     const now = clock();
     const planned = planChecks(matchedRules(rules, descriptors, opts, now), descriptors, codeCost, tags);
     const [remote, local] = byScope(planned);
-    const request: Request = { descriptors, version: rules.version, now, remote, local };
+    const request: PlannedRequest = { descriptors, version: rules.version, now, remote, local };
     const fromStore = remoteOutcome(remote, now);
-    const fromLocal = outcomeOf(localStore, local, now);
-    if (!isPromise(fromStore) && !isPromise(fromLocal)) {
-      return Promise.resolve(decide(request, fromStore, fromLocal));
-    }
-    return Promise.all([fromStore, fromLocal]).then(([s, l]) => decide(request, s, l));
+    const fromLocal = localCalls.outcome(local, now);
+    if (!isPromise(fromStore) && !isPromise(fromLocal)) return settle(request, fromStore, fromLocal);
+    return Promise.all([fromStore, fromLocal]).then(([s, l]) => settle(request, s, l));
   }
 
-  function decide(request: Request, fromStore: RemoteOutcome, localOutcome: StoreOutcome): Decision {
-    const { remote, local, now } = request;
-    const { outcome: storeOutcome, plan } = fromStore;
-    const results: RuleResult[] = [];
-    let delayMs = 0;
-    for (const [group, outcome] of [
-      [remote, storeOutcome],
-      [local, localOutcome],
-    ] as const) {
-      for (let i = 0; i < group.length; i++) {
-        results.push(ruleResult(group[i]!, outcome, i));
-        if (outcome.ok) delayMs = Math.max(delayMs, outcome.results[i]?.delayMs ?? 0);
-      }
-    }
-    const remoteLeases = leasesOf(remote, storeOutcome, 'store');
-    const localLeases = leasesOf(local, localOutcome, 'local');
-    const leases =
-      localLeases.length === 0
-        ? remoteLeases
-        : remoteLeases.length === 0
-          ? localLeases
-          : [...remoteLeases, ...localLeases];
-    const decision = buildDecision({
-      results,
-      delayMs,
-      leases,
-      failure: failureOf(storeOutcome) ?? failureOf(localOutcome),
-      version: request.version,
-    });
-    if (!decision.allowed && plan !== undefined) pools.refund(plan);
+  /** The decision, and what it sets off: pool refunds, leases handed back or counted, the observer. */
+  function settle(request: PlannedRequest, fromStore: RemoteOutcome, localOutcome: StoreOutcome): Decision {
+    const decision = decideRequest(request, fromStore.outcome, localOutcome);
+    if (!decision.allowed && fromStore.plan !== undefined) pools.refund(fromStore.plan);
     // One store may have committed leases while the other denied: hand them back at once.
-    if (!decision.allowed && leases.length > 0) void releaseLeases(leases, now);
-    else for (const lease of decision.leases) if (!lease.refund) notify('onLeases', lease.rule, 1);
-    notify('onDecision', decision, request.descriptors);
+    if (!decision.allowed) {
+      const held = heldLeases(request, fromStore.outcome, localOutcome);
+      if (held.length > 0) void releaseLeases(held, request.now);
+    } else {
+      for (const lease of decision.leases) if (!lease.refund) observer.onLeases(lease.rule, 1);
+    }
+    observer.onDecision(decision, request.descriptors);
     return decision;
   }
 
   function setRules(rules: CompiledRules): void {
     table = rules;
-    notify('onRulesLoaded', rules);
+    observer.onRulesLoaded(rules);
   }
-  const unsubscribe = source?.subscribe(setRules, (error) => notify('onRulesError', error));
-  notify('onRulesLoaded', table);
+  const unsubscribe = source?.subscribe(setRules, (error) => observer.onRulesError(error));
+  observer.onRulesLoaded(table);
 
   return {
-    check,
+    check(descriptors, opts) {
+      try {
+        const decision = decide(descriptors, opts);
+        return isPromise(decision) ? decision : Promise.resolve(decision);
+      } catch (error) {
+        return Promise.reject(error);
+      }
+    },
+    decide,
     async release(decision) {
       if (released.has(decision) || decision.leases.length === 0) return;
       released.add(decision);
@@ -356,29 +239,19 @@ export function createLimiter(options: LimiterOptions): Limiter {
 
 /** Options of a check that gives none. */
 const NO_OPTIONS: CheckOptions = Object.freeze({});
-const NO_LEASES: readonly Lease[] = Object.freeze([]);
 const NO_CHECKS: readonly PlannedCheck[] = Object.freeze([]);
-/** The outcome of a store call with nothing to evaluate. */
-const NOTHING_DONE: StoreOutcome = Object.freeze({ ok: true, results: Object.freeze([]) }) as StoreOutcome;
+const NO_RULES: readonly CompiledRule[] = Object.freeze([]);
 
-type Maybe<T> = T | Promise<T>;
-
-function isPromise<T>(value: Maybe<T>): value is Promise<T> {
-  return value instanceof Promise;
-}
-
-/** `next(value)`, at once when the value is there, after it resolves when it is a promise. */
-function then<T, U>(value: Maybe<T>, next: (value: T) => U): Maybe<U> {
-  return isPromise(value) ? value.then(next) : next(value);
-}
-
-/** What one check is deciding, handed from the planning half to the deciding half. */
-interface Request {
-  readonly descriptors: Descriptors;
-  readonly version: string;
-  readonly now: number;
-  readonly remote: readonly PlannedCheck[];
-  readonly local: readonly PlannedCheck[];
+/** The limiter's own rules and the check's extra (route) rules that apply to a request. */
+function matchedRules(
+  rules: CompiledRules,
+  descriptors: Descriptors,
+  opts: CheckOptions,
+  now: number,
+): readonly CompiledRule[] {
+  const own = opts.global === false ? NO_RULES : rules.match(descriptors, now);
+  const extra = opts.rules ? opts.rules.match(descriptors, now) : NO_RULES;
+  return extra.length === 0 ? own : own.length === 0 ? extra : [...own, ...extra];
 }
 
 /** The store-side outcome of a request, and what local leases did in it. */
@@ -398,9 +271,4 @@ function byScope(planned: readonly PlannedCheck[]): [readonly PlannedCheck[], re
 
 function isRulesSource(rules: CompiledRules | RulesSource): rules is RulesSource {
   return typeof (rules as Partial<RulesSource>).subscribe === 'function';
-}
-
-function failureOf(outcome: StoreOutcome): StoreErrorKind | undefined {
-  if (!outcome.ok) return outcome.kind;
-  return outcome.results.find((r) => r.degraded !== undefined)?.degraded;
 }

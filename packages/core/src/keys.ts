@@ -36,16 +36,20 @@ export function tagFor(rule: CompiledRule, descriptors: Descriptors, secret?: st
   return text === undefined ? undefined : hashText(text, secret);
 }
 
-/** Default number of tags a {@link TagCache} keeps. */
+/** Default number of tags a {@link TagCache} keeps per set of key descriptors. */
 export const DEFAULT_TAG_CACHE_SIZE = 50_000;
 
 /**
- * Remembers recent tags so that a busy key is hashed once, not on every request. Keyed by the rule's key
- * text; the tags themselves are the same hashes `tagFor` makes. The cache lives in process memory only.
- * Bounded: when full, the oldest entry goes (insertion order; a cache needs no exact LRU).
+ * Remembers recent tags so that a busy key is hashed once, not on every request. The tags are the same
+ * hashes `tagFor` makes; the cache lives in process memory only. Rules keyed on the same descriptor names
+ * share one map, keyed by the values alone (a single value as is: no text is built per request), and a
+ * global rule's tag is made once. Bounded: when a map is full, its oldest entry goes (insertion order; a
+ * cache needs no exact LRU).
  */
 export class TagCache {
-  readonly #tags = new Map<string, string>();
+  /** Key descriptor names (JSON) -> values (JSON, or the value itself for one name) -> tag. */
+  readonly #byKey = new Map<string, Map<string, string>>();
+  readonly #global = new Map<string, string>();
   readonly #secret: string | undefined;
   readonly #maxSize: number;
 
@@ -54,20 +58,68 @@ export class TagCache {
     this.#maxSize = maxSize;
   }
 
+  /** Tags held, over every set of key names (global tags included). */
+  get size(): number {
+    let size = this.#global.size;
+    for (const tags of this.#byKey.values()) size += tags.size;
+    return size;
+  }
+
   /** Same answer as `tagFor(rule, descriptors, secret)`. */
   tagFor(rule: CompiledRule, descriptors: Descriptors): string | undefined {
-    const text = keyText(rule, descriptors);
-    if (text === undefined) return undefined;
-    const tags = this.#tags;
-    let tag = tags.get(text);
+    if (rule.global) return this.#globalTag(rule);
+    const names = rule.key;
+    let values: string | undefined;
+    if (names.length === 1) values = descriptors[names[0]!];
+    else {
+      const parts: string[] = new Array(names.length);
+      for (let i = 0; i < names.length; i++) {
+        const value = descriptors[names[i]!];
+        if (value === undefined) return undefined;
+        parts[i] = value;
+      }
+      values = JSON.stringify(parts);
+    }
+    if (values === undefined) return undefined;
+    const tags = this.#tagsOf(names);
+    let tag = tags.get(values);
     if (tag === undefined) {
-      tag = hashText(text, this.#secret);
+      tag = tagFor(rule, descriptors, this.#secret) as string;
       if (tags.size >= this.#maxSize) tags.delete(tags.keys().next().value as string);
-      tags.set(text, tag);
+      tags.set(values, tag);
     }
     return tag;
   }
+
+  #globalTag(rule: CompiledRule): string {
+    let tag = this.#global.get(rule.name);
+    if (tag === undefined) {
+      tag = hashText(`global:${rule.name}`, this.#secret);
+      // Global rules are few (they are named in the rules file); the bound only guards against misuse.
+      if (this.#global.size >= this.#maxSize) this.#global.clear();
+      this.#global.set(rule.name, tag);
+    }
+    return tag;
+  }
+
+  /** The map of one set of key names; found through the names array itself, a compiled rule's own. */
+  #tagsOf(names: readonly string[]): Map<string, string> {
+    let signature = signatures.get(names);
+    if (signature === undefined) {
+      signature = JSON.stringify(names);
+      signatures.set(names, signature);
+    }
+    let tags = this.#byKey.get(signature);
+    if (tags === undefined) {
+      tags = new Map();
+      this.#byKey.set(signature, tags);
+    }
+    return tags;
+  }
 }
+
+/** JSON of each compiled rule's key names, made once per rule (compiled rules are immutable). */
+const signatures = new WeakMap<readonly string[], string>();
 
 /** A stable percentage bucket (0-99.99) for rollout, from a tag. */
 export function rolloutBucket(tag: string): number {

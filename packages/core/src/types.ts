@@ -115,6 +115,11 @@ export interface Lease {
  */
 export interface Store {
   evaluate(checks: readonly Check[], now: number): Promise<CheckResult[]>;
+  /**
+   * True when every call settles (resolves or rejects) within the store's own time limit, as RedisStore's
+   * do: the engine then adds no backstop timer of its own to each call.
+   */
+  readonly timeLimited?: boolean;
   release(leases: readonly Lease[], now: number): Promise<void>;
   close(): Promise<void>;
 }

@@ -8,6 +8,7 @@ import {
   type RequestFacts,
   type RuleSpec,
   releaseWhenDone,
+  type Verdict,
   waitUnlessClosed,
 } from '@sluice/core';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
@@ -32,23 +33,35 @@ export interface ExpressRateLimit extends RequestHandler {
 export function rateLimit(options?: ExpressRateLimitOptions): ExpressRateLimit {
   const http = createHttpLimiter<Request, ExpressRateLimitOptions>(options);
 
+  // No async function: a request decided in process goes on to `next` without waiting on a promise.
   const middleware = (scope: CheckScope): RequestHandler =>
     function sluiceRateLimit(req, res, next) {
-      handle(req, res, next, scope).catch(next);
+      const verdict = http.check(req, new ExpressFacts(req), scope);
+      if (verdict instanceof Promise) verdict.then((settled) => act(req, res, next, settled)).catch(next);
+      else act(req, res, next, verdict);
     };
 
-  async function handle(req: Request, res: Response, next: NextFunction, scope: CheckScope): Promise<void> {
-    const verdict = await http.check(req, new ExpressFacts(req), scope);
-    if (verdict.action === 'skip') return next();
-    if (verdict.action === 'deny') return deny(req, res, verdict.denied);
+  /** Carries out a verdict: on to `next`, or a denial sent here. */
+  function act(req: Request, res: Response, next: NextFunction, verdict: Verdict): void {
+    if (verdict.action === 'skip') {
+      next();
+      return;
+    }
+    if (verdict.action === 'deny') {
+      deny(req, res, verdict.denied).catch(next);
+      return;
+    }
     res.set(verdict.headers);
     // Leases to hand back when the response ends; none (the usual case): no listeners.
     if (verdict.decision.leases.length > 0) releaseWhenDone(res, verdict.release);
-    if (verdict.delayMs > 0 && !(await waitUnlessClosed(res, verdict.delayMs))) {
-      await verdict.cancel(); // the client left while waiting: serve nothing
+    if (verdict.delayMs <= 0) {
+      next();
       return;
     }
-    next();
+    waitUnlessClosed(res, verdict.delayMs)
+      // The client left while waiting: serve nothing.
+      .then((stillThere) => (stillThere ? next() : verdict.cancel()))
+      .catch(next);
   }
 
   async function deny(req: Request, res: Response, denied: DeniedResponse): Promise<void> {

@@ -8,9 +8,16 @@ import {
   type RequestFacts,
   type RuleSpec,
   releaseWhenDone,
+  type Verdict,
   waitUnlessClosed,
 } from '@sluice/core';
-import type { FastifyPluginAsync, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
+import type {
+  HookHandlerDoneFunction as Done,
+  FastifyPluginAsync,
+  FastifyReply,
+  FastifyRequest,
+  RouteOptions,
+} from 'fastify';
 import fp from 'fastify-plugin';
 
 /** Options of the Fastify plugin: the shared adapter options plus a Fastify-typed `onDenied`. */
@@ -57,23 +64,40 @@ const plugin: FastifyPluginAsync<FastifyRateLimitOptions> = async (fastify, give
     routeRules.set(config, http.compileRouteRules((config as { rules?: unknown }).rules, label));
   });
 
-  fastify.addHook('onRequest', async (request, reply) => {
+  // A callback hook, not an async one: a request decided in process waits on no promise at all.
+  fastify.addHook('onRequest', (request, reply, done) => {
     const config = request.routeOptions.config.rateLimit;
-    if (config === false) return;
+    if (config === false) return done();
     const rules = config ? routeRules.get(config) : undefined;
-    const verdict = await http.check(request, new FastifyFacts(request), rules ? { rules } : ALL_RULES);
-    if (verdict.action === 'skip') return;
-    if (verdict.action === 'deny') return deny(request, reply, verdict.denied);
+    const verdict = http.check(request, new FastifyFacts(request), rules ? { rules } : ALL_RULES);
+    if (verdict instanceof Promise) verdict.then((settled) => act(request, reply, settled, done), done);
+    else act(request, reply, verdict, done);
+  });
+
+  /** Carries out a verdict: on to the route (`done`), or a denial sent here (and no `done`). */
+  function act(request: FastifyRequest, reply: FastifyReply, verdict: Verdict, done: Done): void {
+    if (verdict.action === 'skip') {
+      done();
+      return;
+    }
+    if (verdict.action === 'deny') {
+      deny(request, reply, verdict.denied).catch(done);
+      return;
+    }
     reply.headers(verdict.headers);
     // Leases to hand back when the response ends; none (the usual case): no listeners.
     if (verdict.decision.leases.length > 0) releaseWhenDone(reply.raw, verdict.release);
-    if (verdict.delayMs > 0 && !(await waitUnlessClosed(reply.raw, verdict.delayMs))) {
+    if (verdict.delayMs <= 0) {
+      done();
+      return;
+    }
+    waitUnlessClosed(reply.raw, verdict.delayMs).then(async (stillThere) => {
+      if (stillThere) return done();
       // The client left while waiting: serve nothing.
       await verdict.cancel();
       reply.hijack();
-      return reply;
-    }
-  });
+    }, done);
+  }
 
   async function deny(
     request: FastifyRequest,

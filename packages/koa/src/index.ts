@@ -8,6 +8,7 @@ import {
   type RequestFacts,
   type RuleSpec,
   releaseWhenDone,
+  type Verdict,
   waitUnlessClosed,
 } from '@sluice/core';
 import type { Context, Middleware, Next } from 'koa';
@@ -32,20 +33,27 @@ export interface KoaRateLimit extends Middleware {
 export function rateLimit(options?: KoaRateLimitOptions): KoaRateLimit {
   const http = createHttpLimiter<Context, KoaRateLimitOptions>(options);
 
+  // No async function: a request decided in process goes on to `next` without an extra promise.
   const middleware = (scope: CheckScope): Middleware =>
-    async function sluiceRateLimit(ctx: Context, next: Next): Promise<void> {
-      const verdict = await http.check(ctx, new KoaFacts(ctx), scope);
-      if (verdict.action === 'skip') return next();
-      if (verdict.action === 'deny') return deny(ctx, verdict.denied);
-      ctx.set(verdict.headers);
-      // Leases to hand back when the response ends; none (the usual case): no listeners.
-      if (verdict.decision.leases.length > 0) releaseWhenDone(ctx.res, verdict.release);
-      if (verdict.delayMs > 0 && !(await waitUnlessClosed(ctx.res, verdict.delayMs))) {
-        await verdict.cancel(); // the client left while waiting: serve nothing
-        return;
-      }
-      return next();
+    function sluiceRateLimit(ctx: Context, next: Next): Promise<void> {
+      const verdict = http.check(ctx, new KoaFacts(ctx), scope);
+      if (verdict instanceof Promise) return verdict.then((settled) => act(ctx, next, settled));
+      return act(ctx, next, verdict);
     };
+
+  /** Carries out a verdict: on to `next`, or a denial set on the context. */
+  function act(ctx: Context, next: Next, verdict: Verdict): Promise<void> {
+    if (verdict.action === 'skip') return next();
+    if (verdict.action === 'deny') return deny(ctx, verdict.denied);
+    ctx.set(verdict.headers);
+    // Leases to hand back when the response ends; none (the usual case): no listeners.
+    if (verdict.decision.leases.length > 0) releaseWhenDone(ctx.res, verdict.release);
+    if (verdict.delayMs <= 0) return next();
+    return waitUnlessClosed(ctx.res, verdict.delayMs).then((stillThere) =>
+      // The client left while waiting: serve nothing.
+      stillThere ? next() : verdict.cancel(),
+    );
+  }
 
   async function deny(ctx: Context, denied: DeniedResponse): Promise<void> {
     if (http.options.onDenied) {

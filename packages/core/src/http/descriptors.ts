@@ -43,34 +43,38 @@ export function buildDescriptors(
   settings: DescriptorSettings,
   extra?: { readonly apiKey?: unknown; readonly descriptors?: unknown },
 ): Descriptors {
-  const values: Record<string, string | undefined> = {
-    ip: normalizeIp(facts.ip, settings.ipv6Subnet),
-    method: facts.method.toUpperCase(),
-    route:
-      facts.route ??
-      normalizePath(facts.url, { caseSensitive: facts.caseSensitive ?? settings.caseSensitiveRoutes }),
-    api_key:
-      extra && 'apiKey' in extra ? toValue(extra.apiKey) : firstValue(facts.header(settings.apiKeyHeader)),
-  };
-  Object.assign(values, userDescriptors(extra?.descriptors));
-  values.auth ??= values.api_key === undefined ? 'anonymous' : 'api_key';
-  return boundValues(values, settings.maxValueLength);
-}
-
-/** The app's descriptors as strings; numbers and booleans are stringified, anything else ignored. */
-function userDescriptors(value: unknown): Record<string, string | undefined> {
-  if (typeof value !== 'object' || value === null) return {};
-  const result: Record<string, string | undefined> = {};
-  for (const [name, item] of Object.entries(value)) {
-    if (item === undefined || item === null) result[name] = undefined;
-    else {
-      const text = toValue(item);
-      if (text !== undefined) result[name] = text;
-    }
+  const own = extra?.descriptors;
+  const mine = typeof own === 'object' && own !== null ? (own as Record<string, unknown>) : undefined;
+  const max = settings.maxValueLength;
+  const result: Record<string, string> = {};
+  if (!owns(mine, 'ip')) put(result, 'ip', normalizeIp(facts.ip, settings.ipv6Subnet), max);
+  if (!owns(mine, 'method')) put(result, 'method', facts.method.toUpperCase(), max);
+  if (!owns(mine, 'route')) {
+    const caseSensitive = facts.caseSensitive ?? settings.caseSensitiveRoutes;
+    put(result, 'route', facts.route ?? normalizePath(facts.url, { caseSensitive }), max);
   }
+  if (!owns(mine, 'api_key')) {
+    const apiKey =
+      extra && 'apiKey' in extra ? toValue(extra.apiKey) : firstValue(facts.header(settings.apiKeyHeader));
+    put(result, 'api_key', apiKey, max);
+  }
+  // The app's descriptors win; undefined or null unsets a built-in one.
+  if (mine !== undefined)
+    for (const name in mine) if (Object.hasOwn(mine, name)) put(result, name, toValue(mine[name]), max);
+  if (!owns(mine, 'auth')) result.auth = result.api_key === undefined ? 'anonymous' : 'api_key';
   return result;
 }
 
+function owns(object: Record<string, unknown> | undefined, name: string): boolean {
+  return object !== undefined && Object.hasOwn(object, name);
+}
+
+/** Sets a defined value, replaced by its hash when longer than `max`. */
+function put(result: Record<string, string>, name: string, value: string | undefined, max: number): void {
+  if (value !== undefined) result[name] = value.length > max ? `#${hashText(value)}` : value;
+}
+
+/** A descriptor value: strings (empty is none), numbers, booleans and bigints as text; anything else none. */
 function toValue(value: unknown): string | undefined {
   if (typeof value === 'string') return value === '' ? undefined : value;
   if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint')
@@ -82,12 +86,4 @@ function firstValue(header: string | readonly string[] | undefined): string | un
   const value = typeof header === 'string' ? header : header?.[0];
   const trimmed = value?.trim();
   return trimmed === '' ? undefined : trimmed;
-}
-
-function boundValues(values: Record<string, string | undefined>, maxLength: number): Descriptors {
-  const result: Record<string, string | undefined> = {};
-  for (const [name, value] of Object.entries(values)) {
-    if (value !== undefined) result[name] = value.length > maxLength ? `#${hashText(value)}` : value;
-  }
-  return result;
 }

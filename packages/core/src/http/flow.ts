@@ -8,8 +8,10 @@ import { PROXY_NOTICES, type ProxyNotice, proxyNotice } from './proxy.js';
 import { type DeniedResponse, deniedResponse, type HeaderValues, rateLimitHeaders } from './responses.js';
 import { limiterFor, routeRuleCompiler } from './rules-option.js';
 
-type Maybe<T> = T | Promise<T>;
+/** A value now, or later. */
+export type Maybe<T> = T | Promise<T>;
 
+/** True for a promise or any thenable a user hook may return. */
 function isPromise<T>(value: Maybe<T>): value is Promise<T> {
   return typeof (value as { then?: unknown } | null | undefined)?.then === 'function';
 }
@@ -20,7 +22,6 @@ function then<T, U>(value: Maybe<T>, next: (value: T) => Maybe<U>): Maybe<U> {
 }
 
 const SKIP: Verdict = Object.freeze({ action: 'skip' });
-const SKIPPED = Promise.resolve(SKIP);
 const ALL_RULES: CheckScope = Object.freeze({});
 const NO_OPTIONS: CheckOptions = Object.freeze({});
 const NOTHING = (): Promise<void> => Promise.resolve();
@@ -30,6 +31,13 @@ const NOTICE_COUNT = Object.keys(PROXY_NOTICES).length;
 function roomLeft(decision: Decision): number {
   if (decision.rule === undefined) return Number.POSITIVE_INFINITY;
   return decision.limit > 0 ? decision.remaining / decision.limit : 0;
+}
+
+/** What one limiter remembers of a request while it is being handled. */
+interface RequestNotes {
+  checkedGlobally: boolean;
+  /** The decision whose numbers the response's headers show. */
+  shown: Decision | undefined;
 }
 
 /** Which rules a check evaluates: the limiter's own (global) and/or a route's. */
@@ -60,8 +68,12 @@ export type Verdict =
 export interface HttpLimiter<Req, O extends RateLimitOptions<Req> = RateLimitOptions<Req>> {
   readonly limiter: Limiter;
   readonly options: O & ResolvedOptions<Req>;
-  /** Decides one request; never rejects: a limiter failure lets the request through and is reported. */
-  check(req: Req, facts: RequestFacts, scope?: CheckScope): Promise<Verdict>;
+  /**
+   * Decides one request; never throws or rejects: a limiter failure lets the request through and is
+   * reported. The verdict itself when nothing had to be awaited (in-process stores, synchronous hooks),
+   * else a (native) promise of it.
+   */
+  check(req: Req, facts: RequestFacts, scope?: CheckScope): Maybe<Verdict>;
   /** Tells the observer (and the log, once per stage) of a failure inside the adapter. */
   report(error: unknown, stage: AdapterStage): void;
   /**
@@ -87,8 +99,9 @@ export function createHttpLimiter<Req, O extends RateLimitOptions<Req>>(
   const limiter = limiterFor(options);
   const compileRouteRules = routeRuleCompiler(limiter);
   const warned = new Set<AdapterStage>();
-  const checkedGlobally = new WeakSet<object>();
-  const shownDecision = new WeakMap<object, Decision>();
+  // What this limiter noted on a request object: a property, not a WeakMap entry (those cost the garbage
+  // collector on every request). A symbol of its own per limiter, so two limiters never mix their notes.
+  const seen = Symbol('sluice.seen');
   const noticed = new Set<ProxyNotice>(options.silence);
 
   function noticeProxySmell(facts: RequestFacts): void {
@@ -161,14 +174,22 @@ export function createHttpLimiter<Req, O extends RateLimitOptions<Req>>(
     descriptors: Descriptors,
     cost: number | undefined,
     scope: CheckScope,
-  ): Promise<Verdict> {
+  ): Maybe<Verdict> {
     const valid = validCost(cost);
     const checkOptions: CheckOptions =
       valid === undefined && scope.rules === undefined && scope.global !== false
         ? NO_OPTIONS
         : { cost: valid, rules: scope.rules, global: scope.global };
-    return limiter.check(descriptors, checkOptions).then(
-      (decision) => verdictOf(req, decision),
+    let decision: Decision | Promise<Decision>;
+    try {
+      decision = limiter.decide(descriptors, checkOptions);
+    } catch (error) {
+      report(error, 'check');
+      return SKIP;
+    }
+    if (!isPromise(decision)) return verdictOf(req, decision);
+    return decision.then(
+      (settled) => verdictOf(req, settled),
       (error: unknown) => {
         report(error, 'check');
         return SKIP;
@@ -208,18 +229,19 @@ export function createHttpLimiter<Req, O extends RateLimitOptions<Req>>(
 
   /** A request seen twice by the same limiter (mounted twice, say) is not counted twice. */
   function effectiveScope(req: Req, scope: CheckScope): CheckScope | undefined {
-    if (scope.global === false || typeof req !== 'object' || req === null) return scope;
-    if (!checkedGlobally.has(req)) {
-      checkedGlobally.add(req);
+    if (scope.global === false) return scope;
+    const notes = notesOf(req);
+    if (notes === undefined || !notes.checkedGlobally) {
+      if (notes !== undefined) notes.checkedGlobally = true;
       return scope;
     }
     return scope.rules ? { rules: scope.rules, global: false } : undefined;
   }
 
-  function check(req: Req, facts: RequestFacts, requested: CheckScope = ALL_RULES): Promise<Verdict> {
+  function check(req: Req, facts: RequestFacts, requested: CheckScope = ALL_RULES): Maybe<Verdict> {
     noticeProxySmell(facts);
     const scope = effectiveScope(req, requested);
-    if (scope === undefined) return SKIPPED;
+    if (scope === undefined) return SKIP;
     const { skip } = options;
     const verdict = skip
       ? then(
@@ -227,16 +249,30 @@ export function createHttpLimiter<Req, O extends RateLimitOptions<Req>>(
           (skipped) => (skipped === true ? SKIP : decide(req, facts, scope)),
         )
       : decide(req, facts, scope);
-    return isPromise(verdict) ? verdict : Promise.resolve(verdict);
+    // A user hook may return any thenable: adapters get a verdict or a native promise, nothing else.
+    return isPromise(verdict) && !(verdict instanceof Promise) ? Promise.resolve(verdict) : verdict;
   }
 
   /** Global and route checks run apart (Express, Koa): headers show the more constrained of the two. */
   function headerDecision(req: Req, decision: Decision): Decision {
-    if (typeof req !== 'object' || req === null) return decision;
-    const previous = shownDecision.get(req);
+    const notes = notesOf(req);
+    if (notes === undefined) return decision;
+    const previous = notes.shown;
     const shown = previous && roomLeft(previous) < roomLeft(decision) ? previous : decision;
-    shownDecision.set(req, shown);
+    notes.shown = shown;
     return shown;
+  }
+
+  /** This limiter's notes on a request object, made on first use; undefined for a non-object request. */
+  function notesOf(req: Req): RequestNotes | undefined {
+    if (typeof req !== 'object' || req === null) return undefined;
+    const holder = req as unknown as Record<symbol, RequestNotes | undefined>;
+    let notes = holder[seen];
+    if (notes === undefined) {
+      notes = { checkedGlobally: false, shown: undefined };
+      holder[seen] = notes;
+    }
+    return notes;
   }
 
   function routeScope(rules: RuleSpec | readonly RuleSpec[]): CheckScope {

@@ -42,10 +42,9 @@ export function rateLimitHeaders(decision: Decision, format: HeaderFormat): Head
   const reset = retry ?? toSeconds(decision.resetMs);
   const headers: HeaderValues = {};
   if (format === 'draft' || format === 'both') {
-    const windowMs = decision.results.find((result) => result.rule === rule)?.windowMs ?? 0;
-    const window = windowMs > 0 ? `;w=${toSeconds(windowMs)}` : '';
-    headers['RateLimit-Policy'] = `${sfString(rule)};q=${decision.limit}${window}`;
-    headers.RateLimit = `${sfString(rule)};r=${decision.remaining};t=${reset}`;
+    const text = ruleText(rule, decision.limit, windowOf(decision, rule));
+    headers['RateLimit-Policy'] = text.policy;
+    headers.RateLimit = `${text.quoted};r=${decision.remaining};t=${reset}`;
   }
   if (format === 'legacy' || format === 'both') {
     headers['X-RateLimit-Limit'] = String(decision.limit);
@@ -53,6 +52,36 @@ export function rateLimitHeaders(decision: Decision, format: HeaderFormat): Head
     headers['X-RateLimit-Reset'] = String(reset);
   }
   return headers;
+}
+
+/** The window of the decision's rule, ms (0 when unknown). */
+function windowOf(decision: Decision, rule: string): number {
+  for (const result of decision.results) if (result.rule === rule) return result.windowMs;
+  return 0;
+}
+
+/** Header text that only changes with a rule's name, limit or window. */
+interface RuleText {
+  readonly limit: number;
+  readonly windowMs: number;
+  /** The name as a structured-field string. */
+  readonly quoted: string;
+  readonly policy: string;
+}
+
+/** Rule header text by rule name, made once rather than on every response; bounded, as names can change. */
+const ruleTexts = new Map<string, RuleText>();
+const MAX_RULE_TEXTS = 10_000;
+
+function ruleText(rule: string, limit: number, windowMs: number): RuleText {
+  const known = ruleTexts.get(rule);
+  if (known !== undefined && known.limit === limit && known.windowMs === windowMs) return known;
+  const quoted = sfString(rule);
+  const window = windowMs > 0 ? `;w=${toSeconds(windowMs)}` : '';
+  const text: RuleText = { limit, windowMs, quoted, policy: `${quoted};q=${limit}${window}` };
+  if (ruleTexts.size >= MAX_RULE_TEXTS) ruleTexts.clear();
+  ruleTexts.set(rule, text);
+  return text;
 }
 
 /** The status, headers and body of a denied request. */

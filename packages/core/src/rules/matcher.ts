@@ -41,19 +41,37 @@ export function createMatcher(
   });
   const anyOverrides = entries.some((entry) => entry.overrides.length > 0);
 
+  const always = Object.freeze(unconditional.map((position) => rules[position]!));
+
+  /** The rules with an empty match that apply; the shared frozen list when they all do (the usual case). */
+  const unconditionalOnly = (descriptors: Descriptors, now: number): readonly CompiledRule[] => {
+    let applying: CompiledRule[] | undefined;
+    for (let i = 0; i < unconditional.length; i++) {
+      const position = unconditional[i]!;
+      if (applies(entries[position]!, descriptors, now)) applying?.push(rules[position]!);
+      else applying ??= unconditional.slice(0, i).map((p) => rules[p]!);
+    }
+    if (applying === undefined) return always;
+    return applying.length === 0 ? NONE : Object.freeze(applying);
+  };
+
   const match = (descriptors: Descriptors, now: number): readonly CompiledRule[] => {
-    const candidates = [...unconditional];
+    let found: number[] | undefined;
     let sources = unconditional.length > 0 ? 1 : 0;
     for (const [field, buckets] of index) {
       const value = descriptors[field];
-      const found = value === undefined ? undefined : buckets.get(value);
-      if (!found) continue;
-      candidates.push(...found);
+      const hits = value === undefined ? undefined : buckets.get(value);
+      if (!hits) continue;
+      found = found === undefined ? [...unconditional, ...hits] : [...found, ...hits];
       sources++;
     }
-    if (candidates.length === 0) return NONE;
+    if (found === undefined) {
+      if (!anyOverrides) return unconditionalOnly(descriptors, now);
+      found = unconditional;
+    }
+    if (found.length === 0) return NONE;
     // A rule sits in one bucket only, so candidates are distinct; sorting restores file order across buckets.
-    if (sources > 1) candidates.sort((a, b) => a - b);
+    const candidates = sources > 1 ? found.sort((a, b) => a - b) : found;
     const applying = candidates.filter((position) => applies(entries[position]!, descriptors, now));
     const kept = anyOverrides ? withoutOverridden(applying, entries) : applying;
     return kept.length === 0 ? NONE : Object.freeze(kept.map((position) => rules[position]!));
@@ -69,7 +87,9 @@ function applies(entry: Entry, descriptors: Descriptors, now: number): boolean {
     const value = descriptors[field];
     if (value === undefined || !values.has(value)) return false;
   }
-  return entry.rule.key.every((name) => descriptors[name] !== undefined);
+  const key = entry.rule.key;
+  for (let i = 0; i < key.length; i++) if (descriptors[key[i]!] === undefined) return false;
+  return true;
 }
 
 /** Drops every rule overridden by another rule that applies to the same request. */
