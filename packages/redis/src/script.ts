@@ -1,11 +1,11 @@
 import { releaseLua, scriptFragments, sharedLua } from './algorithms/index.js';
 
-/** Values each check takes in ARGV after its group's header (see the layout in MAIN). */
-export const ARGS_PER_CHECK = 7;
-/** ARGV entries before the first group. */
-export const HEADER_ARGS = 1;
+/** ARGV entries of each spec (algorithm, mode and limits shared by checks of one rule). */
+export const ARGS_PER_SPEC = 5;
 /** ARGV entries at the start of each group, before its checks. */
 export const GROUP_ARGS = 2;
+/** Values each check takes in ARGV after its group's header. */
+export const ARGS_PER_CHECK = 3;
 /** What the script sends back per check. */
 export const RESULTS_PER_CHECK = 6;
 /** The retry time the script returns for a request that can never fit (Infinity in TypeScript). */
@@ -14,24 +14,26 @@ export const NEVER = -1;
 const PRELUDE = `
 -- Sluice: the checks of one or more requests in ONE call. The checks of a request form a group; groups
 -- run one after the other, as if the requests had come one by one. Per group, phase 1 decides every
--- check (reads only); phase 2 writes the state of the allowed checks, only if no enforcing check of
+-- check (reads only); phase 2 records the state of the allowed checks, only if no enforcing check of
 -- that group denied. A denial in one group never stops another group.
--- ARGV[1]: number of groups
--- then per group, ${GROUP_ARGS} values:
---   number of checks in the group
---   now, epoch ms; '' = take it from Redis TIME (read once per call)
--- then per check of the group, ${ARGS_PER_CHECK} values:
---   algorithm code ('fw', 'sw', ...)
---   '1' enforce | '0' shadow
---   limit
---   window, ms
---   burst
---   cost
---   extra (lease id, calendar period, or '')
+-- ARGV: the specs, then the groups.
+--   number of specs, then per spec, ${ARGS_PER_SPEC} values:
+--     algorithm code ('fw', 'sw', ...)
+--     '1' enforce | '0' shadow
+--     limit
+--     window, ms
+--     burst
+--   number of groups, then per group, ${GROUP_ARGS} values:
+--     number of checks in the group
+--     now, epoch ms; '' = take it from Redis TIME (read once per call)
+--   and per check of the group, ${ARGS_PER_CHECK} values:
+--     spec number (1-based)
+--     cost
+--     extra (lease id, calendar period, or '')
 -- KEYS: per check, the keys its algorithm uses, in order.
 -- The reply: ${RESULTS_PER_CHECK} values per check, in order: allowed (1/0), limit, remaining, reset, retry, delay ('' = none).
--- Everything per check travels as plain values (multiple returns, a few arrays reused by every
--- group): no table, no closure per check, so that a call of many checks allocates next to nothing.
+-- Everything per check travels as plain values (multiple returns, arrays reused by every group): no
+-- table, no closure per check, so that a call of many checks allocates next to nothing.
 local NEVER = ${NEVER}
 local MARGIN_MS = 1000
 local ALGORITHMS = {}
@@ -51,8 +53,23 @@ local function num(x)
 end
 
 -- State of the common algorithms: a string of two or three numbers, "<a> <b>" or "<a> <b> <c>".
+-- Commits of this call are kept here by key (numbers, ttl) and each key is SET once when the call
+-- ends: a hot key shared by many requests of the call costs one GET and one SET, not one per request.
+-- The script is atomic, so nobody sees the difference.
+local state_a, state_b, state_c, state_ttl = {}, {}, {}, {}
+local dirty, dirty_count = {}, 0
+
+local function remember(key, a, b, c, ttl)
+  if state_ttl[key] == nil then
+    dirty_count = dirty_count + 1
+    dirty[dirty_count] = key
+  end
+  state_a[key], state_b[key], state_c[key], state_ttl[key] = a, b, c, ttl
+end
+
 -- Read with one match (no table); nil when the key does not exist.
 local function read2(key)
+  if state_ttl[key] then return state_a[key], state_b[key] end
   local raw = redis.call('GET', key)
   if not raw then return nil end
   local a, b = string.match(raw, '^(%S+) (%S+)')
@@ -60,19 +77,33 @@ local function read2(key)
 end
 
 local function read3(key)
+  if state_ttl[key] then return state_a[key], state_b[key], state_c[key] end
   local raw = redis.call('GET', key)
   if not raw then return nil end
   local a, b, c = string.match(raw, '^(%S+) (%S+) (%S+)')
   return tonumber(a), tonumber(b), tonumber(c)
 end
 
+local function flush_states()
+  for i = 1, dirty_count do
+    local key = dirty[i]
+    local value
+    if state_c[key] == nil then
+      value = string.format('%.17g %.17g', state_a[key], state_b[key])
+    else
+      value = string.format('%.17g %.17g %.17g', state_a[key], state_b[key], state_c[key])
+    end
+    redis.call('SET', key, value, 'PX', math.ceil(state_ttl[key]) + MARGIN_MS)
+  end
+end
+
 -- The write of an allowed check, made when its group commits. kind 2: KEYS[k] = "x y", ttl z;
--- kind 3: KEYS[k] = "x y z", ttl w; otherwise WRITERS[kind](k, x, y, z, w, v).
+-- kind 3: KEYS[k] = "x y z", ttl w; otherwise WRITERS[kind](k, x, y, z, w, v), at once.
 local function commit(k, kind, x, y, z, w, v)
   if kind == 2 then
-    redis.call('SET', KEYS[k], string.format('%.17g %.17g', x, y), 'PX', math.ceil(z) + MARGIN_MS)
+    remember(KEYS[k], x, y, nil, z)
   elseif kind == 3 then
-    redis.call('SET', KEYS[k], string.format('%.17g %.17g %.17g', x, y, z), 'PX', math.ceil(w) + MARGIN_MS)
+    remember(KEYS[k], x, y, z, w)
   else
     WRITERS[kind](k, x, y, z, w, v)
   end
@@ -83,14 +114,25 @@ const KEY_COUNTS = scriptFragments.map((a) => `${a.code} = ${a.keys.length}`).jo
 
 const MAIN = `
 local KEY_COUNT = {${KEY_COUNTS}}
+local spec_code, spec_enforce, spec_limit, spec_window, spec_burst = {}, {}, {}, {}, {}
+local a = 2
+for s = 1, tonumber(ARGV[1]) do
+  spec_code[s] = ARGV[a]
+  spec_enforce[s] = ARGV[a + 1] == '1'
+  spec_limit[s] = tonumber(ARGV[a + 2])
+  spec_window[s] = tonumber(ARGV[a + 3])
+  spec_burst[s] = tonumber(ARGV[a + 4])
+  a = a + ${ARGS_PER_SPEC}
+end
 local reply = {}
 -- Pending writes of the current group, by position in the group (reused by every group).
 local w_kind, w_key, w_x, w_y, w_z, w_w, w_v = {}, {}, {}, {}, {}, {}, {}
 local redis_now = nil
-local a = ${HEADER_ARGS} + 1
 local k = 1
 local r = 0
-for g = 1, tonumber(ARGV[1]) do
+local groups = tonumber(ARGV[a])
+a = a + 1
+for g = 1, groups do
   local count = tonumber(ARGV[a])
   local now = tonumber(ARGV[a + 1])
   a = a + ${GROUP_ARGS}
@@ -106,21 +148,22 @@ for g = 1, tonumber(ARGV[1]) do
   end
   local blocked = false
   for i = 1, count do
-    local code = ARGV[a]
+    local s = tonumber(ARGV[a])
+    local code = spec_code[s]
     local run = ALGORITHMS[code]
     if run == nil then
       LOADERS[code]()
       run = ALGORITHMS[code]
     end
     local allowed, limit, remaining, reset, retry, delay, kind, x, y, z, w, v = run(
-      k, now, tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3]), tonumber(ARGV[a + 4]), tonumber(ARGV[a + 5]), ARGV[a + 6])
+      k, now, spec_limit[s], spec_window[s], spec_burst[s], tonumber(ARGV[a + 1]), ARGV[a + 2])
     if allowed then
       reply[r + 1] = 1
       w_kind[i], w_key[i], w_x[i], w_y[i], w_z[i], w_w[i], w_v[i] = kind, k, x, y, z, w, v
     else
       reply[r + 1] = 0
       w_kind[i] = false
-      if ARGV[a + 1] == '1' then blocked = true end
+      if spec_enforce[s] then blocked = true end
     end
     reply[r + 2] = num(limit)
     reply[r + 3] = num(remaining)
@@ -137,6 +180,7 @@ for g = 1, tonumber(ARGV[1]) do
     end
   end
 end
+flush_states()
 return reply
 `;
 

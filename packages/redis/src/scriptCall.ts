@@ -1,6 +1,6 @@
-import { type Check, type CheckResult, StoreError } from '@sluice/core';
+import { type Check, type CheckResult, type LimitParams, StoreError } from '@sluice/core';
 import { type LuaAlgorithm, leakyRefundLua, luaAlgorithms } from './algorithms/index.js';
-import { ARGS_PER_CHECK, GROUP_ARGS, HEADER_ARGS, NEVER, RESULTS_PER_CHECK } from './script.js';
+import { ARGS_PER_CHECK, ARGS_PER_SPEC, GROUP_ARGS, NEVER, RESULTS_PER_CHECK } from './script.js';
 
 /**
  * The checks of one request (or of one Cluster slot of it), decided all-or-nothing in the evaluation
@@ -30,9 +30,42 @@ function fragmentOf(group: Group, check: Check): LuaAlgorithm {
   return group.refund === true ? leakyRefundLua : luaAlgorithms[check.algorithm];
 }
 
+/**
+ * The specs of one call: each distinct (algorithm, mode, limits) goes once, checks name it by number.
+ * Checks of one rule share their params object (core compiles it once), so identity finds them.
+ */
+class Specs {
+  /** The spec values, ARGS_PER_SPEC per spec, in number order. */
+  readonly args: (string | number)[] = [];
+  count = 0;
+  readonly #byParams = new Map<LimitParams, { code: string; mode: string; number: number }[]>();
+
+  /** The 1-based number of the check's spec, added on first use. */
+  numberOf(algorithm: LuaAlgorithm, check: Check): number {
+    const { params, mode } = check;
+    let known = this.#byParams.get(params);
+    if (known === undefined) {
+      known = [];
+      this.#byParams.set(params, known);
+    }
+    for (const spec of known) if (spec.code === algorithm.code && spec.mode === mode) return spec.number;
+    this.count += 1;
+    this.args.push(
+      algorithm.code,
+      mode === 'enforce' ? '1' : '0',
+      params.limit,
+      params.windowMs,
+      params.burst,
+    );
+    known.push({ code: algorithm.code, mode, number: this.count });
+    return this.count;
+  }
+}
+
 /** numkeys, KEYS, then ARGV of one evaluation script call (layout: see PRELUDE in script.ts). */
 export function evaluateArgv(groups: readonly Group[], settings: CallSettings): (string | number)[] {
   const keys: (string | number)[] = [0];
+  const specs = new Specs();
   const args: (string | number)[] = [groups.length];
   let checkCount = 0;
   for (const group of groups) {
@@ -40,22 +73,17 @@ export function evaluateArgv(groups: readonly Group[], settings: CallSettings): 
     for (const check of group.checks) {
       const algorithm = fragmentOf(group, check);
       for (const suffix of algorithm.keys) keys.push(keyOf(settings.prefix, check, suffix));
-      const { limit, windowMs, burst } = check.params;
-      args.push(
-        algorithm.code,
-        check.mode === 'enforce' ? '1' : '0',
-        limit,
-        windowMs,
-        burst,
-        check.cost,
-        algorithm.extra(check),
-      );
+      args.push(specs.numberOf(algorithm, check), check.cost, algorithm.extra(check));
     }
     checkCount += group.checks.length;
   }
-  const expected = HEADER_ARGS + groups.length * GROUP_ARGS + checkCount * ARGS_PER_CHECK;
-  if (args.length !== expected) throw new Error('argument layout mismatch');
+  const expected = 1 + groups.length * GROUP_ARGS + checkCount * ARGS_PER_CHECK;
+  if (args.length !== expected || specs.args.length !== specs.count * ARGS_PER_SPEC) {
+    throw new Error('argument layout mismatch');
+  }
   keys[0] = keys.length - 1;
+  keys.push(specs.count);
+  for (const arg of specs.args) keys.push(arg);
   for (const arg of args) keys.push(arg);
   return keys;
 }
