@@ -5,7 +5,7 @@ import { TagCache, tagFor } from './keys.js';
 import { type LeasePlan, LocalLeases } from './localLeases.js';
 import { guardObserver } from './observe/guarded.js';
 import { effectiveMode, type PlannedCheck, planChecks } from './plan.js';
-import { andThen, isPromise, type Maybe, StoreCaller } from './storeCall.js';
+import { isPromise, type Maybe, StoreCaller } from './storeCall.js';
 import { MemoryStore } from './stores/memory.js';
 import type {
   CompiledRule,
@@ -128,17 +128,6 @@ export function createLimiter(options: LimiterOptions): Limiter {
     for (const lease of leases) if (!lease.refund) observer.onLeases(lease.rule, -1);
   }
 
-  /** The store's outcome, through local leases when a rule of the request has them. */
-  function remoteOutcome(remote: readonly PlannedCheck[], now: number): Maybe<RemoteOutcome> {
-    const plan = pools.take(remote, now);
-    if (plan === undefined)
-      return andThen(remoteCalls.outcome(remote, now), (outcome) => ({ outcome, plan }));
-    return andThen(remoteCalls.outcome(plan.send, now), (sent) => ({
-      outcome: pools.settle(remote, plan, sent, now),
-      plan,
-    }));
-  }
-
   /** Decides one request; synchronous up to the store calls, which are awaited only when they are remote. */
   function decide(descriptors: Descriptors, opts: CheckOptions = NO_OPTIONS): Maybe<Decision> {
     const codeCost = opts.cost === undefined ? 1 : assertCost(opts.cost);
@@ -147,19 +136,27 @@ export function createLimiter(options: LimiterOptions): Limiter {
     const planned = planChecks(matchedRules(rules, descriptors, opts, now), descriptors, codeCost, tags);
     const [remote, local] = byScope(planned);
     const request: PlannedRequest = { descriptors, version: rules.version, now, remote, local };
-    const fromStore = remoteOutcome(remote, now);
+    // Rules with local leases send batch-sized checks, or none when their pool serves them.
+    const plan = pools.take(remote, now);
+    const sent = remoteCalls.outcome(plan === undefined ? remote : plan.send, now);
     const fromLocal = localCalls.outcome(local, now);
-    if (!isPromise(fromStore) && !isPromise(fromLocal)) return settle(request, fromStore, fromLocal);
-    return Promise.all([fromStore, fromLocal]).then(([s, l]) => settle(request, s, l));
+    if (!isPromise(sent) && !isPromise(fromLocal)) return settle(request, plan, sent, fromLocal);
+    return Promise.all([sent, fromLocal]).then(([s, l]) => settle(request, plan, s, l));
   }
 
   /** The decision, and what it sets off: pool refunds, leases handed back or counted, the observer. */
-  function settle(request: PlannedRequest, fromStore: RemoteOutcome, localOutcome: StoreOutcome): Decision {
-    const decision = decideRequest(request, fromStore.outcome, localOutcome);
-    if (!decision.allowed && fromStore.plan !== undefined) pools.refund(fromStore.plan);
+  function settle(
+    request: PlannedRequest,
+    plan: LeasePlan | undefined,
+    sent: StoreOutcome,
+    localOutcome: StoreOutcome,
+  ): Decision {
+    const storeOutcome = plan === undefined ? sent : pools.settle(request.remote, plan, sent, request.now);
+    const decision = decideRequest(request, storeOutcome, localOutcome);
+    if (!decision.allowed && plan !== undefined) pools.refund(plan);
     // One store may have committed leases while the other denied: hand them back at once.
     if (!decision.allowed) {
-      const held = heldLeases(request, fromStore.outcome, localOutcome);
+      const held = heldLeases(request, storeOutcome, localOutcome);
       if (held.length > 0) void releaseLeases(held, request.now);
     } else {
       for (const lease of decision.leases) if (!lease.refund) observer.onLeases(lease.rule, 1);
@@ -252,12 +249,6 @@ function matchedRules(
   const own = opts.global === false ? NO_RULES : rules.match(descriptors, now);
   const extra = opts.rules ? opts.rules.match(descriptors, now) : NO_RULES;
   return extra.length === 0 ? own : own.length === 0 ? extra : [...own, ...extra];
-}
-
-/** The store-side outcome of a request, and what local leases did in it. */
-interface RemoteOutcome {
-  readonly outcome: StoreOutcome;
-  readonly plan: LeasePlan | undefined;
 }
 
 /** Splits checks by where they count: [the limiter's store, the local store]. Usually all go to the store. */

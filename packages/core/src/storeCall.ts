@@ -13,11 +13,6 @@ export function isPromise<T>(value: Maybe<T>): value is Promise<T> {
   return value instanceof Promise;
 }
 
-/** `next(value)` (a module may not export `then`: it would make the module thenable), at once when the value is there, after it resolves when it is a promise. */
-export function andThen<T, U>(value: Maybe<T>, next: (value: T) => U): Maybe<U> {
-  return isPromise(value) ? value.then(next) : next(value);
-}
-
 /** The outcome of a store call with nothing to evaluate. */
 export const NOTHING_DONE: StoreOutcome = Object.freeze({
   ok: true,
