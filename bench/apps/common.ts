@@ -101,6 +101,9 @@ function sluiceStore(spec: ServerSpec, tally: Tally): Store | undefined {
     client: countCommands(client, tally),
     prefix: spec.prefix,
     timeoutMs: BENCH_TIMEOUT_MS,
+    // The default coalesces a turn's requests into one script call; the other two contenders send one call
+    // per request, by themselves or through ioredis auto-pipelining.
+    coalesce: spec.limiter === 'sluice-redis',
   });
 }
 

@@ -229,10 +229,17 @@ export function checkTargets(
   for (const framework of Object.keys(CONTENDERS) as Framework[]) {
     const s = find(framework, 'three', 'sluice-redis');
     if (!s) continue;
+    // One call per request carries all three checks; coalescing puts several requests in one call.
+    const single = find(framework, 'three', 'sluice-redis-per-request');
     checks.push({
-      target: `Redis, 3 rules: exactly 1 Redis command per request (${framework})`,
-      measured: showSpread(s.redisPerRequest, 3),
-      met: s.redisPerRequest.max <= 1.001 && s.redisPerRequest.min >= 0.999,
+      target: `Redis, 3 rules: at most 1 Redis command per request (${framework})`,
+      measured:
+        `${showSpread(s.redisPerRequest, 3)} coalesced` +
+        (single ? `; ${showSpread(single.redisPerRequest, 3)} with coalesce: false` : ''),
+      met:
+        s.redisPerRequest.max <= 1.001 &&
+        (single === undefined ||
+          (single.redisPerRequest.max <= 1.001 && single.redisPerRequest.min >= 0.999)),
     });
     const peers = CONTENDERS[framework].filter((l) => l === 'peer-redis' || l === 'rlflex-redis');
     const vsPeers = versus(measurements, framework, 'three', 'sluice-redis', peers);

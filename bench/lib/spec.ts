@@ -11,6 +11,7 @@ export type LimiterKind =
   | 'none'
   | 'sluice-memory'
   | 'sluice-redis'
+  | 'sluice-redis-per-request'
   | 'sluice-redis-autopipe'
   | 'peer-memory'
   | 'peer-redis'
@@ -96,8 +97,10 @@ export function contenderName(framework: Framework, limiter: LimiterKind): strin
       return 'Sluice, MemoryStore';
     case 'sluice-redis':
       return 'Sluice, RedisStore';
+    case 'sluice-redis-per-request':
+      return 'Sluice, RedisStore, one call per request (coalesce: false)';
     case 'sluice-redis-autopipe':
-      return 'Sluice, RedisStore, ioredis auto-pipelining';
+      return 'Sluice, RedisStore, coalesce: false + ioredis auto-pipelining';
     case 'peer-memory':
       return peers[framework].memory;
     case 'peer-redis':
@@ -113,11 +116,31 @@ export function usesRedis(limiter: LimiterKind): boolean {
 }
 
 /** Contenders a `--quick` run leaves out, to stay under two minutes. */
-export const FULL_RUN_ONLY: ReadonlySet<LimiterKind> = new Set(['sluice-redis-autopipe', 'rlflex-redis']);
+export const FULL_RUN_ONLY: ReadonlySet<LimiterKind> = new Set([
+  'sluice-redis-per-request',
+  'sluice-redis-autopipe',
+  'rlflex-redis',
+]);
 
 /** The contenders per framework, the baseline first. */
 export const CONTENDERS: Readonly<Record<Framework, readonly LimiterKind[]>> = {
-  fastify: ['none', 'sluice-memory', 'peer-memory', 'sluice-redis', 'sluice-redis-autopipe', 'peer-redis'],
-  express: ['none', 'sluice-memory', 'peer-memory', 'sluice-redis', 'peer-redis', 'rlflex-redis'],
+  fastify: [
+    'none',
+    'sluice-memory',
+    'peer-memory',
+    'sluice-redis',
+    'sluice-redis-per-request',
+    'sluice-redis-autopipe',
+    'peer-redis',
+  ],
+  express: [
+    'none',
+    'sluice-memory',
+    'peer-memory',
+    'sluice-redis',
+    'sluice-redis-per-request',
+    'peer-redis',
+    'rlflex-redis',
+  ],
   koa: ['none', 'sluice-memory', 'peer-memory', 'sluice-redis', 'peer-redis'],
 };
