@@ -1,7 +1,7 @@
-import { releaseLua, scriptFragments, sharedLua } from './algorithms/index.js';
+import { releaseLua, scriptFragments } from './algorithms/index.js';
 
-/** ARGV entries of each spec (algorithm, mode and limits shared by checks of one rule). */
-export const ARGS_PER_SPEC = 5;
+/** ARGV entries of each spec (algorithm, mode, limits: what the checks of one rule share). */
+export const ARGS_PER_SPEC = 6;
 /** ARGV entries at the start of each group, before its checks. */
 export const GROUP_ARGS = 2;
 /** Values each check takes in ARGV after its group's header. */
@@ -19,6 +19,7 @@ const PRELUDE = `
 -- ARGV: the specs, then the groups.
 --   number of specs, then per spec, ${ARGS_PER_SPEC} values:
 --     algorithm code ('fw', 'sw', ...)
+--     number of keys a check of it uses
 --     '1' enforce | '0' shadow
 --     limit
 --     window, ms
@@ -32,15 +33,14 @@ const PRELUDE = `
 --     extra (lease id, calendar period, or '')
 -- KEYS: per check, the keys its algorithm uses, in order.
 -- The reply: ${RESULTS_PER_CHECK} values per check, in order: allowed (1/0), limit, remaining, reset, retry, delay ('' = none).
--- Everything per check travels as plain values (multiple returns, arrays reused by every group): no
--- table, no closure per check, so that a call of many checks allocates next to nothing.
+-- Everything per check travels as plain values (multiple returns, flat arrays reused by every group):
+-- no table, no closure per check. What each call sets up is kept small too (a handful of tables, each
+-- algorithm's functions defined only when the call uses it), so that one check alone stays cheap.
 local NEVER = ${NEVER}
 local MARGIN_MS = 1000
 local ALGORITHMS = {}
 -- Writers of the algorithms whose state is not a string of numbers (sliding_log, concurrency).
 local WRITERS = {}
--- Each algorithm's code is defined on first use in a call (LOADERS.<code>), not all eight on every call.
-local LOADERS = {}
 
 local function fmt(x)
   return string.format('%.17g', x)
@@ -53,23 +53,27 @@ local function num(x)
 end
 
 -- State of the common algorithms: a string of two or three numbers, "<a> <b>" or "<a> <b> <c>".
--- Commits of this call are kept here by key (numbers, ttl) and each key is SET once when the call
--- ends: a hot key shared by many requests of the call costs one GET and one SET, not one per request.
--- The script is atomic, so nobody sees the difference.
-local state_a, state_b, state_c, state_ttl = {}, {}, {}, {}
-local dirty, dirty_count = {}, 0
+-- Commits of this call are kept here by key and each key is SET once when the call ends: a hot key
+-- shared by many requests of the call costs one GET and one SET, not one per request. The script is
+-- atomic, so nobody sees the difference. states: 5 values per key (key, a, b, c or false, ttl), in
+-- the order of first write; state_at: key -> index of its first value.
+local states, state_at, state_count = {}, {}, 0
 
 local function remember(key, a, b, c, ttl)
-  if state_ttl[key] == nil then
-    dirty_count = dirty_count + 1
-    dirty[dirty_count] = key
+  local at = state_at[key]
+  if at == nil then
+    at = state_count * 5
+    state_count = state_count + 1
+    state_at[key] = at
+    states[at + 1] = key
   end
-  state_a[key], state_b[key], state_c[key], state_ttl[key] = a, b, c, ttl
+  states[at + 2], states[at + 3], states[at + 4], states[at + 5] = a, b, c, ttl
 end
 
 -- Read with one match (no table); nil when the key does not exist.
 local function read2(key)
-  if state_ttl[key] then return state_a[key], state_b[key] end
+  local at = state_at[key]
+  if at then return states[at + 2], states[at + 3] end
   local raw = redis.call('GET', key)
   if not raw then return nil end
   local a, b = string.match(raw, '^(%S+) (%S+)')
@@ -77,7 +81,8 @@ local function read2(key)
 end
 
 local function read3(key)
-  if state_ttl[key] then return state_a[key], state_b[key], state_c[key] end
+  local at = state_at[key]
+  if at then return states[at + 2], states[at + 3], states[at + 4] end
   local raw = redis.call('GET', key)
   if not raw then return nil end
   local a, b, c = string.match(raw, '^(%S+) (%S+) (%S+)')
@@ -85,15 +90,14 @@ local function read3(key)
 end
 
 local function flush_states()
-  for i = 1, dirty_count do
-    local key = dirty[i]
+  for at = 0, (state_count - 1) * 5, 5 do
     local value
-    if state_c[key] == nil then
-      value = string.format('%.17g %.17g', state_a[key], state_b[key])
+    if states[at + 4] then
+      value = string.format('%.17g %.17g %.17g', states[at + 2], states[at + 3], states[at + 4])
     else
-      value = string.format('%.17g %.17g %.17g', state_a[key], state_b[key], state_c[key])
+      value = string.format('%.17g %.17g', states[at + 2], states[at + 3])
     end
-    redis.call('SET', key, value, 'PX', math.ceil(state_ttl[key]) + MARGIN_MS)
+    redis.call('SET', states[at + 1], value, 'PX', math.ceil(states[at + 5]) + MARGIN_MS)
   end
 end
 
@@ -101,7 +105,7 @@ end
 -- kind 3: KEYS[k] = "x y z", ttl w; otherwise WRITERS[kind](k, x, y, z, w, v), at once.
 local function commit(k, kind, x, y, z, w, v)
   if kind == 2 then
-    remember(KEYS[k], x, y, nil, z)
+    remember(KEYS[k], x, y, false, z)
   elseif kind == 3 then
     remember(KEYS[k], x, y, z, w)
   else
@@ -110,23 +114,30 @@ local function commit(k, kind, x, y, z, w, v)
 end
 `;
 
-const KEY_COUNTS = scriptFragments.map((a) => `${a.code} = ${a.keys.length}`).join(', ');
+/** Defines an algorithm's functions the first time a call uses it: one branch per fragment. */
+const LOAD = `
+local function load(code)
+${scriptFragments.map((a, i) => `${i === 0 ? 'if' : 'elseif'} code == '${a.code}' then\n${a.lua}`).join('\n')}
+end
+end
+`;
 
 const MAIN = `
-local KEY_COUNT = {${KEY_COUNTS}}
-local spec_code, spec_enforce, spec_limit, spec_window, spec_burst = {}, {}, {}, {}, {}
+-- spec: ${ARGS_PER_SPEC} values per spec (code, key count, enforce, limit, window, burst), flat
+local spec = {}
 local a = 2
-for s = 1, tonumber(ARGV[1]) do
-  spec_code[s] = ARGV[a]
-  spec_enforce[s] = ARGV[a + 1] == '1'
-  spec_limit[s] = tonumber(ARGV[a + 2])
-  spec_window[s] = tonumber(ARGV[a + 3])
-  spec_burst[s] = tonumber(ARGV[a + 4])
+for at = 0, (tonumber(ARGV[1]) - 1) * ${ARGS_PER_SPEC}, ${ARGS_PER_SPEC} do
+  spec[at + 1] = ARGV[a]
+  spec[at + 2] = tonumber(ARGV[a + 1])
+  spec[at + 3] = ARGV[a + 2] == '1'
+  spec[at + 4] = tonumber(ARGV[a + 3])
+  spec[at + 5] = tonumber(ARGV[a + 4])
+  spec[at + 6] = tonumber(ARGV[a + 5])
   a = a + ${ARGS_PER_SPEC}
 end
 local reply = {}
--- Pending writes of the current group, by position in the group (reused by every group).
-local w_kind, w_key, w_x, w_y, w_z, w_w, w_v = {}, {}, {}, {}, {}, {}, {}
+-- Pending writes of the current group: 7 values per check (kind, k, x, y, z, w, v), reused by every group.
+local pending = {}
 local redis_now = nil
 local k = 1
 local r = 0
@@ -147,36 +158,41 @@ for g = 1, groups do
     now = math.floor(now)
   end
   local blocked = false
+  local p = 0
   for i = 1, count do
-    local s = tonumber(ARGV[a])
-    local code = spec_code[s]
+    local s = (tonumber(ARGV[a]) - 1) * ${ARGS_PER_SPEC}
+    local code = spec[s + 1]
     local run = ALGORITHMS[code]
     if run == nil then
-      LOADERS[code]()
+      load(code)
       run = ALGORITHMS[code]
     end
     local allowed, limit, remaining, reset, retry, delay, kind, x, y, z, w, v = run(
-      k, now, spec_limit[s], spec_window[s], spec_burst[s], tonumber(ARGV[a + 1]), ARGV[a + 2])
+      k, now, spec[s + 4], spec[s + 5], spec[s + 6], tonumber(ARGV[a + 1]), ARGV[a + 2])
     if allowed then
       reply[r + 1] = 1
-      w_kind[i], w_key[i], w_x[i], w_y[i], w_z[i], w_w[i], w_v[i] = kind, k, x, y, z, w, v
+      pending[p + 1], pending[p + 2], pending[p + 3], pending[p + 4] = kind, k, x, y
+      pending[p + 5], pending[p + 6], pending[p + 7] = z, w, v
     else
       reply[r + 1] = 0
-      w_kind[i] = false
-      if spec_enforce[s] then blocked = true end
+      pending[p + 1] = false
+      if spec[s + 3] then blocked = true end
     end
     reply[r + 2] = num(limit)
     reply[r + 3] = num(remaining)
     reply[r + 4] = num(reset)
     reply[r + 5] = num(retry)
     if delay == nil then reply[r + 6] = '' else reply[r + 6] = num(delay) end
-    k = k + KEY_COUNT[code]
+    k = k + spec[s + 2]
     a = a + ${ARGS_PER_CHECK}
     r = r + ${RESULTS_PER_CHECK}
+    p = p + 7
   end
   if not blocked then
-    for i = 1, count do
-      if w_kind[i] then commit(w_key[i], w_kind[i], w_x[i], w_y[i], w_z[i], w_w[i], w_v[i]) end
+    for at = 0, p - 7, 7 do
+      if pending[at + 1] then
+        commit(pending[at + 2], pending[at + 1], pending[at + 3], pending[at + 4], pending[at + 5], pending[at + 6], pending[at + 7])
+      end
     end
   end
 end
@@ -196,15 +212,8 @@ export function compact(lua: string): string {
     .join('\n');
 }
 
-/** The one multi-rule evaluation script: prelude, shared helpers, every algorithm, then the groups. */
-export const EVALUATE_SCRIPT = compact(
-  [
-    PRELUDE,
-    ...sharedLua,
-    ...scriptFragments.map((a) => `LOADERS.${a.code} = function()\n${a.lua}\nend`),
-    MAIN,
-  ].join('\n'),
-);
+/** The one multi-rule evaluation script: prelude, every algorithm (defined on first use), then the groups. */
+export const EVALUATE_SCRIPT = compact([PRELUDE, LOAD, MAIN].join('\n'));
 
 /** The lease release script (ZREM + HDEL per lease). */
 export const RELEASE_SCRIPT = compact(releaseLua);

@@ -52,6 +52,7 @@ class Specs {
     this.count += 1;
     this.args.push(
       algorithm.code,
+      algorithm.keys.length,
       mode === 'enforce' ? '1' : '0',
       params.limit,
       params.windowMs,

@@ -1,3 +1,4 @@
+import { periodCountLua } from './periodCount.js';
 import { type LuaAlgorithm, noExtra } from './types.js';
 
 /** fixed_window in Lua: core's fixedWindow.ts, one counter per epoch-aligned window. */
@@ -7,6 +8,7 @@ export const fixedWindowLua: LuaAlgorithm = {
   keys: ['fw'],
   extra: noExtra,
   lua: `
+${periodCountLua}
 -- fixed_window
 -- KEYS[k]: string "<window start> <count>"
 -- limit:   requests per window

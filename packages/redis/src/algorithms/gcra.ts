@@ -2,7 +2,8 @@ import { type LuaAlgorithm, noExtra } from './types.js';
 
 /**
  * Lua port of core gcra.ts's helpers, shared with leaky_bucket: the TAT is stored as "<whole ms> <sub>",
- * the sub-millisecond part an integer count of 1/limit ms.
+ * the sub-millisecond part an integer count of 1/limit ms. Each fragment that needs them starts with
+ * them (the script defines a fragment only when a call uses it).
  */
 export const gcraSharedLua = `
 -- gcra helpers; limit > 0 whenever a debt exists (a rule with no rate has no tolerance)
@@ -38,6 +39,7 @@ export const gcraLua: LuaAlgorithm = {
   keys: ['gc'],
   extra: noExtra,
   lua: `
+${gcraSharedLua}
 -- gcra
 -- KEYS[k]: string "<TAT whole ms> <TAT sub-ms, in 1/limit ms>"
 -- limit:   requests per window (emission interval = window / limit)

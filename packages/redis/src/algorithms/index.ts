@@ -1,9 +1,8 @@
 import type { AlgorithmName } from '@sluice/core';
 import { concurrencyLua } from './concurrency.js';
 import { fixedWindowLua } from './fixedWindow.js';
-import { gcraLua, gcraSharedLua } from './gcra.js';
+import { gcraLua } from './gcra.js';
 import { leakyBucketLua, leakyRefundLua } from './leakyBucket.js';
-import { periodCountLua } from './periodCount.js';
 import { quotaLua } from './quota.js';
 import { slidingLogLua } from './slidingLog.js';
 import { slidingWindowLua } from './slidingWindow.js';
@@ -28,6 +27,3 @@ export const luaAlgorithms: { readonly [K in AlgorithmName]: LuaAlgorithm } = {
 
 /** Everything the evaluation script can run per check: the algorithms, and the leaky_bucket refund. */
 export const scriptFragments: readonly LuaAlgorithm[] = [...Object.values(luaAlgorithms), leakyRefundLua];
-
-/** Lua shared by several algorithms, placed before them in the script. */
-export const sharedLua: readonly string[] = [periodCountLua, gcraSharedLua];

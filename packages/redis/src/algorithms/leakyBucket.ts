@@ -1,3 +1,4 @@
+import { gcraSharedLua } from './gcra.js';
 import { type LuaAlgorithm, noExtra } from './types.js';
 
 /** leaky_bucket in Lua: core's leakyBucket.ts, the gcra queue with a delay instead of a refusal. */
@@ -7,6 +8,7 @@ export const leakyBucketLua: LuaAlgorithm = {
   keys: ['lb'],
   extra: noExtra,
   lua: `
+${gcraSharedLua}
 -- leaky_bucket
 -- KEYS[k]: string "<drain time whole ms> <sub-ms, in 1/limit ms>"
 -- limit:   requests leaving per window
@@ -40,6 +42,7 @@ export const leakyRefundLua: LuaAlgorithm = {
   keys: ['lb'],
   extra: noExtra,
   lua: `
+${gcraSharedLua}
 -- leaky_bucket refund
 -- KEYS[k]: the leaky_bucket key of the rule and tag
 -- limit, window, burst: the rule's, as for leaky_bucket

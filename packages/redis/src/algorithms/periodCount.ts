@@ -1,6 +1,7 @@
 /**
  * Lua port of core's periodCount.ts, shared by fixed_window and quota: units counted in the period
- * [start, finish) that holds `now`, stored as the string "<start> <count>".
+ * [start, finish) that holds `now`, stored as the string "<start> <count>". Both fragments start with
+ * it (the script defines a fragment only when a call uses it).
  */
 export const periodCountLua = `
 -- count_in_period(k, now, start, finish, limit, cost): an algorithm's return values (see types.ts)

@@ -1,3 +1,4 @@
+import { periodCountLua } from './periodCount.js';
 import type { LuaAlgorithm } from './types.js';
 
 /**
@@ -10,6 +11,7 @@ export const quotaLua: LuaAlgorithm = {
   keys: ['qt'],
   extra: (check) => check.params.period ?? '',
   lua: `
+${periodCountLua}
 -- quota
 -- KEYS[k]: string "<period start> <count>"
 -- limit:   units per period
