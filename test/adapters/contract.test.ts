@@ -199,6 +199,27 @@ describe.each(adapters.map((adapter) => [adapter.name, adapter] as const))(
       await request(app.url).get('/search').expect(200);
     });
 
+    it('limits requests no route matches (404s) by the global rules, keyed by the path', async () => {
+      const byRoute = { name: 'per_route', key: ['route'], limit: { requests: 1, per: '60s' } };
+      const app = await start({ options: { rules: rules(byRoute) } });
+      await request(app.url).get('/nowhere').expect(404);
+      const denied = await request(app.url).get('/nowhere').expect(429);
+      expect(denied.headers['x-ratelimit-rule']).toBe('per_route');
+      await request(app.url).get('/elsewhere').expect(404);
+      await request(app.url).get('/search').expect(200);
+    });
+
+    it('counts HEAD and GET on a route the same way, once each', async () => {
+      const app = await start({
+        options: { rules: rules(perIp(100)) },
+        routeRule: { name: 'limited_per_ip', key: ['ip'], limit: { requests: 2, per: '60s' } },
+      });
+      const head = await request(app.url).head('/limited').expect(200);
+      expect(head.headers.ratelimit).toMatch(/^"limited_per_ip";r=1;/);
+      await request(app.url).get('/limited').expect(200);
+      await request(app.url).head('/limited').expect(429);
+    });
+
     it('counts a request that passes global and route-level checks once per rule', async () => {
       const app = await start({
         options: { rules: rules(perIp(4)) },

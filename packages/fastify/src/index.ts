@@ -1,4 +1,5 @@
 import {
+  type CheckScope,
   type CompiledRules,
   ConfigError,
   createHttpLimiter,
@@ -16,6 +17,7 @@ import type {
   FastifyPluginAsync,
   FastifyReply,
   FastifyRequest,
+  onRequestHookHandler,
   RouteOptions,
 } from 'fastify';
 import fp from 'fastify-plugin';
@@ -40,7 +42,9 @@ declare module 'fastify' {
   }
 }
 
-const ALL_RULES = Object.freeze({});
+const ALL_RULES: CheckScope = Object.freeze({});
+/** Marks the hooks this plugin adds to routes. */
+const OURS = Symbol('sluice.fastify.hook');
 
 // Keys Fastify itself gives every plugin's options; they are not limiter options.
 const REGISTER_KEYS = new Set(['prefix', 'logLevel', 'logSerializers']);
@@ -53,26 +57,56 @@ const plugin: FastifyPluginAsync<FastifyRateLimitOptions> = async (fastify, give
   fastify.decorate('rateLimiter', http.limiter);
   fastify.addHook('onClose', async () => http.limiter.close());
 
+  // Each limited route gets its own onRequest hook, its scope and template resolved here, once: a request
+  // then pays no lookup of its route's config (Fastify builds `request.routeOptions` anew on every read).
   fastify.addHook('onRoute', (route: RouteOptions) => {
     const config = (route.config as { rateLimit?: unknown } | undefined)?.rateLimit;
-    // HEAD routes Fastify adds share their GET route's config: compile it once.
-    if (config === undefined || config === false || routeRules.has(config as object)) return;
+    if (config === false) return;
+    const scope = config === undefined ? ALL_RULES : { rules: routeRulesOf(config, route) };
+    const hooks = route.onRequest === undefined ? [] : [route.onRequest].flat();
+    // The HEAD twin Fastify adds to a GET route may arrive with the GET route's hooks: add ours once.
+    if (hooks.some((hook) => OURS in hook)) return;
+    route.onRequest = [limitHook(scope, route.url), ...hooks];
+  });
+
+  // Requests that match no route (404s, scanners) are limited by the global rules as well.
+  fastify.addHook('onRequest', (request, reply, done) => {
+    if (request.is404) limit(request, reply, done, ALL_RULES, undefined);
+    else done();
+  });
+
+  /** Compiles a route's rules once (a GET route and its HEAD twin share their config). */
+  function routeRulesOf(config: unknown, route: RouteOptions): CompiledRules {
     const label = `route ${String(route.method)} ${route.url}`;
     if (typeof config !== 'object' || config === null) {
       throw new ConfigError(`${label}: config.rateLimit must be false or {rules: [...]}`);
     }
-    routeRules.set(config, http.compileRouteRules((config as { rules?: unknown }).rules, label));
-  });
+    let rules = routeRules.get(config);
+    if (rules === undefined) {
+      rules = http.compileRouteRules((config as { rules?: unknown }).rules, label);
+      routeRules.set(config, rules);
+    }
+    return rules;
+  }
+
+  function limitHook(scope: CheckScope, template: string): onRequestHookHandler {
+    const hook = (request: FastifyRequest, reply: FastifyReply, done: Done): void =>
+      limit(request, reply, done, scope, template);
+    return Object.assign(hook, { [OURS]: true });
+  }
 
   // A callback hook, not an async one: a request decided in process waits on no promise at all.
-  fastify.addHook('onRequest', (request, reply, done) => {
-    const config = request.routeOptions.config.rateLimit;
-    if (config === false) return done();
-    const rules = config ? routeRules.get(config) : undefined;
-    const verdict = http.check(request, new FastifyFacts(request), rules ? { rules } : ALL_RULES);
+  function limit(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    done: Done,
+    scope: CheckScope,
+    template: string | undefined,
+  ): void {
+    const verdict = http.check(request, new FastifyFacts(request, template), scope);
     if (verdict instanceof Promise) verdict.then((settled) => act(request, reply, settled, done), done);
     else act(request, reply, verdict, done);
-  });
+  }
 
   /** Carries out a verdict: on to the route (`done`), or a denial sent here (and no `done`). */
   function act(request: FastifyRequest, reply: FastifyReply, verdict: Verdict, done: Done): void {
@@ -125,11 +159,11 @@ class FastifyFacts implements RequestFacts {
   readonly proxyTrust: 'none' | undefined;
   readonly #headers: FastifyRequest['headers'];
 
-  constructor(request: FastifyRequest) {
+  constructor(request: FastifyRequest, route: string | undefined) {
     this.ip = request.ip;
     this.method = request.method;
     this.url = request.url;
-    this.route = request.routeOptions.url;
+    this.route = route;
     this.#headers = request.headers;
     // Fastify does not expose trustProxy: a forwarded header that did not change the address was ignored.
     this.proxyTrust =
