@@ -106,6 +106,25 @@ describe('one script call per turn', () => {
   });
 });
 
+describe('hot keys in one call', () => {
+  it('a key shared by every request of a call is read once and written once', async () => {
+    const prefix = randomPrefix('bt');
+    const store = storeFor({ prefix });
+    await store.evaluate([check('warmAAAAAAAAAAAAAAAAAA')], T0);
+    await admin.config('RESETSTAT');
+    const tag = 'hotAAAAAAAAAAAAAAAAAAA';
+    const results = await Promise.all(
+      Array.from({ length: 32 }, () => store.evaluate([check(tag, 1000)], T0)),
+    );
+    expect(results.map(([r]) => r!.remaining)).toEqual(Array.from({ length: 32 }, (_, i) => 999 - i));
+    const stats = await admin.info('commandstats');
+    expect(stats).toMatch(/cmdstat_get:calls=1,/);
+    expect(stats).toMatch(/cmdstat_set:calls=1,/);
+    expect(await counted(prefix, tag)).toBe(32);
+    expect(await admin.pttl(`${prefix}:{${tag}}:per_key:fw`)).toBeGreaterThan(0);
+  });
+});
+
 describe('each request keeps its own all-or-nothing', () => {
   it('a denied request in a batch commits nothing; the others in the same batch commit', async () => {
     const prefix = randomPrefix('bt');
