@@ -17,6 +17,14 @@ describe('normalizePath', () => {
     }
   });
 
+  it('returns a path that is already normal as it is, and normalizes anything near it', () => {
+    for (const url of ['/', '/search', '/v1/users/42', '/a-b_c.d~e']) expect(normalizePath(url)).toBe(url);
+    expect(normalizePath('/v1/Users')).toBe('/v1/users');
+    expect(normalizePath('/v1/users/')).toBe('/v1/users');
+    expect(normalizePath('/v1//users')).toBe('/v1/users');
+    expect(normalizePath('/v1/users?x=1')).toBe('/v1/users');
+  });
+
   it('keeps case when the router is case-sensitive', () => {
     expect(normalizePath('/Search/', { caseSensitive: true })).toBe('/Search');
   });

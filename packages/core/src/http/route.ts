@@ -11,12 +11,17 @@ export interface PathOptions {
  * collapses repeated slashes, drops a trailing slash and folds case unless the router is case-sensitive.
  */
 export function normalizePath(url: string, options: PathOptions = {}): string {
+  // Most paths are already normal: lower-case segments without escapes, empty or repeated slashes.
+  if (NORMAL_PATH.test(url)) return url;
   let path = stripQuery(url);
   if (!path.startsWith('/')) path = absoluteFormPath(path);
   path = decodePath(path).replace(/\/{2,}/g, '/');
   if (path.length > 1 && path.endsWith('/')) path = path.slice(0, -1);
   return options.caseSensitive ? path : path.toLowerCase();
 }
+
+/** A path normalizePath would return unchanged, whether or not the router is case-sensitive. */
+const NORMAL_PATH = /^\/(?:[a-z0-9._~-]+(?:\/[a-z0-9._~-]+)*)?$/;
 
 function stripQuery(url: string): string {
   const end = url.search(/[?#]/);
