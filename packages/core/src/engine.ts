@@ -140,7 +140,11 @@ export function createLimiter(options: LimiterOptions): Limiter {
     const plan = pools.take(remote, now);
     const sent = remoteCalls.outcome(plan === undefined ? remote : plan.send, now);
     const fromLocal = localCalls.outcome(local, now);
-    if (!isPromise(sent) && !isPromise(fromLocal)) return settle(request, plan, sent, fromLocal);
+    if (!isPromise(fromLocal)) {
+      if (!isPromise(sent)) return settle(request, plan, sent, fromLocal);
+      // The usual remote case: one promise to wait on, no Promise.all.
+      return sent.then((outcome) => settle(request, plan, outcome, fromLocal));
+    }
     return Promise.all([sent, fromLocal]).then(([s, l]) => settle(request, plan, s, l));
   }
 
