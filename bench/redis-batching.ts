@@ -1,10 +1,10 @@
 /**
  * RedisStore coalescing, in-process: CPU per evaluate() of this Node process (process.cpuUsage) and of a
  * private redis-server (INFO cpu), with 32 requests in flight, of 1 and of 3 checks, for each way of
- * sending: one script call per turn (coalesce, the default), one per request (with and without corking
- * the socket), and one per request through ioredis auto-pipelining. Every variant runs in the same
- * process, round after round in rotated order, so that the machine's drift hits them alike; medians
- * with min–max, and ratios to "one call per request".
+ * sending: one script call per turn (coalesce, the default; with and without corking the socket), one
+ * per request (with and without corking), and one per request through ioredis auto-pipelining. Every
+ * variant runs in the same process, round after round in rotated order, so that the machine's drift
+ * hits them alike; medians with min–max, and ratios to "one call per request".
  * Run: npx tsx bench/redis-batching.ts   (BENCH_ROUNDS, default 7; BENCH_CALLS per run, default 20000)
  */
 import { type Check, hashText } from '@sluice/core';
@@ -29,6 +29,7 @@ const BASELINE = 'one call per request (corked)';
 const VARIANTS: readonly Variant[] = [
   { name: BASELINE, store: { coalesce: false } },
   { name: 'coalesced, one call per turn (default)', store: {} },
+  { name: 'coalesced, not corked', store: { batchWrites: false } },
   { name: 'one call per request, not corked', store: { coalesce: false, batchWrites: false } },
   { name: 'one call per request, auto-pipelining', store: { coalesce: false }, autoPipelining: true },
 ];
