@@ -2,7 +2,7 @@
  * RedisStore coalescing: the evaluations made in one turn of the event loop go to Redis as one script
  * call, each request keeping its own all-or-nothing; a failed call fails each of its requests.
  */
-import { ALGORITHMS, type AlgorithmName, type Check, type LimitParams } from '@sluice/core';
+import { ALGORITHMS, type AlgorithmName, type Check, type LimitParams, MemoryStore } from '@sluice/core';
 import { RedisStore, type RedisStoreOptions } from '@sluice/redis';
 import fc from 'fast-check';
 import { Redis } from 'ioredis';
@@ -205,6 +205,17 @@ describe('a failed call fails each of its requests', () => {
       ...Array(3).fill('rejected'),
     ]);
     expect((await scanKeys(admin, prefix)).length).toBe(5);
+  });
+});
+
+describe('time limits', () => {
+  it('says its calls are time-limited (the engine adds no timer), unless a fallback of yours may not be', () => {
+    const own = { evaluate: async () => [], release: async () => {}, close: async () => {} };
+    expect(storeFor().timeLimited).toBe(true);
+    expect(storeFor({ fallback: { gateways: 4 } }).timeLimited).toBe(true);
+    expect(storeFor({ fallback: new MemoryStore() }).timeLimited).toBe(true);
+    expect(storeFor({ fallback: own }).timeLimited).toBe(false);
+    expect(storeFor({ fallback: { ...own, timeLimited: true } }).timeLimited).toBe(true);
   });
 });
 

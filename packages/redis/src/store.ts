@@ -158,6 +158,11 @@ export class RedisStore implements Store {
   readonly #breaker: Breaker | undefined;
   readonly #fallback: Store | undefined;
   readonly #fallbackGateways: number;
+  /**
+   * Every call settles within `timeoutMs` (plus the rest of the turn it waits in, with coalescing), so the
+   * engine needs no timer of its own per call; true unless a fallback store of yours may take longer.
+   */
+  readonly timeLimited: boolean;
   readonly #evaluateCommand = commandName('Evaluate', EVALUATE_SCRIPT);
   readonly #releaseCommand = commandName('Release', RELEASE_SCRIPT);
   readonly #batchWrites: boolean;
@@ -210,6 +215,10 @@ export class RedisStore implements Store {
     } else {
       this.#fallback = fallback;
     }
+    this.timeLimited =
+      this.#fallback === undefined ||
+      this.#fallback instanceof MemoryStore ||
+      this.#fallback.timeLimited === true;
     client.defineCommand(this.#evaluateCommand, { lua: EVALUATE_SCRIPT });
     client.defineCommand(this.#releaseCommand, { lua: RELEASE_SCRIPT });
   }
