@@ -4,6 +4,7 @@ export * from './distribution.js';
 export { compact, EVALUATE_SCRIPT, RELEASE_SCRIPT } from './script.js';
 export { slotOfTag } from './slot.js';
 export {
+  DEFAULT_MAX_BATCH_CHECKS,
   DEFAULT_MAX_PENDING,
   DEFAULT_TIMEOUT_MS,
   type RedisClock,
