@@ -2,7 +2,14 @@
  * RedisStore coalescing: the evaluations made in one turn of the event loop go to Redis as one script
  * call, each request keeping its own all-or-nothing; a failed call fails each of its requests.
  */
-import { ALGORITHMS, type AlgorithmName, type Check, type LimitParams, MemoryStore } from '@sluice/core';
+import {
+  ALGORITHMS,
+  type AlgorithmName,
+  type Check,
+  ConfigError,
+  type LimitParams,
+  MemoryStore,
+} from '@sluice/core';
 import { RedisStore, type RedisStoreOptions } from '@sluice/redis';
 import fc from 'fast-check';
 import { Redis } from 'ioredis';
@@ -192,6 +199,18 @@ describe('a failed call fails each of its requests', () => {
       [false, 'timeout'],
     ]);
     await sleeping;
+  });
+
+  it('a check the script could not read is refused alone, before it joins the call of the others', async () => {
+    const store = storeFor();
+    const bad = check('badAAAAAAAAAAAAAAAAAAA', 10, { cost: Number.NaN });
+    const outcomes = await Promise.allSettled([
+      store.evaluate([check('goodAAAAAAAAAAAAAAAAAA')], T0),
+      store.evaluate([bad], T0),
+      store.evaluate([check('goodBAAAAAAAAAAAAAAAAA')], T0),
+    ]);
+    expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    expect((outcomes[1] as PromiseRejectedResult).reason).toBeInstanceOf(ConfigError);
   });
 
   it('maxPending counts requests, not script calls: beyond it they fail at once', async () => {

@@ -103,6 +103,19 @@ function assertSafeId(id: { rule: string; tag: string }): void {
     throw new ConfigError(`rule name not usable in a key: ${JSON.stringify(id.rule)}`);
 }
 
+/**
+ * Refuses a check whose numbers the script could not read. Checked before the check joins a coalesced
+ * call: a Lua error would fail every request of that call, not only the bad one.
+ */
+function assertNumbers(check: Check): void {
+  const { limit, windowMs, burst } = check.params;
+  if (![limit, windowMs, burst, check.cost].every(Number.isFinite)) {
+    throw new ConfigError(
+      `check of rule ${JSON.stringify(check.rule)} has a limit, window, burst or cost that is not a number`,
+    );
+  }
+}
+
 function kindOf(error: StoreError): StoreErrorKind {
   if (error.code === 'ERR_SLUICE_STORE_TIMEOUT') return 'timeout';
   if (error.code === 'ERR_SLUICE_BREAKER_OPEN') return 'breaker_open';
@@ -235,6 +248,7 @@ export class RedisStore implements Store {
     if (checks.length === 0) return [];
     for (const check of checks) {
       assertSafeId(check);
+      assertNumbers(check);
       if (luaAlgorithms[check.algorithm] === undefined) {
         throw new ConfigError(`unknown algorithm ${JSON.stringify(check.algorithm)}`);
       }
