@@ -52,10 +52,14 @@ export class MemoryStore implements Store {
   }
 
   evaluate(checks: readonly Check[], now: number): Promise<CheckResult[]> {
-    return Promise.resolve(this.evaluateNow(checks, now));
+    return Promise.resolve(this.evaluateNow(checks, now).map(toResult));
   }
 
-  /** `evaluate` without the promise, for in-process callers (the engine) that need not wait for anything. */
+  /**
+   * `evaluate` without the promise, for in-process callers (the engine) that need not wait for anything.
+   * No copy is made: each result is the algorithm's outcome, which also holds the counter's new state.
+   * Read it, never change it.
+   */
   evaluateNow(checks: readonly Check[], now: number): CheckResult[] {
     const outcomes: Outcome<unknown>[] = new Array(checks.length);
     let blocked = false;
@@ -208,4 +212,12 @@ export class MemoryStore implements Store {
     this.#older = grown(this.#older, (n) => new Int32Array(n));
     this.#capacity = capacity;
   }
+}
+
+/** A result holding only CheckResult's fields: an outcome's state must not leave the store. */
+function toResult(outcome: CheckResult): CheckResult {
+  const { allowed, limit, remaining, resetMs, retryAfterMs, delayMs } = outcome;
+  return delayMs === undefined
+    ? { allowed, limit, remaining, resetMs, retryAfterMs }
+    : { allowed, limit, remaining, resetMs, retryAfterMs, delayMs };
 }
