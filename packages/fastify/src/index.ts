@@ -156,24 +156,29 @@ class FastifyFacts implements RequestFacts {
   readonly method: string;
   readonly url: string;
   readonly route: string | undefined;
-  readonly proxyTrust: 'none' | undefined;
-  readonly #headers: FastifyRequest['headers'];
+  readonly #request: FastifyRequest;
 
   constructor(request: FastifyRequest, route: string | undefined) {
     this.ip = request.ip;
     this.method = request.method;
     this.url = request.url;
     this.route = route;
-    this.#headers = request.headers;
-    // Fastify does not expose trustProxy: a forwarded header that did not change the address was ignored.
-    this.proxyTrust =
-      request.headers['x-forwarded-for'] !== undefined && request.ip === request.socket.remoteAddress
-        ? 'none'
-        : undefined;
+    this.#request = request;
+  }
+
+  /**
+   * Fastify does not expose trustProxy: a forwarded header that did not change the address was ignored.
+   * A getter: only read until every start-up notice has been given.
+   */
+  get proxyTrust(): 'none' | undefined {
+    const request = this.#request;
+    return request.headers['x-forwarded-for'] !== undefined && this.ip === request.socket.remoteAddress
+      ? 'none'
+      : undefined;
   }
 
   header(name: string): string | readonly string[] | undefined {
-    return this.#headers[name];
+    return this.#request.headers[name];
   }
 }
 
