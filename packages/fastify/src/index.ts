@@ -104,7 +104,7 @@ const plugin: FastifyPluginAsync<FastifyRateLimitOptions> = async (fastify, give
     template: string | undefined,
   ): void {
     const verdict = http.check(request, new FastifyFacts(request, template), scope);
-    if (verdict instanceof Promise) verdict.then((settled) => act(request, reply, settled, done), done);
+    if (verdict instanceof Promise) verdict.then((settled) => act(request, reply, settled, done)).catch(done);
     else act(request, reply, verdict, done);
   }
 
