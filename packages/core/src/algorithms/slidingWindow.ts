@@ -8,11 +8,20 @@ export interface SlidingWindowState {
   readonly curr: number;
 }
 
-/** The counts as seen from window index `w` (a state from an older window has rolled over). */
-function countsAt(state: SlidingWindowState | undefined, w: number): { prev: number; curr: number } {
-  if (state === undefined || state.window < w - 1) return { prev: 0, curr: 0 };
-  if (state.window === w - 1) return { prev: state.curr, curr: 0 };
-  return { prev: state.prev, curr: state.curr };
+/** The previous window's count as seen from window index `w` (a state from an older window has rolled over). */
+function prevAt(state: SlidingWindowState | undefined, w: number): number {
+  if (state === undefined || state.window < w - 1) return 0;
+  return state.window === w - 1 ? state.curr : state.prev;
+}
+
+/** The current window's count as seen from window index `w`. Two functions, not one pair: no object per call. */
+function currAt(state: SlidingWindowState | undefined, w: number): number {
+  return state === undefined || state.window < w ? 0 : state.curr;
+}
+
+/** floor(limit - estimate) once the current window holds `curr`, never negative. */
+function remainingAfter(limit: number, size: number, prev: number, elapsed: number, curr: number): number {
+  return Math.max(0, Math.floor((limit * size - prev * (size - elapsed) - curr * size) / size));
 }
 
 /**
@@ -27,8 +36,7 @@ function fits(prev: number, curr: number, elapsed: number, p: LimitParams, cost:
 /** Whether the request fits at time `t`, with no other request in between. */
 function fitsAt(state: SlidingWindowState | undefined, t: number, p: LimitParams, cost: number): boolean {
   const w = Math.floor(t / p.windowMs);
-  const { prev, curr } = countsAt(state, w);
-  return fits(prev, curr, t - w * p.windowMs, p, cost);
+  return fits(prevAt(state, w), currAt(state, w), t - w * p.windowMs, p, cost);
 }
 
 /**
@@ -46,7 +54,8 @@ function earliestFit(
 ): number {
   const size = p.windowMs;
   const w = Math.floor(now / size);
-  const { prev, curr } = countsAt(state, w);
+  const prev = prevAt(state, w);
+  const curr = currAt(state, w);
   let candidate: number;
   const room = p.limit - curr - cost;
   const inThisWindow = room >= 0 && prev > 0 ? size - Math.floor((room * size) / prev) : size;
@@ -82,16 +91,15 @@ export const slidingWindow: Algorithm<SlidingWindowState> = {
     const size = params.windowMs;
     const w = Math.floor(t / size);
     const elapsed = t - w * size;
-    const { prev, curr } = countsAt(state, w);
-    const remainingAfter = (c: number): number =>
-      Math.max(0, Math.floor((params.limit * size - prev * (size - elapsed) - c * size) / size));
+    const prev = prevAt(state, w);
+    const curr = currAt(state, w);
     if (cost > params.limit || !fits(prev, curr, elapsed, params, cost)) {
       const resetMs = msUntilEmpty(prev, curr, w, t, size);
       const outcome: Outcome<SlidingWindowState> = {
         allowed: false,
         state: state ?? { window: w, prev: 0, curr: 0 },
         limit: params.limit,
-        remaining: remainingAfter(curr),
+        remaining: remainingAfter(params.limit, size, prev, elapsed, curr),
         resetMs,
         retryAfterMs:
           cost > params.limit ? Number.POSITIVE_INFINITY : earliestFit(state, t, params, cost) - t,
@@ -105,7 +113,7 @@ export const slidingWindow: Algorithm<SlidingWindowState> = {
       allowed: true,
       state: { window: w, prev, curr: next },
       limit: params.limit,
-      remaining: remainingAfter(next),
+      remaining: remainingAfter(params.limit, size, prev, elapsed, next),
       resetMs,
       retryAfterMs: 0,
       ttlMs: resetMs,
