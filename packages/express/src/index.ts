@@ -89,8 +89,7 @@ class ExpressFacts implements RequestFacts {
   readonly url: string;
   readonly route: string | undefined;
   readonly caseSensitive: boolean;
-  readonly proxyTrust: ProxyTrust;
-  readonly #headers: Request['headers'];
+  readonly #req: Request;
 
   constructor(req: Request) {
     this.ip = req.ip ?? req.socket.remoteAddress;
@@ -98,12 +97,16 @@ class ExpressFacts implements RequestFacts {
     this.url = req.originalUrl;
     this.route = typeof req.route?.path === 'string' ? `${req.baseUrl}${req.route.path}` : undefined;
     this.caseSensitive = req.app.enabled('case sensitive routing');
-    this.proxyTrust = proxyTrust(req.app.get('trust proxy'));
-    this.#headers = req.headers;
+    this.#req = req;
+  }
+
+  /** A getter: only read until every start-up notice has been given. */
+  get proxyTrust(): ProxyTrust {
+    return proxyTrust(this.#req.app.get('trust proxy'));
   }
 
   header(name: string): string | readonly string[] | undefined {
-    return this.#headers[name];
+    return this.#req.headers[name];
   }
 }
 
