@@ -136,6 +136,19 @@ describe('sluice explain', () => {
     expect(run.stdout).toContain('overridden: key_default (5 per 1m) is replaced by key_override_acme');
   });
 
+  test('names the Redis keys with the store prefix given, and refuses a prefix RedisStore would', async () => {
+    const args = ['explain', `${FIXTURES}/rules.yaml`, 'auth=api_key', 'api_key=k_1'];
+    const { rules } = await loadCompiled(`${FIXTURES}/rules.yaml`);
+    const tag = tagFor(rules.rules.find((r) => r.name === 'key_default')!, { api_key: 'k_1' });
+    expect((await sluice(...args)).stdout).toContain(`Redis keys sluice:{${tag}}:key_default:*`);
+    expect((await sluice(...args, '--prefix', 'api-eu')).stdout).toContain(
+      `Redis keys api-eu:{${tag}}:key_default:*`,
+    );
+    const refused = await sluice(...args, '--prefix', 'a{b}');
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain('--prefix must be 1-64 characters');
+  });
+
   test('rollout says whether this key is enforced, and a missing key descriptor is explained', async () => {
     const { rules } = await loadCompiled(`${FIXTURES}/rules.yaml`);
     const slice = rules.rules.find((r) => r.name === 'export_slice')!;

@@ -33,7 +33,13 @@ function describeMode(explained: ExplainedRule): string {
     : `enforce, ${slice}: this key is outside the rollout, shadowed`;
 }
 
-function printRule(io: Io, rule: CompiledRule, explained: ExplainedRule, descriptors: Descriptors): void {
+function printRule(
+  io: Io,
+  rule: CompiledRule,
+  explained: ExplainedRule,
+  descriptors: Descriptors,
+  prefix: string,
+): void {
   io.out(`  ${rule.name}`);
   io.out(`    limit      ${describeLimit(rule)} (${rule.algorithm})`);
   io.out(`    mode       ${describeMode(explained)}`);
@@ -42,7 +48,7 @@ function printRule(io: Io, rule: CompiledRule, explained: ExplainedRule, descrip
     io.out(`    counter    none: missing descriptor ${missing.join(', ')}, so the rule does not apply`);
   } else {
     const on = rule.global ? 'one counter for everyone' : `key [${rule.key.join(', ')}]`;
-    io.out(`    counter    ${explained.tag} (${on}; Redis keys sluice:{${explained.tag}}:${rule.name}:*)`);
+    io.out(`    counter    ${explained.tag} (${on}; Redis keys ${prefix}:{${explained.tag}}:${rule.name}:*)`);
   }
   io.out(`    scope      ${rule.scope}, on store error: ${rule.onStoreError}`);
   if (rule.owner || rule.review)
@@ -62,7 +68,8 @@ function overridden(table: CompiledRules, matched: readonly CompiledRule[]): [Co
 export const explainCommand: Command = {
   name: 'explain',
   summary: 'show the rules that apply to a request, overrides applied, hashed counter keys, mode and rollout',
-  help: `Usage: sluice explain <rules.yaml> <descriptor=value>... [--at <ISO time>] [--key-secret <secret>] [--json]
+  help: `Usage: sluice explain <rules.yaml> <descriptor=value>... [--at <ISO time>] [--key-secret <secret>]
+       [--prefix <prefix>] [--json]
 
 Shows what the limiter would evaluate for a request with these descriptors, without counting anything:
 the matching rules (most specific wins where one overrides another), each rule's limit and algorithm,
@@ -75,6 +82,7 @@ Example:
 Options:
   --at <time>           evaluate at this time (ISO 8601), for rules with an expiry; default now
   --key-secret <s>      the limiter's keySecret, for keyed (HMAC) tags; default $SLUICE_KEY_SECRET
+  --prefix <prefix>     the RedisStore's key prefix, for the Redis key names shown; default sluice
   --json                print the explanation as JSON
   -h, --help            show this help
 
@@ -83,8 +91,13 @@ Exit codes: 0 explained, 1 invalid rules, 2 usage error or unreadable file.`,
     const parsed = parseCommandArgs(args, {
       at: { type: 'string' },
       'key-secret': { type: 'string' },
+      prefix: { type: 'string' },
       json: { type: 'boolean' },
     });
+    const prefix = stringOption(parsed, 'prefix') ?? 'sluice';
+    // The same rule as RedisStore's: the prefix is part of every key and must not hold a hash tag.
+    if (!/^[^{}\s]{1,64}$/.test(prefix))
+      throw new UsageError('--prefix must be 1-64 characters without braces or whitespace');
     const [file, ...pairs] = parsed.positionals;
     if (file === undefined) throw new UsageError('explain needs a rules file and descriptor=value pairs');
     const descriptors = parseDescriptors(pairs);
@@ -117,7 +130,7 @@ Exit codes: 0 explained, 1 invalid rules, 2 usage error or unreadable file.`,
     }
     io.out(`matching rules (${matched.length}), all evaluated; any enforcing rule can deny:`);
     for (const [i, explained] of explanation.rules.entries()) {
-      printRule(io, matched[i]!, explained, descriptors);
+      printRule(io, matched[i]!, explained, descriptors, prefix);
     }
     for (const [rule, by] of replaced)
       io.out(`overridden: ${rule.name} (${describeLimit(rule)}) is replaced by ${by}`);
