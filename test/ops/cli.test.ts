@@ -208,7 +208,7 @@ describe('sluice test', () => {
   test('an invalid cases file is a usage error naming the field; invalid rules are findings', async () => {
     const run = await sluice('test', `${FIXTURES}/rules.yaml`, `${FIXTURES}/invalid-cases.yaml`);
     expect(run.code).toBe(2);
-    expect(run.stderr).toContain(`${FIXTURES}/invalid-cases.yaml cases[0]: Unrecognized key: "expct"`);
+    expect(run.stderr).toContain(`${FIXTURES}/invalid-cases.yaml:5:5 cases[0]: Unrecognized key: "expct"`);
     const backwards = join(tmp, 'backwards.yaml');
     writeFileSync(
       backwards,
@@ -217,8 +217,13 @@ describe('sluice test', () => {
     const back = await sluice('test', `${FIXTURES}/rules.yaml`, backwards);
     expect(back).toMatchObject({
       code: 2,
-      stderr: expect.stringContaining('cases[0].steps: steps must be in time order'),
+      stderr: expect.stringContaining(`${backwards}:4:7 cases[0].steps: steps must be in time order`),
     });
+    const badYaml = join(tmp, 'bad-yaml.yaml');
+    writeFileSync(badYaml, 'cases:\n  - name: x\n    expect: [allowed\n');
+    const unparsable = await sluice('test', `${FIXTURES}/rules.yaml`, badYaml);
+    expect(unparsable.code).toBe(2);
+    expect(unparsable.stderr).toMatch(new RegExp(`${badYaml}:\\d+:\\d+: YAML: `));
     const broken = await sluice('test', `${FIXTURES}/broken.yaml`, `${FIXTURES}/cases.yaml`);
     expect(broken.code).toBe(1);
     expect(broken.stderr).toContain('broken.yaml:8:33');

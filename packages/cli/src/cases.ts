@@ -1,5 +1,5 @@
-import { parseDuration } from '@sluice/core';
-import { parse as parseYaml } from 'yaml';
+import { parseDuration, yamlPosition } from '@sluice/core';
+import { LineCounter, parseDocument } from 'yaml';
 import { z } from 'zod';
 
 /** What a step expects of its requests. Absent fields are not checked. */
@@ -136,17 +136,27 @@ function formatPath(path: readonly PropertyKey[]): string {
 
 /** Parses a cases file. `defaultStartMs` is used when neither the file nor a case gives `start`. */
 export function parseCases(text: string, source: string, defaultStartMs: number): Case[] {
-  let raw: unknown;
-  try {
-    raw = parseYaml(text);
-  } catch (error) {
-    throw new CasesError([
-      `${source}: YAML: ${error instanceof Error ? error.message.split('\n')[0] : error}`,
-    ]);
+  const lineCounter = new LineCounter();
+  const doc = parseDocument(text, { lineCounter, prettyErrors: false });
+  if (doc.errors.length > 0) {
+    throw new CasesError(
+      doc.errors.map((error) => {
+        const { line, col } = lineCounter.linePos(error.pos[0]);
+        return `${source}:${line}:${col}: YAML: ${error.message.split('\n')[0]}`;
+      }),
+    );
   }
-  const result = casesFile.safeParse(raw);
+  const result = casesFile.safeParse(doc.toJS({ maxAliasCount: 100 }));
   if (!result.success) {
-    throw new CasesError(result.error.issues.map((i) => `${source} ${formatPath(i.path)}: ${i.message}`));
+    throw new CasesError(
+      result.error.issues.map((issue) => {
+        // An unknown field is reported where its key is written, not at the map that holds it.
+        const keys = issue.code === 'unrecognized_keys' ? issue.keys : [];
+        const path = keys.length > 0 ? [...issue.path, keys[0]!] : issue.path;
+        const { line, column } = yamlPosition(doc, lineCounter, path, keys.length > 0);
+        return `${source}:${line}:${column} ${formatPath(issue.path)}: ${issue.message}`;
+      }),
+    );
   }
   const fileStart = result.data.start === undefined ? defaultStartMs : Date.parse(result.data.start);
   return result.data.cases.map((c) => {

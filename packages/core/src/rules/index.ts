@@ -1,6 +1,13 @@
 export { type CompileOptions, compileRules, type RulesInput } from './compile.js';
 export { parseDuration } from './duration.js';
-export { loadRules, loadRulesSync, type ParseOptions, parseRules, type RulesDocument } from './parse.js';
+export {
+  loadRules,
+  loadRulesSync,
+  type ParseOptions,
+  parseRules,
+  type RulesDocument,
+  yamlPosition,
+} from './parse.js';
 export {
   isCompiledRules,
   type ResolveOptions,

@@ -104,14 +104,29 @@ function syntaxProblem(
  * when the path ends at a missing field (the map that lacks it).
  */
 function locate(doc: Document, lineCounter: LineCounter, finding: Finding): { line: number; column: number } {
+  return yamlPosition(doc, lineCounter, finding.path, finding.atKey);
+}
+
+/**
+ * Line and column (1-based) of the node at `path` in a parsed YAML document (its key with `atKey`), or of the
+ * deepest node that exists when the path goes further; 0:0 when nothing of it does. For other YAML files
+ * than rules (the CLI's test cases) whose problems should name a line too.
+ */
+export function yamlPosition(
+  doc: Document,
+  lineCounter: LineCounter,
+  path: readonly PropertyKey[],
+  atKey = false,
+): { line: number; column: number } {
   let node: unknown = doc.contents;
   let keyNode: Node | undefined;
-  for (const segment of finding.path) {
+  for (const segment of path) {
+    if (typeof segment === 'symbol') break;
     const next = child(node, segment);
     if (!next) break;
     [node, keyNode] = [next.value ?? next.key, next.key];
   }
-  const target = (finding.atKey && keyNode) || (node as Node | null) || keyNode;
+  const target = (atKey && keyNode) || (node as Node | null) || keyNode;
   const offset = target?.range?.[0];
   if (offset === undefined) return { line: 0, column: 0 };
   const { line, col } = lineCounter.linePos(offset);
