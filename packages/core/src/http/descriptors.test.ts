@@ -67,6 +67,17 @@ describe('buildDescriptors', () => {
     });
   });
 
+  it('lets an app unset a built-in, keeps a built-in against an unusable value, and defaults an unset auth', () => {
+    const built = buildDescriptors(facts({}, { 'x-api-key': 'k1' }), settings, {
+      descriptors: { method: null, route: '', api_key: { nested: 1 }, auth: null },
+    });
+    expect(built.method).toBeUndefined();
+    expect(Object.keys(built)).not.toContain('method');
+    expect(built.route).toBe('/search');
+    expect(built.api_key).toBe('k1');
+    expect(built.auth).toBe('api_key');
+  });
+
   it('ignores app descriptors that are not an object', () => {
     expect(buildDescriptors(facts(), settings, { descriptors: 'nope' }).auth).toBe('anonymous');
   });

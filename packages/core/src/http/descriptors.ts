@@ -43,30 +43,33 @@ export function buildDescriptors(
   settings: DescriptorSettings,
   extra?: { readonly apiKey?: unknown; readonly descriptors?: unknown },
 ): Descriptors {
-  const own = extra?.descriptors;
-  const mine = typeof own === 'object' && own !== null ? (own as Record<string, unknown>) : undefined;
   const max = settings.maxValueLength;
+  const caseSensitive = facts.caseSensitive ?? settings.caseSensitiveRoutes;
+  const apiKey =
+    extra && 'apiKey' in extra ? toValue(extra.apiKey) : firstValue(facts.header(settings.apiKeyHeader));
   const result: Record<string, string> = {};
-  if (!owns(mine, 'ip')) put(result, 'ip', normalizeIp(facts.ip, settings.ipv6Subnet), max);
-  if (!owns(mine, 'method')) put(result, 'method', facts.method.toUpperCase(), max);
-  if (!owns(mine, 'route')) {
-    const caseSensitive = facts.caseSensitive ?? settings.caseSensitiveRoutes;
-    put(result, 'route', facts.route ?? normalizePath(facts.url, { caseSensitive }), max);
-  }
-  if (!owns(mine, 'api_key')) {
-    const apiKey =
-      extra && 'apiKey' in extra ? toValue(extra.apiKey) : firstValue(facts.header(settings.apiKeyHeader));
-    put(result, 'api_key', apiKey, max);
-  }
-  // The app's descriptors win; undefined or null unsets a built-in one.
-  if (mine !== undefined)
-    for (const name in mine) if (Object.hasOwn(mine, name)) put(result, name, toValue(mine[name]), max);
-  if (!owns(mine, 'auth')) result.auth = result.api_key === undefined ? 'anonymous' : 'api_key';
+  put(result, 'ip', normalizeIp(facts.ip, settings.ipv6Subnet), max);
+  put(result, 'method', facts.method.toUpperCase(), max);
+  put(result, 'route', facts.route ?? normalizePath(facts.url, { caseSensitive }), max);
+  put(result, 'api_key', apiKey, max);
+  const own = extra?.descriptors;
+  if (typeof own === 'object' && own !== null) mergeOwn(result, own as Record<string, unknown>, max);
+  result.auth ??= result.api_key === undefined ? 'anonymous' : 'api_key';
   return result;
 }
 
-function owns(object: Record<string, unknown> | undefined, name: string): boolean {
-  return object !== undefined && Object.hasOwn(object, name);
+/**
+ * The app's descriptors win: a value (numbers and booleans as text) replaces a built-in one, undefined or null
+ * unsets it, anything else (an object, an empty string) is ignored.
+ */
+function mergeOwn(result: Record<string, string>, own: Record<string, unknown>, max: number): void {
+  for (const name in own) {
+    if (!Object.hasOwn(own, name)) continue;
+    const item = own[name];
+    // Rare (an app unsetting a built-in): `delete` is the only way to leave no property behind.
+    if (item === undefined || item === null) delete result[name];
+    else put(result, name, toValue(item), max);
+  }
 }
 
 /** Sets a defined value, replaced by its hash when longer than `max`. */
