@@ -3,6 +3,7 @@ import { rateLimit as expressRateLimit } from '@sluice/express';
 import { rateLimit as fastifyRateLimit } from '@sluice/fastify';
 import { rateLimit as koaRateLimit } from '@sluice/koa';
 import Fastify from 'fastify';
+import request from 'supertest';
 import { describe, expect, it } from 'vitest';
 
 // Framework-specific registration: each adapter's way of declaring route rules fails when the route is
@@ -21,6 +22,17 @@ describe('Fastify route config', () => {
     app.get('/open', { config }, async () => ({ ok: true }));
     return app;
   }
+
+  it('limits a route declared right after a register that was not awaited', async () => {
+    const app = Fastify();
+    app.register(fastifyRateLimit, { rules: global, logger: { warn: () => {} } });
+    app.get('/early', async () => ({ ok: true }));
+    const url = await app.listen({ host: '127.0.0.1', port: 0 });
+    await request(url).get('/early').expect(200);
+    const denied = await request(url).get('/early').expect(429);
+    expect(denied.headers['x-ratelimit-rule']).toBe('per_ip');
+    await app.close();
+  });
 
   it('turns limiting off for a route with rateLimit: false', async () => {
     const app = await appWith({ rateLimit: false });

@@ -17,7 +17,6 @@ import type {
   FastifyPluginAsync,
   FastifyReply,
   FastifyRequest,
-  onRequestHookHandler,
   RouteOptions,
 } from 'fastify';
 import fp from 'fastify-plugin';
@@ -43,8 +42,6 @@ declare module 'fastify' {
 }
 
 const ALL_RULES: CheckScope = Object.freeze({});
-/** Marks the hooks this plugin adds to routes. */
-const OURS = Symbol('sluice.fastify.hook');
 
 // Keys Fastify itself gives every plugin's options; they are not limiter options.
 const REGISTER_KEYS = new Set(['prefix', 'logLevel', 'logSerializers']);
@@ -57,22 +54,25 @@ const plugin: FastifyPluginAsync<FastifyRateLimitOptions> = async (fastify, give
   fastify.decorate('rateLimiter', http.limiter);
   fastify.addHook('onClose', async () => http.limiter.close());
 
-  // Each limited route gets its own onRequest hook, its scope and template resolved here, once: a request
-  // then pays no lookup of its route's config (Fastify builds `request.routeOptions` anew on every read).
+  // Route rules are compiled when the route registers, so a wrong config fails at start-up.
   fastify.addHook('onRoute', (route: RouteOptions) => {
     const config = (route.config as { rateLimit?: unknown } | undefined)?.rateLimit;
-    if (config === false) return;
-    const scope = config === undefined ? ALL_RULES : { rules: routeRulesOf(config, route) };
-    const hooks = route.onRequest === undefined ? [] : [route.onRequest].flat();
-    // The HEAD twin Fastify adds to a GET route may arrive with the GET route's hooks: add ours once.
-    if (hooks.some((hook) => OURS in hook)) return;
-    route.onRequest = [limitHook(scope, route.url), ...hooks];
+    if (config === undefined || config === false) return;
+    routeRulesOf(config, route);
   });
 
-  // Requests that match no route (404s, scanners) are limited by the global rules as well.
+  // One hook for every request of this context, 404s included, and routes declared before the plugin finished
+  // loading (a register that was not awaited): hooks apply to them, onRoute would not.
   fastify.addHook('onRequest', (request, reply, done) => {
-    if (request.is404) limit(request, reply, done, ALL_RULES, undefined);
-    else done();
+    // Fastify builds this object anew on every read: read it once.
+    const route = request.routeOptions;
+    const config = (route.config as { rateLimit?: unknown } | undefined)?.rateLimit;
+    if (config === false) {
+      done();
+      return;
+    }
+    const rules = config === undefined ? undefined : routeRules.get(config as object);
+    limit(request, reply, done, rules === undefined ? ALL_RULES : { rules }, route.url);
   });
 
   /** Compiles a route's rules once (a GET route and its HEAD twin share their config). */
@@ -87,12 +87,6 @@ const plugin: FastifyPluginAsync<FastifyRateLimitOptions> = async (fastify, give
       routeRules.set(config, rules);
     }
     return rules;
-  }
-
-  function limitHook(scope: CheckScope, template: string): onRequestHookHandler {
-    const hook = (request: FastifyRequest, reply: FastifyReply, done: Done): void =>
-      limit(request, reply, done, scope, template);
-    return Object.assign(hook, { [OURS]: true });
   }
 
   // A callback hook, not an async one: a request decided in process waits on no promise at all.
