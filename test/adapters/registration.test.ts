@@ -23,14 +23,25 @@ describe('Fastify route config', () => {
     return app;
   }
 
-  it('limits a route declared right after a register that was not awaited', async () => {
+  it('limits routes declared right after a register that was not awaited, their own rules included', async () => {
     const app = Fastify();
-    app.register(fastifyRateLimit, { rules: global, logger: { warn: () => {} } });
-    app.get('/early', async () => ({ ok: true }));
+    const warnings: string[] = [];
+    const generous = { rules: [{ name: 'per_ip', key: ['ip'], limit: { requests: 100, per: '60s' } }] };
+    app.register(fastifyRateLimit, { rules: generous, logger: { warn: (line) => warnings.push(line) } });
+    const burst = { name: 'early_burst', key: ['ip'], limit: { requests: 1, per: '60s' } };
+    app.get('/early', { config: { rateLimit: { rules: [burst] } } }, async () => ({ ok: true }));
+    app.get('/broken', { config: { rateLimit: { rules: [badRule] } } }, async () => ({ ok: true }));
     const url = await app.listen({ host: '127.0.0.1', port: 0 });
-    await request(url).get('/early').expect(200);
+    // onRoute never saw these routes: their rules are compiled on their first request.
+    const first = await request(url).get('/early').expect(200);
+    expect(first.headers.ratelimit).toMatch(/^"early_burst";r=0;/);
     const denied = await request(url).get('/early').expect(429);
-    expect(denied.headers['x-ratelimit-rule']).toBe('per_ip');
+    expect(denied.headers['x-ratelimit-rule']).toBe('early_burst');
+    // A broken config can no longer fail at start-up: it is reported, and the global rules still apply.
+    const broken = await request(url).get('/broken').expect(200);
+    // 98: the denied request above counted nowhere (a denial commits no rule of its call).
+    expect(broken.headers.ratelimit).toMatch(/^"per_ip";r=98;/);
+    expect(warnings.join('\n')).toMatch(/route GET \/broken.*limit\.per: "60x" is not a duration/s);
     await app.close();
   });
 

@@ -49,7 +49,8 @@ const REGISTER_KEYS = new Set(['prefix', 'logLevel', 'logSerializers']);
 const plugin: FastifyPluginAsync<FastifyRateLimitOptions> = async (fastify, given) => {
   const options = Object.fromEntries(Object.entries(given).filter(([key]) => !REGISTER_KEYS.has(key)));
   const http = createHttpLimiter<FastifyRequest, FastifyRateLimitOptions>(options);
-  const routeRules = new WeakMap<object, CompiledRules>();
+  /** Each route's scope by its `config.rateLimit` object (shared by a GET route and its HEAD twin). */
+  const routeScopes = new WeakMap<object, CheckScope>();
 
   fastify.decorate('rateLimiter', http.limiter);
   fastify.addHook('onClose', async () => http.limiter.close());
@@ -71,21 +72,38 @@ const plugin: FastifyPluginAsync<FastifyRateLimitOptions> = async (fastify, give
       done();
       return;
     }
-    const rules = config === undefined ? undefined : routeRules.get(config as object);
-    limit(request, reply, done, rules === undefined ? ALL_RULES : { rules }, route.url);
+    limit(request, reply, done, config === undefined ? ALL_RULES : scopeOf(config, route), route.url);
   });
 
+  /**
+   * A route's scope. Its rules were compiled at onRoute, unless the route was declared before the plugin had
+   * loaded (a register not awaited): then they are compiled on its first request, and a wrong config is
+   * reported and leaves the global rules only.
+   */
+  function scopeOf(config: unknown, route: { method: unknown; url?: string }): CheckScope {
+    const known = routeScopes.get(config as object);
+    if (known !== undefined) return known;
+    let scope: CheckScope = ALL_RULES;
+    try {
+      scope = { rules: routeRulesOf(config, route) };
+    } catch (error) {
+      http.report(error, 'check');
+    }
+    // A config that is not an object cannot be remembered (nor compiled): it is reported on each request.
+    if (typeof config === 'object' && config !== null) routeScopes.set(config, scope);
+    return scope;
+  }
+
   /** Compiles a route's rules once (a GET route and its HEAD twin share their config). */
-  function routeRulesOf(config: unknown, route: RouteOptions): CompiledRules {
+  function routeRulesOf(config: unknown, route: { method: unknown; url?: string }): CompiledRules {
     const label = `route ${String(route.method)} ${route.url}`;
     if (typeof config !== 'object' || config === null) {
       throw new ConfigError(`${label}: config.rateLimit must be false or {rules: [...]}`);
     }
-    let rules = routeRules.get(config);
-    if (rules === undefined) {
-      rules = http.compileRouteRules((config as { rules?: unknown }).rules, label);
-      routeRules.set(config, rules);
-    }
+    const known = routeScopes.get(config)?.rules;
+    if (known !== undefined) return known;
+    const rules = http.compileRouteRules((config as { rules?: unknown }).rules, label);
+    routeScopes.set(config, { rules });
     return rules;
   }
 
