@@ -1,35 +1,22 @@
 /** RedisStore over a real 3-master Redis Cluster started by the harness. */
 import { type Check, compileRules, createLimiter, hashText, parseRules } from '@sluice/core';
 import { RedisStore, slotOfTag } from '@sluice/redis';
-import { Cluster, Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type RedisClusterHandle, randomPrefix, ready, startCluster } from './support/redis.js';
+import { Cluster } from 'ioredis';
+import { describe, expect, it } from 'vitest';
+import { clusterSuite } from './support/cluster-suite.js';
+import { randomPrefix, ready } from './support/redis.js';
 import { loadVectors, runVectorCase } from './vectors/vectors.js';
 
-let cluster: RedisClusterHandle;
-let client: Cluster;
-let nodes: Redis[];
-
-beforeAll(async () => {
-  cluster = await startCluster();
-  client = new Cluster(cluster.nodes);
-  nodes = cluster.nodes.map((node) => new Redis(node));
-  await Promise.all([client, ...nodes].map(ready));
-});
-afterAll(async () => {
-  client.disconnect();
-  for (const node of nodes) node.disconnect();
-  await cluster.stop();
-});
+const suite = clusterSuite();
 
 function storeFor(prefix = randomPrefix()): RedisStore {
-  return new RedisStore({ client, prefix, timeoutMs: 5000, breaker: false });
+  return new RedisStore({ client: suite.client, prefix, timeoutMs: 5000, breaker: false });
 }
 
 /** EVALSHA + EVAL calls per node since the last reset. */
 async function scriptCalls(): Promise<number[]> {
   return Promise.all(
-    nodes.map(async (node) => {
+    suite.nodes.map(async (node) => {
       const stats = await node.info('commandstats');
       const calls = [...stats.matchAll(/cmdstat_(?:evalsha|eval):calls=(\d+)/g)];
       return calls.reduce((sum, match) => sum + Number(match[1]), 0);
@@ -38,7 +25,7 @@ async function scriptCalls(): Promise<number[]> {
 }
 
 async function resetStats(): Promise<void> {
-  await Promise.all(nodes.map((node) => node.config('RESETSTAT')));
+  await Promise.all(suite.nodes.map((node) => node.config('RESETSTAT')));
 }
 
 const sum = (values: number[]) => values.reduce((a, b) => a + b, 0);
@@ -160,7 +147,7 @@ rules:
 describe('many gateways on a Cluster', () => {
   it('concurrent checks on one key: allowed = limit = the count in Redis', async () => {
     const prefix = randomPrefix();
-    const gateways = Array.from({ length: 3 }, () => new Cluster(cluster.nodes));
+    const gateways = Array.from({ length: 3 }, () => new Cluster(suite.handle.nodes));
     await Promise.all(gateways.map(ready));
     const stores = gateways.map(
       (c) => new RedisStore({ client: c, prefix, timeoutMs: 10_000, breaker: false }),
@@ -180,7 +167,7 @@ describe('many gateways on a Cluster', () => {
     );
     const allowed = answers.filter(([r]) => r!.allowed).length;
     expect(allowed).toBe(250);
-    expect(await client.get(`${prefix}:{${tag}}:hot:fw`)).toBe(`3000000 ${allowed}`);
+    expect(await suite.client.get(`${prefix}:{${tag}}:hot:fw`)).toBe(`3000000 ${allowed}`);
     for (const c of gateways) c.disconnect();
   });
 });
@@ -188,7 +175,7 @@ describe('many gateways on a Cluster', () => {
 describe("clock: 'redis' on a Cluster", () => {
   it('counts in the time of the node that owns the slot, whatever the gateways believe', async () => {
     const store = new RedisStore({
-      client,
+      client: suite.client,
       prefix: randomPrefix(),
       clock: 'redis',
       timeoutMs: 5000,

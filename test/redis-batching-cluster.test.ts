@@ -1,31 +1,17 @@
 /** RedisStore coalescing on a real 3-master Redis Cluster: one script call per hash slot per turn. */
 import { type Check, hashText } from '@sluice/core';
 import { RedisStore, slotOfTag } from '@sluice/redis';
-import { Cluster, Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type RedisClusterHandle, randomPrefix, ready, startCluster } from './support/redis.js';
+import { describe, expect, it } from 'vitest';
+import { clusterSuite } from './support/cluster-suite.js';
+import { randomPrefix } from './support/redis.js';
 
 const T0 = Date.UTC(2026, 2, 1, 10, 0, 0);
 
-let cluster: RedisClusterHandle;
-let client: Cluster;
-let nodes: Redis[];
-
-beforeAll(async () => {
-  cluster = await startCluster();
-  client = new Cluster(cluster.nodes);
-  nodes = cluster.nodes.map((node) => new Redis(node));
-  await Promise.all([client, ...nodes].map(ready));
-});
-afterAll(async () => {
-  client.disconnect();
-  for (const node of nodes) node.disconnect();
-  await cluster.stop();
-});
+const suite = clusterSuite();
 
 async function scriptCalls(): Promise<number> {
   let calls = 0;
-  for (const node of nodes) {
+  for (const node of suite.nodes) {
     const stats = await node.info('commandstats');
     for (const match of stats.matchAll(/cmdstat_(?:evalsha|eval):calls=(\d+)/g)) calls += Number(match[1]);
   }
@@ -45,11 +31,16 @@ function check(rule: string, tag: string, limit = 100): Check {
 
 describe('coalescing on a Cluster', () => {
   it('concurrent requests go as one call per slot; a global rule shared by all is one call', async () => {
-    const store = new RedisStore({ client, prefix: randomPrefix('bc'), timeoutMs: 5000, breaker: false });
+    const store = new RedisStore({
+      client: suite.client,
+      prefix: randomPrefix('bc'),
+      timeoutMs: 5000,
+      breaker: false,
+    });
     const global = hashText('everyone');
     const keyTags = Array.from({ length: 20 }, (_, i) => hashText(`key-${i}`));
     await store.evaluate([check('per_key', keyTags[0]!), check('everyone', global)], T0); // loads the script
-    await Promise.all(nodes.map((node) => node.config('RESETSTAT')));
+    await Promise.all(suite.nodes.map((node) => node.config('RESETSTAT')));
     const results = await Promise.all(
       keyTags.map((tag) => store.evaluate([check('per_key', tag), check('everyone', global, 15)], T0)),
     );
