@@ -57,25 +57,16 @@ export function planChecks(
     if (keyTag === undefined) continue;
     const shards = rule.shards ?? 1;
     const tag = shards > 1 ? shardTag(keyTag, Math.floor(Math.random() * shards)) : keyTag;
-    const check: Check =
-      rule.algorithm === 'concurrency'
-        ? {
-            rule: rule.name,
-            tag,
-            algorithm: rule.algorithm,
-            params: paramsOf(rule, shards),
-            cost: costFor(rule.cost, descriptors, codeCost),
-            mode: effectiveMode(rule, keyTag),
-            leaseId: randomUUID(),
-          }
-        : {
-            rule: rule.name,
-            tag,
-            algorithm: rule.algorithm,
-            params: paramsOf(rule, shards),
-            cost: costFor(rule.cost, descriptors, codeCost),
-            mode: effectiveMode(rule, keyTag),
-          };
+    // One shape for every check (leaseId present, undefined when not concurrency): call sites stay monomorphic.
+    const check: Check = {
+      rule: rule.name,
+      tag,
+      algorithm: rule.algorithm,
+      params: paramsOf(rule, shards),
+      cost: costFor(rule.cost, descriptors, codeCost),
+      mode: effectiveMode(rule, keyTag),
+      leaseId: rule.algorithm === 'concurrency' ? randomUUID() : undefined,
+    };
     planned.push({ rule, check });
   }
   return planned;

@@ -14,7 +14,7 @@ export function isPromise<T>(value: Maybe<T>): value is Promise<T> {
 }
 
 /** The outcome of a store call with nothing to evaluate. */
-export const NOTHING_DONE: StoreOutcome = Object.freeze({
+const NOTHING_DONE: StoreOutcome = Object.freeze({
   ok: true,
   results: Object.freeze([]),
 }) as StoreOutcome;

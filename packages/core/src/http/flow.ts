@@ -1,15 +1,13 @@
 import type { CheckOptions, Limiter } from '../engine.js';
 import { ConfigError } from '../errors.js';
 import type { RuleSpec } from '../rules/schema.js';
+import type { Maybe } from '../storeCall.js';
 import type { CompiledRules, Decision, Descriptors } from '../types.js';
 import { buildDescriptors, type RequestFacts } from './descriptors.js';
 import { type AdapterStage, type RateLimitOptions, type ResolvedOptions, resolveOptions } from './options.js';
 import { PROXY_NOTICES, type ProxyNotice, proxyNotice } from './proxy.js';
 import { type DeniedResponse, deniedResponse, type HeaderValues, rateLimitHeaders } from './responses.js';
 import { limiterFor, routeRuleCompiler } from './rules-option.js';
-
-/** A value now, or later. */
-export type Maybe<T> = T | Promise<T>;
 
 /** True for a promise or any thenable a user hook may return. */
 function isPromise<T>(value: Maybe<T>): value is Promise<T> {
