@@ -122,6 +122,24 @@ export interface Store {
   readonly timeLimited?: boolean;
   release(leases: readonly Lease[], now: number): Promise<void>;
   close(): Promise<void>;
+  /** What a readiness probe reads; stores without a connection of their own may leave it out. */
+  health?(): StoreHealth;
+}
+
+/** A store's state for readiness probes and metrics, read without a round trip. */
+export interface StoreHealth {
+  /** False while the store cannot be reached (connection down, breaker open). */
+  readonly connected: boolean;
+  /** `closed`: calls go through; `open`: calls skip the store for a cool-down; `half_open`: one probe is out. */
+  readonly breaker: 'closed' | 'open' | 'half_open';
+  /** Calls sent and not yet settled. */
+  readonly pending: number;
+  /** Epoch ms since which calls have been failing open (or answered by the fallback); undefined when healthy. */
+  readonly failingOpenSince?: number;
+  /** Keys held, for stores that count them (MemoryStore). */
+  readonly keys?: number;
+  /** Keys evicted to stay within the store's bound since it started (MemoryStore). */
+  readonly evictions?: number;
 }
 
 /** `store`: the limiter's store; `local`: an in-process MemoryStore even when the store is remote. */
