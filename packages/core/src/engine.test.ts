@@ -129,6 +129,30 @@ describe('createLimiter', () => {
     expect(decisions[4]!.results.find((r) => r.rule === 'search_global')!.shadowDenied).toBe(false);
   });
 
+  it('with dryRun, treats every rule as shadow: counts, reports would-be denials, never denies', async () => {
+    const limiter = createLimiter({ rules: seedRules, clock: () => T0, dryRun: true });
+    const ip = { auth: 'anonymous', ip: '192.0.2.9' };
+    const decisions = await checkTimes(limiter, ip, 62);
+    expect(decisions.every((d) => d.allowed)).toBe(true);
+    expect(decisions[60]!.results[0]).toMatchObject({
+      rule: 'anon_per_ip',
+      mode: 'shadow',
+      shadowDenied: true,
+    });
+    expect(decisions[59]!.results[0]!.shadowDenied).toBe(false);
+    expect(limiter.explain(ip).rules[0]!.effectiveMode).toBe('shadow');
+  });
+
+  it('with dryRun, a rule that fails closed on a store error lets the request through', async () => {
+    const rules = compileRules({
+      rules: [{ name: 'strict', key: ['user'], limit: { requests: 5, per: '1m' }, on_store_error: 'deny' }],
+    });
+    const enforcing = createLimiter({ rules, store: new BrokenStore(), clock: () => T0 });
+    expect((await enforcing.check({ user: 'u' })).allowed).toBe(false);
+    const dry = createLimiter({ rules, store: new BrokenStore(), clock: () => T0, dryRun: true });
+    expect((await dry.check({ user: 'u' })).allowed).toBe(true);
+  });
+
   it('evaluates every matched rule in one store call', async () => {
     const store = new RecordingStore();
     const limiter = createLimiter({ rules: seedRules, store, clock: () => T0 });

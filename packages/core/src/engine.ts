@@ -35,6 +35,11 @@ export interface LimiterOptions {
   timeoutMs?: number;
   /** Secret for keyed (HMAC) counter tags, so hashed keys cannot be matched against guesses. */
   keySecret?: string;
+  /**
+   * Every rule behaves as `mode: shadow`: counted and reported (shadowDenied), never denied. For a first
+   * deployment. Default false.
+   */
+  dryRun?: boolean;
 }
 
 /** Options of one check. */
@@ -110,6 +115,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
   const observer = guardObserver(options.observer);
   const timeoutMs = options.timeoutMs ?? 1000;
   const secret = options.keySecret;
+  const dryRun = options.dryRun === true;
   const source = isRulesSource(options.rules) ? options.rules : undefined;
   let table = source ? source.current : (options.rules as CompiledRules);
   const tags = new TagCache(secret);
@@ -133,7 +139,13 @@ export function createLimiter(options: LimiterOptions): Limiter {
     const codeCost = opts.cost === undefined ? 1 : assertCost(opts.cost);
     const rules = table;
     const now = clock();
-    const planned = planChecks(matchedRules(rules, descriptors, opts, now), descriptors, codeCost, tags);
+    const planned = planChecks(
+      matchedRules(rules, descriptors, opts, now),
+      descriptors,
+      codeCost,
+      tags,
+      dryRun,
+    );
     const [remote, local] = byScope(planned);
     const request: PlannedRequest = { descriptors, version: rules.version, now, remote, local };
     // Rules with local leases send batch-sized checks, or none when their pool serves them.
@@ -217,7 +229,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
             key: rule.key,
             tag,
             mode: rule.mode,
-            effectiveMode: tag === undefined ? undefined : effectiveMode(rule, tag),
+            effectiveMode: tag === undefined ? undefined : effectiveMode(rule, tag, dryRun),
             rollout: rule.rollout,
             scope: rule.scope,
           };

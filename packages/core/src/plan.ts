@@ -9,9 +9,12 @@ export interface PlannedCheck {
   readonly check: Check;
 }
 
-/** The mode a rule runs in for this tag: rollout shadows the keys whose stable hash falls outside it. */
-export function effectiveMode(rule: CompiledRule, tag: string): Mode {
-  if (rule.mode === 'shadow') return 'shadow';
+/**
+ * The mode a rule runs in for this tag: rollout shadows the keys whose stable hash falls outside it, and a
+ * dry run shadows every rule.
+ */
+export function effectiveMode(rule: CompiledRule, tag: string, dryRun = false): Mode {
+  if (dryRun || rule.mode === 'shadow') return 'shadow';
   if (rule.rollout >= 100) return 'enforce';
   return rolloutBucket(tag) < rule.rollout ? 'enforce' : 'shadow';
 }
@@ -50,6 +53,7 @@ export function planChecks(
   descriptors: Descriptors,
   codeCost: number,
   tags: TagCache,
+  dryRun = false,
 ): PlannedCheck[] {
   const planned: PlannedCheck[] = [];
   for (const rule of rules) {
@@ -64,7 +68,7 @@ export function planChecks(
       algorithm: rule.algorithm,
       params: paramsOf(rule, shards),
       cost: costFor(rule.cost, descriptors, codeCost),
-      mode: effectiveMode(rule, keyTag),
+      mode: effectiveMode(rule, keyTag, dryRun),
       leaseId: rule.algorithm === 'concurrency' ? randomUUID() : undefined,
     };
     planned.push({ rule, check });
