@@ -30,6 +30,19 @@ class RecordingStore implements Store {
   }
 }
 
+/** A real MemoryStore whose answer is held until `answer()`: a call in flight, on demand. */
+class HeldStore extends RecordingStore {
+  #answer: (() => void) | undefined;
+  override evaluate(checks: readonly Check[], now: number): Promise<CheckResult[]> {
+    return new Promise((resolve) => {
+      this.#answer = () => resolve(super.evaluate(checks, now));
+    });
+  }
+  answer(): void {
+    this.#answer?.();
+  }
+}
+
 /** A store whose every call fails the way a dead Redis does. */
 class BrokenStore implements Store {
   evaluate(): Promise<CheckResult[]> {
@@ -366,6 +379,117 @@ describe('createLimiter', () => {
     });
   });
 
+  describe('health', () => {
+    const rules = compileRules({
+      rules: [{ name: 'per_user', key: ['user'], limit: { requests: 5, per: '1m' } }],
+    });
+
+    /** A real MemoryStore behind a switch: `down` makes calls fail as a dead Redis does. */
+    class SwitchableStore extends RecordingStore {
+      down = false;
+      override evaluate(checks: readonly Check[], now: number): Promise<CheckResult[]> {
+        if (this.down) return Promise.reject(new StoreError('ERR_SLUICE_STORE', 'connection refused'));
+        return super.evaluate(checks, now);
+      }
+    }
+
+    it('is healthy with an in-process store, and says what its stores report', async () => {
+      const limiter = createLimiter({ rules, clock: () => T0 });
+      await limiter.check({ user: 'u' });
+      const health = limiter.health();
+      expect(health).toMatchObject({
+        healthy: true,
+        connected: true,
+        breaker: 'closed',
+        pending: 0,
+        observerFailures: 0,
+      });
+      expect(health.failingOpenSince).toBeUndefined();
+    });
+
+    it('reports failing open since the first failed call, and recovers with the store', async () => {
+      const clock = manualClock();
+      const store = new SwitchableStore();
+      const limiter = createLimiter({ rules, store, clock: clock.now });
+      store.down = true;
+      expect((await limiter.check({ user: 'u' })).failedOpen).toBe(true);
+      clock.advance(5_000);
+      await limiter.check({ user: 'u' });
+      expect(limiter.health()).toMatchObject({ healthy: false, connected: false, failingOpenSince: T0 });
+      store.down = false;
+      await limiter.check({ user: 'u' });
+      expect(limiter.health()).toMatchObject({ healthy: true, connected: true });
+      expect(limiter.health().failingOpenSince).toBeUndefined();
+    });
+
+    it('counts store calls in flight', async () => {
+      const slow = new HeldStore();
+      const limiter = createLimiter({ rules, store: slow, clock: () => T0 });
+      const pending = limiter.check({ user: 'u' });
+      expect(limiter.health().pending).toBe(1);
+      slow.answer();
+      await pending;
+      expect(limiter.health().pending).toBe(0);
+    });
+
+    it("prefers the store's own report (breaker, pending), and reads a throwing health() as unreachable", () => {
+      const reporting: Store = {
+        evaluate: () => Promise.resolve([]),
+        release: () => Promise.resolve(),
+        close: () => Promise.resolve(),
+        health: () => ({ connected: true, breaker: 'open', pending: 7, failingOpenSince: T0 - 1000 }),
+      };
+      const open = createLimiter({ rules, store: reporting }).health();
+      expect(open).toMatchObject({
+        healthy: false,
+        breaker: 'open',
+        pending: 7,
+        failingOpenSince: T0 - 1000,
+      });
+      expect(open.store).toMatchObject({ breaker: 'open', pending: 7 });
+      const throwing: Store = {
+        ...reporting,
+        health: () => {
+          throw new Error('health bug');
+        },
+      };
+      expect(createLimiter({ rules, store: throwing }).health()).toMatchObject({
+        healthy: false,
+        connected: false,
+      });
+    });
+
+    it('counts observer hooks that throw or reject; the request is decided as usual', async () => {
+      const unhandled: unknown[] = [];
+      const onUnhandled = (reason: unknown) => unhandled.push(reason);
+      process.on('unhandledRejection', onUnhandled);
+      try {
+        const limiter = createLimiter({
+          rules,
+          clock: () => T0,
+          observer: {
+            async onDecision() {
+              throw new Error('async observer bug');
+            },
+            onLeases() {
+              throw new Error('never called: no leases');
+            },
+            onRulesLoaded() {
+              throw new Error('sync observer bug');
+            },
+          },
+        });
+        const decision = await limiter.check({ user: 'u' });
+        expect(decision.allowed).toBe(true);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        expect(limiter.health().observerFailures).toBe(2);
+        expect(unhandled).toEqual([]);
+      } finally {
+        process.off('unhandledRejection', onUnhandled);
+      }
+    });
+  });
+
   describe('concurrency leases', () => {
     const rules = compileRules({
       rules: [
@@ -448,16 +572,7 @@ describe('createLimiter', () => {
   });
 
   it('swaps rules atomically; a check in flight keeps the version it started with', async () => {
-    let resolveCall: (() => void) | undefined;
-    const inner = new MemoryStore();
-    const slow: Store = {
-      evaluate: (checks, now) =>
-        new Promise((resolve) => {
-          resolveCall = () => resolve(inner.evaluate(checks, now));
-        }),
-      release: () => Promise.resolve(),
-      close: () => Promise.resolve(),
-    };
+    const slow = new HeldStore();
     const limiter = createLimiter({ rules: seedRules, store: slow, clock: () => T0 });
     const pending = limiter.check({ auth: 'anonymous', ip: '192.0.2.3' });
     const next = compileRules({
@@ -465,7 +580,7 @@ describe('createLimiter', () => {
       rules: [{ name: 'other', global: true, key: [], limit: { requests: 1, per: '1s' } }],
     });
     limiter.setRules(next);
-    resolveCall?.();
+    slow.answer();
     expect((await pending).version).toBe(seedRules.version);
     expect(limiter.version).toBe(next.version);
   });

@@ -4,6 +4,7 @@ import { ConfigError } from './errors.js';
 import { TagCache, tagFor } from './keys.js';
 import { type LeasePlan, LocalLeases } from './localLeases.js';
 import { guardObserver } from './observe/guarded.js';
+import { type LimiterHealth, limiterHealth } from './observe/health.js';
 import { effectiveMode, type PlannedCheck, planChecks } from './plan.js';
 import { isPromise, type Maybe, StoreCaller } from './storeCall.js';
 import { MemoryStore } from './stores/memory.js';
@@ -94,6 +95,11 @@ export interface Limiter {
   setRules(rules: CompiledRules): void;
   readonly rules: CompiledRules;
   readonly version: string;
+  /**
+   * The store's state for readiness probes and alerts (connected, breaker, pending calls, failing open since
+   * when) and the count of failed observer hooks. Never throws; makes no store call.
+   */
+  health(): LimiterHealth;
   /** Closes both stores. */
   close(): Promise<void>;
 }
@@ -120,8 +126,8 @@ export function createLimiter(options: LimiterOptions): Limiter {
   let table = source ? source.current : (options.rules as CompiledRules);
   const tags = new TagCache(secret);
   const pools = new LocalLeases();
-  const remoteCalls = new StoreCaller(store, timeoutMs, observer);
-  const localCalls = new StoreCaller(localStore, timeoutMs, observer);
+  const remoteCalls = new StoreCaller(store, timeoutMs, observer, clock);
+  const localCalls = new StoreCaller(localStore, timeoutMs, observer, clock);
   const released = new WeakSet<Decision>();
   const cancelled = new WeakSet<Decision>();
 
@@ -242,6 +248,13 @@ export function createLimiter(options: LimiterOptions): Limiter {
     },
     get version() {
       return table.version;
+    },
+    health() {
+      return limiterHealth(store, localStore, {
+        pending: remoteCalls.pending,
+        failingSince: remoteCalls.failingSince,
+        observerFailures: observer.failures,
+      });
     },
     async close() {
       unsubscribe?.();

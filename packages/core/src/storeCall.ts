@@ -30,13 +30,33 @@ export class StoreCaller {
   readonly #timeoutMs: number | undefined;
   readonly #observer: GuardedObserver;
   readonly #onFailure: (error: unknown) => StoreOutcome;
+  readonly #clock: () => number;
+  #pending = 0;
+  #failingSince: number | undefined;
 
-  constructor(store: Store, timeoutMs: number, observer: GuardedObserver) {
+  constructor(store: Store, timeoutMs: number, observer: GuardedObserver, clock: () => number = Date.now) {
     this.#store = store;
     this.#memory = store instanceof MemoryStore ? store : undefined;
     this.#timeoutMs = store.timeLimited === true ? undefined : timeoutMs;
     this.#observer = observer;
-    this.#onFailure = (error) => this.failed(error);
+    this.#clock = clock;
+    this.#onFailure = (error) => {
+      this.#pending--;
+      return this.failed(error);
+    };
+  }
+
+  /** Calls sent to a remote store and not yet settled, as the engine sees them. */
+  get pending(): number {
+    return this.#pending;
+  }
+
+  /**
+   * Epoch ms (limiter clock) of the first failed or degraded call since the store last answered normally;
+   * undefined while it answers.
+   */
+  get failingSince(): number | undefined {
+    return this.#failingSince;
   }
 
   /** The outcome of evaluating these checks; a scope with no checks makes no call. */
@@ -54,6 +74,7 @@ export class StoreCaller {
 
   /** A failure as an outcome, told to the observer. */
   failed(error: unknown): StoreOutcome {
+    this.#failingSince ??= this.#clock();
     const kind = errorKind(error);
     this.#observer.onStoreError(kind, error instanceof Error ? error : new Error(String(error)));
     return { ok: false, kind };
@@ -63,8 +84,13 @@ export class StoreCaller {
     const observer = this.#observer;
     const started = observer.timesStore ? performance.now() : 0;
     const bounded = this.#timeoutMs === undefined ? call : withTimeout(call, this.#timeoutMs);
+    this.#pending++;
     return bounded.then((results): StoreOutcome => {
+      this.#pending--;
       if (observer.timesStore) observer.onStoreLatency((performance.now() - started) / 1000);
+      // A store's fallback answers in place of the store: still failing open.
+      if (results[0]?.degraded !== undefined) this.#failingSince ??= this.#clock();
+      else this.#failingSince = undefined;
       return { ok: true, results };
     }, this.#onFailure);
   }

@@ -253,7 +253,10 @@ export interface Decision {
 /** Kinds of store failure, as reported to observers and metrics. */
 export type StoreErrorKind = 'timeout' | 'error' | 'breaker_open';
 
-/** Hooks for metrics and logs. Every method is optional; none may throw into the request path. */
+/**
+ * Hooks for metrics and logs. Every method is optional and may be sync or async; a hook that throws or rejects
+ * is swallowed and counted (`limiter.health().observerFailures`), never thrown into the request path.
+ */
 export interface Observer {
   onDecision?(decision: Decision, descriptors: Descriptors): void;
   onStoreError?(kind: StoreErrorKind, error: Error): void;

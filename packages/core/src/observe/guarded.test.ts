@@ -63,4 +63,32 @@ describe('guardObserver', () => {
       guarded.onLeases('r', 1);
     }).not.toThrow();
   });
+
+  it('counts a throwing hook, and an async hook that rejects, without an unhandled rejection', async () => {
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => unhandled.push(reason);
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      const guarded = guardObserver({
+        async onDecision() {
+          throw new Error('async observer bug');
+        },
+        onLeases: () => Promise.reject(new Error('rejected')),
+        onStoreLatency() {
+          throw new Error('sync observer bug');
+        },
+        onRulesLoaded: async () => {},
+      });
+      guarded.onDecision(decision, {});
+      guarded.onLeases('r', 1);
+      guarded.onStoreLatency(1);
+      guarded.onRulesLoaded(rules);
+      expect(guarded.failures).toBe(1); // the sync throw at once
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(guarded.failures).toBe(3);
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
+  });
 });

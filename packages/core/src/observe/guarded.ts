@@ -1,6 +1,6 @@
 import type { CompiledRules, Decision, Descriptors, Observer, StoreErrorKind } from '../types.js';
 
-/** An Observer whose every hook exists and never throws: the engine calls it without checks. */
+/** An Observer whose every hook exists and never throws nor rejects: the engine calls it without checks. */
 export interface GuardedObserver {
   onDecision(decision: Decision, descriptors: Descriptors): void;
   onStoreError(kind: StoreErrorKind, error: Error): void;
@@ -10,35 +10,53 @@ export interface GuardedObserver {
   onLeases(rule: string, delta: number): void;
   /** Whether the observer listens to store latency (timing a call costs a clock read on each side). */
   readonly timesStore: boolean;
+  /** Hook calls that threw or whose promise rejected, since start. */
+  readonly failures: number;
 }
 
 const nothing = (): void => {};
 
+/** True for anything a hook may return that will settle later (an async hook's promise, any thenable). */
+export function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return typeof (value as { then?: unknown } | null | undefined)?.then === 'function';
+}
+
 /**
- * Wraps an observer once, at start-up: hooks it lacks become no-ops and a throwing hook is swallowed,
- * because an observer bug must not reach the request path. Built once so a request pays no lookups.
+ * Wraps an observer once, at start-up: hooks it lacks become no-ops, and a hook that throws or (async) rejects
+ * is swallowed and counted, because an observer bug must neither reach the request path nor crash the process
+ * with an unhandled rejection. Built once so a request pays no lookups.
  */
 export function guardObserver(observer: Observer = {}): GuardedObserver {
-  const guard = <A extends unknown[]>(hook: ((...args: A) => void) | undefined): ((...args: A) => void) => {
+  let failures = 0;
+  const failed = (): void => {
+    failures++;
+  };
+  /** What a hook returned: a later rejection is counted and handled, never left unhandled. */
+  const settle = (returned: unknown): void => {
+    if (returned !== undefined && isThenable(returned)) returned.then(undefined, failed);
+  };
+  const guard = <A extends unknown[]>(
+    hook: ((...args: A) => unknown) | undefined,
+  ): ((...args: A) => void) => {
     if (typeof hook !== 'function') return nothing;
     return (...args: A) => {
       try {
-        hook.apply(observer, args);
+        settle(hook.apply(observer, args));
       } catch {
-        // An observer bug must not reach the request path.
+        failed();
       }
     };
   };
-  const onDecision = observer.onDecision;
+  const onDecision = observer.onDecision as ((d: Decision, s: Descriptors) => unknown) | undefined;
   return {
     // Called on every request: two named parameters, no rest array.
     onDecision:
       typeof onDecision === 'function'
         ? (decision, descriptors) => {
             try {
-              onDecision.call(observer, decision, descriptors);
+              settle(onDecision.call(observer, decision, descriptors));
             } catch {
-              // As above.
+              failed();
             }
           }
         : nothing,
@@ -48,5 +66,8 @@ export function guardObserver(observer: Observer = {}): GuardedObserver {
     onRulesError: guard(observer.onRulesError),
     onLeases: guard(observer.onLeases),
     timesStore: typeof observer.onStoreLatency === 'function',
+    get failures() {
+      return failures;
+    },
   };
 }

@@ -9,3 +9,4 @@ export {
   type LoggedRule,
   type SampleRates,
 } from './decisionLog.js';
+export type { EngineView, LimiterHealth } from './health.js';

@@ -154,4 +154,34 @@ describe('combineObservers', () => {
     combineObservers<Observer & typeof adapter>(adapter).onAdapterError(new Error('descriptors threw'));
     expect(adapterErrors).toEqual(['descriptors threw']);
   });
+
+  test('passes a failure on once every observer has heard, so the limiter counts it', async () => {
+    const seen: string[] = [];
+    const limiter = createLimiter({
+      rules,
+      observer: combineObservers<Observer>(
+        {
+          async onDecision() {
+            throw new Error('async observer bug');
+          },
+        },
+        {
+          onDecision() {
+            throw new Error('sync observer bug');
+          },
+        },
+        { onDecision: (d) => void seen.push(`decision ${d.allowed}`) },
+      ),
+    });
+    await limiter.check({ api_key: 'k' });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(seen).toEqual(['decision true']);
+    expect(limiter.health().observerFailures).toBe(1);
+    const sync = combineObservers<Observer>({
+      onLeases() {
+        throw new Error('first');
+      },
+    });
+    expect(() => sync.onLeases?.('r', 1)).toThrow('first');
+  });
 });
