@@ -107,6 +107,7 @@ describe.each(adapters.map((adapter) => [adapter.name, adapter] as const))(
       expect(denied.headers['ratelimit-policy']).toBe('"per_ip";q=2;w=60');
       expect(denied.headers.ratelimit).toBe('"per_ip";r=0;t=60');
       expect(denied.headers['content-type']).toMatch(/^application\/json/);
+      expect(denied.headers['cache-control']).toBe('no-store');
       expect(denied.body).toEqual({ error: 'rate_limited', rule: 'per_ip', retryAfter: 60 });
     });
 
@@ -232,6 +233,17 @@ describe.each(adapters.map((adapter) => [adapter.name, adapter] as const))(
       await request(app.url).get('/search').expect(200);
       await request(app.url).get('/search').expect(200);
       expect((await request(app.url).get('/search').expect(429)).headers['x-ratelimit-rule']).toBe('per_ip');
+    });
+
+    it('shows the same rule when a global and a route rule are equally constrained', async () => {
+      const app = await start({
+        options: { rules: rules(perIp(10)) },
+        routeRule: { name: 'limited_per_ip', key: ['ip'], limit: { requests: 10, per: '60s' } },
+      });
+      const first = await request(app.url).get('/limited').expect(200);
+      // A tie (9 of 10 left, same reset) goes to the rule name first in order, whichever check came first.
+      expect(first.headers.ratelimit).toMatch(/^"limited_per_ip";r=9;t=\d+$/);
+      expect(first.headers['ratelimit-policy']).toBe('"limited_per_ip";q=10;w=60');
     });
 
     it('keys IPv6 clients by their /64', async () => {
@@ -412,6 +424,7 @@ describe.each(adapters.map((adapter) => [adapter.name, adapter] as const))(
         await request(app.url).get('/search').expect(200);
         const denied = await request(app.url).get('/critical').expect(503);
         expect(denied.headers['retry-after']).toBe('1');
+        expect(denied.headers['cache-control']).toBe('no-store');
         expect(denied.body).toEqual({ error: 'rate_limit_unavailable', rule: 'critical', retryAfter: 1 });
       });
 

@@ -2,12 +2,13 @@ import type { CheckOptions, Limiter } from '../engine.js';
 import { ConfigError } from '../errors.js';
 import type { RuleSpec } from '../rules/schema.js';
 import type { Maybe } from '../storeCall.js';
-import type { CompiledRules, Decision, Descriptors } from '../types.js';
+import type { CompiledRules, Decision, Descriptors, RuleResult } from '../types.js';
 import { buildDescriptors, type RequestFacts } from './descriptors.js';
 import { type AdapterStage, type RateLimitOptions, type ResolvedOptions, resolveOptions } from './options.js';
 import { PROXY_NOTICES, type ProxyNotice, proxyNotice } from './proxy.js';
 import { type DeniedResponse, deniedResponse, type HeaderValues, rateLimitHeaders } from './responses.js';
 import { limiterFor, routeRuleCompiler } from './rules-option.js';
+import { shownResult } from './shown.js';
 
 /** True for a promise or any thenable a user hook may return. */
 function isPromise<T>(value: Maybe<T>): value is Promise<T> {
@@ -25,17 +26,11 @@ const NO_OPTIONS: CheckOptions = Object.freeze({});
 const NOTHING = (): Promise<void> => Promise.resolve();
 const NOTICE_COUNT = Object.keys(PROXY_NOTICES).length;
 
-/** Share of the shown rule's limit still available; Infinity when no rule applied. */
-function roomLeft(decision: Decision): number {
-  if (decision.rule === undefined) return Number.POSITIVE_INFINITY;
-  return decision.limit > 0 ? decision.remaining / decision.limit : 0;
-}
-
 /** What one limiter remembers of a request while it is being handled. */
 interface RequestNotes {
   checkedGlobally: boolean;
-  /** The decision whose numbers the response's headers show. */
-  shown: Decision | undefined;
+  /** The rule result whose numbers the response's headers show. */
+  shown: RuleResult | undefined;
 }
 
 /** Which rules a check evaluates: the limiter's own (global) and/or a route's. */
@@ -197,7 +192,7 @@ export function createHttpLimiter<Req, O extends RateLimitOptions<Req>>(
 
   function verdictOf(req: Req, decision: Decision): Verdict {
     if (!decision.allowed) return { action: 'deny', denied: deniedResponse(decision, options.headers) };
-    const headers = rateLimitHeaders(headerDecision(req, decision), options.headers);
+    const headers = rateLimitHeaders(decision, options.headers, shownFor(req, decision));
     // Nothing to hand back: share no-op functions instead of making two closures per request.
     if (decision.leases.length === 0) {
       return {
@@ -251,13 +246,14 @@ export function createHttpLimiter<Req, O extends RateLimitOptions<Req>>(
     return isPromise(verdict) && !(verdict instanceof Promise) ? Promise.resolve(verdict) : verdict;
   }
 
-  /** Global and route checks run apart (Express, Koa): headers show the more constrained of the two. */
-  function headerDecision(req: Req, decision: Decision): Decision {
+  /**
+   * The rule an allowed response's headers show. Global and route checks run apart in Express and Koa: the
+   * most constrained of both, chosen as in one call (Fastify), so every adapter shows the same rule.
+   */
+  function shownFor(req: Req, decision: Decision): RuleResult | undefined {
     const notes = notesOf(req);
-    if (notes === undefined) return decision;
-    const previous = notes.shown;
-    const shown = previous && roomLeft(previous) < roomLeft(decision) ? previous : decision;
-    notes.shown = shown;
+    const shown = shownResult(decision.results, notes?.shown);
+    if (notes !== undefined) notes.shown = shown;
     return shown;
   }
 

@@ -45,6 +45,7 @@ describe('deniedResponse', () => {
       RateLimit: '"key_default";r=0;t=17',
       'Retry-After': '17',
       'X-RateLimit-Rule': 'key_default',
+      'Cache-Control': 'no-store',
     });
     expect(denied.body).toEqual({ error: 'rate_limited', rule: 'key_default', retryAfter: 17 });
   });
@@ -67,12 +68,17 @@ describe('deniedResponse', () => {
     const denied = deniedResponse(decision({ reason: 'store_error', retryAfterMs: 1000 }, [failed]), 'none');
     expect(denied.status).toBe(503);
     expect(denied.body).toEqual({ error: 'rate_limit_unavailable', rule: 'key_default', retryAfter: 1 });
-    expect(denied.headers).toEqual({ 'Retry-After': '1', 'X-RateLimit-Rule': 'key_default' });
+    expect(denied.headers).toEqual({
+      'Retry-After': '1',
+      'X-RateLimit-Rule': 'key_default',
+      'Cache-Control': 'no-store',
+    });
   });
 });
 
 describe('rateLimitHeaders', () => {
-  const allowed = decision({ allowed: true, retryAfterMs: 0, remaining: 41, resetMs: 1500 });
+  const shown = result({ allowed: true, remaining: 41, resetMs: 1500, retryAfterMs: 0 });
+  const allowed = decision({ allowed: true, retryAfterMs: 0, remaining: 41, resetMs: 1500 }, [shown]);
 
   it('gives the shown rule in each format', () => {
     expect(rateLimitHeaders(allowed, 'draft')).toEqual({
@@ -90,6 +96,30 @@ describe('rateLimitHeaders', () => {
 
   it('is empty when no rule applied', () => {
     expect(rateLimitHeaders(decision({ allowed: true, rule: undefined }, []), 'both')).toEqual({});
+  });
+
+  it('never shows a negative or fractional count, nor a negative time', () => {
+    const odd = result({ allowed: true, remaining: -3.5, resetMs: -200, limit: 10.7 });
+    expect(rateLimitHeaders(decision({ allowed: true }, [odd]), 'both')).toMatchObject({
+      RateLimit: '"key_default";r=0;t=0',
+      'RateLimit-Policy': '"key_default";q=10;w=60',
+      'X-RateLimit-Remaining': '0',
+      'X-RateLimit-Reset': '0',
+    });
+  });
+
+  it('shows the same rule of two tied results whatever their order', () => {
+    const a = result({ rule: 'a_rule', allowed: true, limit: 10, remaining: 5, resetMs: 1000 });
+    const b = result({ rule: 'b_rule', allowed: true, limit: 10, remaining: 5, resetMs: 1000 });
+    const later = result({ rule: 'c_rule', allowed: true, limit: 10, remaining: 5, resetMs: 9000 });
+    const ab = rateLimitHeaders(decision({ allowed: true }, [a, b]), 'draft');
+    const ba = rateLimitHeaders(decision({ allowed: true }, [b, a]), 'draft');
+    expect(ab).toEqual(ba);
+    expect(ab.RateLimit).toMatch(/^"a_rule";/);
+    // Equal room: the rule that resets later holds the client back longer.
+    expect(rateLimitHeaders(decision({ allowed: true }, [a, later]), 'draft').RateLimit).toMatch(
+      /^"c_rule";/,
+    );
   });
 
   it('leaves the window out of a policy without one', () => {

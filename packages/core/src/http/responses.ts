@@ -1,4 +1,5 @@
-import type { Decision } from '../types.js';
+import type { Decision, RuleResult } from '../types.js';
+import { shownResult } from './shown.js';
 
 /** Which rate-limit header set responses carry. */
 export type HeaderFormat = 'draft' | 'legacy' | 'both' | 'none';
@@ -23,7 +24,9 @@ export interface DeniedResponse {
   readonly decision: Decision;
 }
 
-const toSeconds = (ms: number): number => Math.max(0, Math.ceil(ms / 1000));
+/** Whole seconds, rounded up; 0 for anything not a positive finite number. */
+const toSeconds = (ms: number): number =>
+  ms > 0 && ms < Number.POSITIVE_INFINITY ? Math.ceil(ms / 1000) : 0;
 
 /** Retry-After seconds: rounded up and at least 1; undefined when no wait helps. */
 export function retryAfterSeconds(decision: Decision): number | undefined {
@@ -31,24 +34,46 @@ export function retryAfterSeconds(decision: Decision): number | undefined {
 }
 
 /**
- * The RateLimit fields of a decision's rule (the denying rule, or the most constrained one when allowed),
- * as IETF draft-ietf-httpapi-ratelimit-headers structured fields, legacy X-RateLimit-* fields, both or none.
- * Empty when no rule applied. Seconds are whole, rounded up.
+ * The RateLimit fields of a decision: the denying rule's, or when allowed the most constrained rule's
+ * (`shown`, else chosen among the decision's results by {@link shownResult}), as IETF
+ * draft-ietf-httpapi-ratelimit-headers structured fields, legacy X-RateLimit-* fields, both or none.
+ * Empty when no rule applied. Seconds are whole, rounded up; counts are whole and never negative.
  */
-export function rateLimitHeaders(decision: Decision, format: HeaderFormat): HeaderValues {
-  const rule = decision.rule;
-  if (rule === undefined || format === 'none') return {};
-  const retry = decision.allowed ? undefined : retryAfterSeconds(decision);
-  const reset = retry ?? toSeconds(decision.resetMs);
+export function rateLimitHeaders(decision: Decision, format: HeaderFormat, shown?: RuleResult): HeaderValues {
+  if (format === 'none') return {};
+  if (!decision.allowed) {
+    const rule = decision.rule;
+    if (rule === undefined) return {};
+    const reset = retryAfterSeconds(decision) ?? toSeconds(decision.resetMs);
+    const windowMs = windowOf(decision, rule);
+    return limitHeaders(rule, decision.limit, decision.remaining, reset, windowMs, format);
+  }
+  const result = shown ?? shownResult(decision.results);
+  if (result === undefined) return {};
+  const { rule, limit, remaining, resetMs, windowMs } = result;
+  return limitHeaders(rule, limit, remaining, toSeconds(resetMs), windowMs, format);
+}
+
+/** A count as a header shows it: a whole number, never negative. */
+const count = (value: number): number => (value > 0 ? Math.floor(value) : 0);
+
+function limitHeaders(
+  rule: string,
+  limit: number,
+  remaining: number,
+  reset: number,
+  windowMs: number,
+  format: HeaderFormat,
+): HeaderValues {
   const headers: HeaderValues = {};
   if (format === 'draft' || format === 'both') {
-    const text = ruleText(rule, decision.limit, windowOf(decision, rule));
+    const text = ruleText(rule, count(limit), windowMs);
     headers['RateLimit-Policy'] = text.policy;
-    headers.RateLimit = `${text.quoted};r=${decision.remaining};t=${reset}`;
+    headers.RateLimit = `${text.quoted};r=${count(remaining)};t=${reset}`;
   }
   if (format === 'legacy' || format === 'both') {
-    headers['X-RateLimit-Limit'] = String(decision.limit);
-    headers['X-RateLimit-Remaining'] = String(decision.remaining);
+    headers['X-RateLimit-Limit'] = String(count(limit));
+    headers['X-RateLimit-Remaining'] = String(count(remaining));
     headers['X-RateLimit-Reset'] = String(reset);
   }
   return headers;
@@ -84,14 +109,18 @@ function ruleText(rule: string, limit: number, windowMs: number): RuleText {
   return text;
 }
 
-/** The status, headers and body of a denied request. */
+/**
+ * The status, headers and body of a denied request: 429 when a counter denied (an in-process fallback
+ * counting during an outage included), 503 when the denying rule failed closed with nothing counting.
+ * Both carry `Cache-Control: no-store`, so no cache replays a denial to other clients or past its time.
+ */
 export function deniedResponse(decision: Decision, format: HeaderFormat): DeniedResponse {
   const retryAfter = retryAfterSeconds(decision) ?? null;
-  // The denying rule failed closed: the store is down, the client is not over any limit.
-  const unavailable = decision.results.some((result) => result.rule === decision.rule && result.failed);
+  const unavailable = failedClosed(decision);
   const headers = rateLimitHeaders(decision, format);
   if (retryAfter !== null) headers['Retry-After'] = String(retryAfter);
   if (decision.rule !== undefined) headers['X-RateLimit-Rule'] = decision.rule;
+  headers['Cache-Control'] = 'no-store';
   return {
     status: unavailable ? 503 : 429,
     headers,
@@ -102,6 +131,14 @@ export function deniedResponse(decision: Decision, format: HeaderFormat): Denied
     },
     decision,
   };
+}
+
+/** The denying rule failed closed: the store is down and no counter stood in, the client is over no limit. */
+function failedClosed(decision: Decision): boolean {
+  for (const result of decision.results) {
+    if (result.rule === decision.rule && result.failed) return true;
+  }
+  return false;
 }
 
 /** A structured-field string (RFC 8941): quoted, with `\` and `"` escaped. */
