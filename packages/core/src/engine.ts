@@ -5,6 +5,7 @@ import { TagCache, tagFor } from './keys.js';
 import { type LeasePlan, LocalLeases } from './localLeases.js';
 import { guardObserver } from './observe/guarded.js';
 import { type LimiterHealth, limiterHealth } from './observe/health.js';
+import { LIMITER_NOTICES, type LimiterNotice, misuseWatch, type NoticeLogger } from './observe/misuse.js';
 import { effectiveMode, type PlannedCheck, planChecks } from './plan.js';
 import { isPromise, type Maybe, StoreCaller } from './storeCall.js';
 import { MemoryStore } from './stores/memory.js';
@@ -41,6 +42,10 @@ export interface LimiterOptions {
    * deployment. Default false.
    */
   dryRun?: boolean;
+  /** Where start-up and misuse notices go (each logged once, with a code); default `console`. */
+  logger?: NoticeLogger;
+  /** Notice codes not to log (`SLUICE_LIMITER_PER_REQUEST`, `SLUICE_STORE_SHARED`). */
+  silence?: readonly LimiterNotice[];
 }
 
 /** Options of one check. */
@@ -130,6 +135,12 @@ export function createLimiter(options: LimiterOptions): Limiter {
   const localCalls = new StoreCaller(localStore, timeoutMs, observer, clock);
   const released = new WeakSet<Decision>();
   const cancelled = new WeakSet<Decision>();
+  const watched = misuseWatch.watch(
+    { store, localStore },
+    table,
+    options.logger ?? console,
+    silenced(options),
+  );
 
   async function releaseLeases(leases: readonly Lease[], now: number): Promise<void> {
     const byScope = (scope: RuleScope) => leases.filter((l) => l.scope === scope);
@@ -189,6 +200,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
 
   function setRules(rules: CompiledRules): void {
     table = rules;
+    watched.rules(rules);
     observer.onRulesLoaded(rules);
   }
   const unsubscribe = source?.subscribe(setRules, (error) => observer.onRulesError(error));
@@ -258,6 +270,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
     },
     async close() {
       unsubscribe?.();
+      watched.close();
       await Promise.allSettled([store.close(), localStore.close()]);
     },
   };
@@ -287,6 +300,19 @@ function byScope(planned: readonly PlannedCheck[]): [readonly PlannedCheck[], re
   if (local === 0) return [planned, NO_CHECKS];
   if (local === planned.length) return [NO_CHECKS, planned];
   return [planned.filter((p) => p.rule.scope !== 'local'), planned.filter((p) => p.rule.scope === 'local')];
+}
+
+/** The `silence` option as a set; an unknown code is refused, so a typo does not silently keep a notice on. */
+function silenced(options: LimiterOptions): ReadonlySet<string> {
+  const codes = options.silence ?? [];
+  if (!Array.isArray(codes)) throw new ConfigError('silence must be a list of notice codes');
+  for (const code of codes) {
+    if (!Object.hasOwn(LIMITER_NOTICES, code))
+      throw new ConfigError(
+        `silence: unknown notice code ${JSON.stringify(code)}; the codes are ${Object.keys(LIMITER_NOTICES).join(', ')}`,
+      );
+  }
+  return new Set(codes);
 }
 
 function isRulesSource(rules: CompiledRules | RulesSource): rules is RulesSource {

@@ -10,3 +10,10 @@ export {
   type SampleRates,
 } from './decisionLog.js';
 export type { EngineView, LimiterHealth } from './health.js';
+export {
+  LIMITER_NOTICES,
+  type LimiterNotice,
+  type NoticeLogger,
+  PER_REQUEST_THRESHOLD,
+  PER_REQUEST_WINDOW_MS,
+} from './misuse.js';

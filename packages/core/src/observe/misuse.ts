@@ -1,0 +1,148 @@
+import type { CompiledRule, CompiledRules, Store } from '../types.js';
+
+/** Runtime smells about how limiters are built, logged once each with a stable code; silence one with `silence`. */
+export const LIMITER_NOTICES = {
+  SLUICE_LIMITER_PER_REQUEST:
+    'a limiter built per request (inside a handler) counts every request on a fresh counter and never limits. ' +
+    'Build the limiter (or the rateLimit() middleware) once, at start-up, and reuse it.',
+  SLUICE_STORE_SHARED:
+    'two open limiters count the same rule on the same store, so a request that passes both is counted twice. ' +
+    'Use one limiter for both (Express/Koa: one rateLimit() and limiter.route()), rename the rule in one of ' +
+    'them, or close() the one you replace.',
+} as const;
+
+/** A limiter notice code. */
+export type LimiterNotice = keyof typeof LIMITER_NOTICES;
+
+/** Where notices go: anything with a warn(message), such as console or a pino logger. */
+export interface NoticeLogger {
+  warn(message: string): void;
+}
+
+/** Limiters built with one rule table within this window count towards the per-request smell. */
+export const PER_REQUEST_WINDOW_MS = 60_000;
+/** How many limiters with the same rules, built within the window, no app builds at start-up. */
+export const PER_REQUEST_THRESHOLD = 50;
+
+/** One limiter as the watch knows it. */
+export interface WatchedLimiter {
+  /** Replaces the rules the limiter counts (setRules, a reload). */
+  rules(table: CompiledRules): void;
+  /** The limiter is closed: its counters no longer count. */
+  close(): void;
+}
+
+/** The identity of a rule's counters in a store: its name and its key descriptors. */
+function counterId(rule: CompiledRule): string {
+  return `${rule.name}|${rule.global ? '' : rule.key.join(',')}`;
+}
+
+/** Formats a notice as adapters do: `sluice: <detail> <advice> [CODE]`. */
+function noticeText(code: LimiterNotice, detail: string): string {
+  return `sluice: ${detail}: ${LIMITER_NOTICES[code]} [${code}]`;
+}
+
+/** Open limiters by store, and recent limiter builds by rule version, for the whole process. */
+class MisuseWatch {
+  /** Store -> counter id -> the limiters counting it there. */
+  readonly #counting = new WeakMap<Store, Map<string, Set<symbol>>>();
+  /** Stores and rule versions already warned about: each smell is logged once. */
+  readonly #warnedStores = new WeakSet<Store>();
+  readonly #warnedVersions = new Set<string>();
+  /** Rule version -> build times (ms, monotonic) within the window. */
+  readonly #builds = new Map<string, number[]>();
+
+  /**
+   * Registers a limiter built with `table` that counts its `store`-scope rules on `store` and its `local`-scope
+   * rules on `localStore`; warns (once) when another open limiter counts the same rule on the same store, or when
+   * many limiters are built with the same rules in a short time.
+   */
+  watch(
+    stores: { readonly store: Store; readonly localStore: Store },
+    table: CompiledRules,
+    logger: NoticeLogger,
+    silence: ReadonlySet<string>,
+  ): WatchedLimiter {
+    const self = Symbol('limiter');
+    let held: [Store, string][] = [];
+    const warn = (code: LimiterNotice, detail: string) => {
+      if (silence.has(code)) return;
+      try {
+        logger.warn(noticeText(code, detail));
+      } catch {
+        // A logger bug must not stop a limiter from starting.
+      }
+    };
+    const take = (rules: CompiledRules) => {
+      this.#release(self, held);
+      held = rules.rules.map((rule) => [
+        rule.scope === 'local' ? stores.localStore : stores.store,
+        counterId(rule),
+      ]);
+      const clash = this.#hold(self, held);
+      if (clash !== undefined) warn('SLUICE_STORE_SHARED', `rule "${clash}" of domain "${rules.domain}"`);
+    };
+    take(table);
+    const built = this.#built(table.version);
+    if (built !== undefined)
+      warn(
+        'SLUICE_LIMITER_PER_REQUEST',
+        `${built} limiters were built with the rules of domain "${table.domain}" within a minute`,
+      );
+    return {
+      rules: take,
+      close: () => {
+        this.#release(self, held);
+        held = [];
+      },
+    };
+  }
+
+  /** Records the limiter's counters; the name of the first rule another limiter already counts on a store not yet warned about. */
+  #hold(self: symbol, held: readonly [Store, string][]): string | undefined {
+    let clash: string | undefined;
+    for (const [store, id] of held) {
+      let ids = this.#counting.get(store);
+      if (ids === undefined) {
+        ids = new Map();
+        this.#counting.set(store, ids);
+      }
+      const holders = ids.get(id) ?? new Set<symbol>();
+      ids.set(id, holders);
+      if (holders.size > 0 && clash === undefined && !this.#warnedStores.has(store)) {
+        this.#warnedStores.add(store);
+        clash = id.slice(0, id.indexOf('|'));
+      }
+      holders.add(self);
+    }
+    return clash;
+  }
+
+  #release(self: symbol, held: readonly [Store, string][]): void {
+    for (const [store, id] of held) {
+      const ids = this.#counting.get(store);
+      const holders = ids?.get(id);
+      holders?.delete(self);
+      if (holders?.size === 0) ids?.delete(id);
+    }
+  }
+
+  /** Counts a build of this rule version; the number built within the window when it crosses the threshold. */
+  #built(version: string): number | undefined {
+    if (this.#warnedVersions.has(version)) return undefined;
+    const now = performance.now();
+    // Versions left behind by reloads: forget them once their builds are out of the window.
+    for (const [other, times] of this.#builds)
+      if (other !== version && now - (times.at(-1) ?? 0) >= PER_REQUEST_WINDOW_MS) this.#builds.delete(other);
+    const times = (this.#builds.get(version) ?? []).filter((t) => now - t < PER_REQUEST_WINDOW_MS);
+    times.push(now);
+    this.#builds.set(version, times);
+    if (times.length < PER_REQUEST_THRESHOLD) return undefined;
+    this.#warnedVersions.add(version);
+    this.#builds.delete(version);
+    return times.length;
+  }
+}
+
+/** The process-wide watch every createLimiter registers with. */
+export const misuseWatch = new MisuseWatch();
