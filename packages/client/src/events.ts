@@ -1,0 +1,60 @@
+import type { NoRetryReason } from './plan.js';
+
+/** Why the client waits before sending. */
+export type WaitReason = 'pacing' | 'retry';
+
+/** The client is about to wait before sending a request. */
+export interface WaitEvent {
+  /** `scheme://host:port` of the request; never the path or query, which may hold keys. */
+  readonly origin: string;
+  readonly method: string;
+  readonly reason: WaitReason;
+  readonly ms: number;
+  /** The attempt about to be sent after the wait, 1 for the first. */
+  readonly attempt: number;
+  /** The policy that set a pacing wait ('' when the server names none). */
+  readonly policy?: string;
+}
+
+/** A refused response (429, 503) will be retried. */
+export interface RetryEvent {
+  readonly origin: string;
+  readonly method: string;
+  readonly status: number;
+  /** The attempt that was refused, 1 for the first. */
+  readonly attempt: number;
+  /** The wait before the next attempt, ms. */
+  readonly delayMs: number;
+}
+
+/** Why a refused response goes back to the caller without a retry. */
+export type GiveUpReason = NoRetryReason | 'max_attempts' | 'wait_too_long' | 'budget_exhausted';
+
+/** A refused response goes back to the caller. */
+export interface GiveUpEvent {
+  readonly origin: string;
+  readonly method: string;
+  readonly status: number;
+  readonly attempt: number;
+  readonly reason: GiveUpReason;
+}
+
+/** Hooks for logs and metrics; a hook that throws is ignored, it never fails the request. */
+export interface ClientEvents {
+  wait?(event: WaitEvent): void;
+  retry?(event: RetryEvent): void;
+  /** The origin's retry budget is spent: the refused response goes back at once. */
+  budgetExhausted?(event: GiveUpEvent): void;
+  /** Any refused response given back without a retry (the budget included). */
+  giveUp?(event: GiveUpEvent): void;
+}
+
+/** Calls a hook, keeping its failure away from the request. */
+export function emit<E>(hook: ((event: E) => void) | undefined, event: E): void {
+  if (hook === undefined) return;
+  try {
+    hook(event);
+  } catch {
+    // A logging or metrics bug must not fail the caller's request.
+  }
+}

@@ -1,0 +1,18 @@
+export { type BackoffOptions, DEFAULT_BACKOFF, retryDelay } from './backoff.js';
+export { DEFAULT_RETRY_BUDGET, RetryBudget, type RetryBudgetOptions } from './budget.js';
+export { ClientConfigError, type ClientErrorCode } from './errors.js';
+export type {
+  ClientEvents,
+  GiveUpEvent,
+  GiveUpReason,
+  RetryEvent,
+  WaitEvent,
+  WaitReason,
+} from './events.js';
+export { createFetch } from './fetch.js';
+export type { ClientOptions } from './options.js';
+export { Pacer, type Reservation } from './pacer.js';
+export type { NoRetryReason } from './plan.js';
+export { type HeaderSource, type RateLimitInfo, readRateLimits } from './rateLimitFields.js';
+export { parseRetryAfter } from './retryAfter.js';
+export type { Sleep } from './time.js';

@@ -1,0 +1,42 @@
+import { RetryBudget, type RetryBudgetOptions } from './budget.js';
+import { Pacer } from './pacer.js';
+
+/** What the client keeps per origin: its pacing schedule and its retry budget. */
+export interface OriginState {
+  readonly pacer: Pacer;
+  readonly budget: RetryBudget | undefined;
+}
+
+/** Settings every origin's state is made with. */
+export interface OriginSettings {
+  readonly maxOrigins: number;
+  readonly jitterMs: number;
+  readonly random: () => number;
+  readonly retryBudget: Required<RetryBudgetOptions> | false;
+}
+
+/** Per-origin state, bounded: the least recently used origin is forgotten first. */
+export class Origins {
+  readonly #settings: OriginSettings;
+  readonly #states = new Map<string, OriginState>();
+
+  constructor(settings: OriginSettings) {
+    this.#settings = settings;
+  }
+
+  /** The state of `origin`, made on first use. */
+  get(origin: string): OriginState {
+    let state = this.#states.get(origin);
+    if (state === undefined) {
+      const { jitterMs, random, retryBudget } = this.#settings;
+      state = {
+        pacer: new Pacer(jitterMs, random),
+        budget: retryBudget === false ? undefined : new RetryBudget(retryBudget),
+      };
+      if (this.#states.size >= this.#settings.maxOrigins)
+        this.#states.delete(this.#states.keys().next().value!);
+    } else this.#states.delete(origin);
+    this.#states.set(origin, state);
+    return state;
+  }
+}

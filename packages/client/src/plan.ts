@@ -1,0 +1,80 @@
+/** What `fetch` takes as its first argument. */
+export type FetchInput = Parameters<typeof fetch>[0];
+
+/** Why a refused request is given back instead of being sent again. */
+export type NoRetryReason = 'not_idempotent' | 'body_not_replayable';
+
+/** How each attempt of one logical request is sent. */
+export interface RequestPlan {
+  readonly url: URL;
+  readonly method: string;
+  /** Set when the request must not be sent twice. */
+  readonly noRetry: NoRetryReason | undefined;
+  readonly signal: AbortSignal | undefined;
+  /** The arguments of attempt `attempt` (1 for the first): a fresh header set each, the same body. */
+  args(attempt: number): [FetchInput, RequestInit | undefined];
+}
+
+/** Header settings that shape every attempt. */
+export interface PlanSettings {
+  /** Adds an `Idempotency-Key` to non-idempotent requests that have none: true (a random UUID) or a maker. */
+  readonly idempotencyKey: false | (() => string);
+  /** Header carrying the attempt number on retries (2, 3, ...), or false. */
+  readonly attemptHeader: string | false;
+}
+
+/** Methods that RFC 9110 defines as idempotent: sending one twice has the effect of sending it once. */
+const IDEMPOTENT = new Set(['GET', 'HEAD', 'OPTIONS', 'TRACE', 'PUT', 'DELETE']);
+
+/** The header that makes a non-idempotent request safe to send again. */
+export const IDEMPOTENCY_KEY = 'idempotency-key';
+
+/**
+ * Plans the attempts of `fetch(input, init)`. Throws a TypeError (as fetch would) when `input` is no
+ * absolute URL. A body given in `init` as a string, bytes, Blob, URLSearchParams or FormData is sent
+ * again on a retry; a stream, or the body of a `Request` object, can be sent once only.
+ */
+export function planRequest(
+  input: FetchInput,
+  init: RequestInit | undefined,
+  settings: PlanSettings,
+): RequestPlan {
+  const request = input instanceof Request ? input : undefined;
+  const url = new URL(request ? request.url : input);
+  const method = (init?.method ?? request?.method ?? 'GET').toUpperCase();
+  const idempotent = IDEMPOTENT.has(method);
+  const base = new Headers(init?.headers ?? request?.headers);
+  const makeKey = idempotent || base.has(IDEMPOTENCY_KEY) ? false : settings.idempotencyKey;
+  // One key per logical request, made here once: every attempt carries the same.
+  if (makeKey !== false) base.set(IDEMPOTENCY_KEY, makeKey());
+  const replayable =
+    init?.body === undefined || init.body === null ? !request?.body : isReplayable(init.body);
+  const safe = idempotent || base.has(IDEMPOTENCY_KEY);
+  const touchesHeaders = makeKey !== false || settings.attemptHeader !== false;
+  return {
+    url,
+    method,
+    noRetry: !safe ? 'not_idempotent' : !replayable ? 'body_not_replayable' : undefined,
+    signal: init?.signal ?? request?.signal ?? undefined,
+    args(attempt) {
+      // Untouched arguments when nothing is added: the request goes out exactly as the caller made it.
+      if (!touchesHeaders) return [input, init];
+      const headers = new Headers(base);
+      if (settings.attemptHeader !== false && attempt > 1)
+        headers.set(settings.attemptHeader, String(attempt));
+      return [input, { ...init, headers }];
+    },
+  };
+}
+
+/** Whether a body value can be read again for another attempt. */
+function isReplayable(body: NonNullable<RequestInit['body']>): boolean {
+  return (
+    typeof body === 'string' ||
+    body instanceof ArrayBuffer ||
+    ArrayBuffer.isView(body) ||
+    body instanceof Blob ||
+    body instanceof URLSearchParams ||
+    body instanceof FormData
+  );
+}
