@@ -1,9 +1,11 @@
 /**
- * Smoke test of the built packages (`pnpm build` runs before the suite): each is imported by name, through its
- * `exports` map, from a folder outside the workspace, as a user's app would, and shows its main exports.
+ * Smoke test of the built packages (`pnpm build` runs before the suite): each is loaded by name, through its
+ * `exports` map, from a folder outside the workspace, as a user's app would: with `import` from ESM and with
+ * `require` from CommonJS, which must see the same exports. Packages are found by listing packages/*, so a new one
+ * is checked as soon as it exists. The full install from packed tarballs is test/packed/packed.test.ts.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -12,6 +14,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 const root = fileURLToPath(new URL('..', import.meta.url));
 const app = mkdtempSync(join(tmpdir(), 'sluice-app-'));
 mkdirSync(join(app, 'node_modules', '@sluice'), { recursive: true });
+/** Exports each package must show; a package not listed here must load and export something. */
 const MAIN_EXPORTS: Record<string, string[]> = {
   core: [
     'createLimiter',
@@ -27,29 +30,54 @@ const MAIN_EXPORTS: Record<string, string[]> = {
   fastify: ['rateLimit'],
   express: ['rateLimit'],
   koa: ['rateLimit'],
-  cli: [],
 };
-for (const name of Object.keys(MAIN_EXPORTS)) {
+const names = readdirSync(join(root, 'packages'));
+for (const name of names) {
   symlinkSync(join(root, 'packages', name), join(app, 'node_modules', '@sluice', name), 'dir');
 }
 
 afterAll(() => rmSync(app, { recursive: true, force: true }));
 
-function importFromApp(name: string): { status: number | null; stdout: string; stderr: string } {
-  const script = `const m = await import('@sluice/${name}'); console.log(JSON.stringify(Object.keys(m)));`;
-  const run = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
-    cwd: app,
-    encoding: 'utf8',
-  });
+interface Run {
+  readonly status: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+function runInApp(args: string[]): Run {
+  const run = spawnSync(process.execPath, args, { cwd: app, encoding: 'utf8' });
   return { status: run.status, stdout: run.stdout, stderr: run.stderr };
 }
 
-describe('built packages, imported as a user would', () => {
-  it.each(Object.entries(MAIN_EXPORTS))('@sluice/%s', (name, expected) => {
-    const run = importFromApp(name);
-    expect(run.stderr).toBe('');
-    expect(run.status).toBe(0);
-    expect(JSON.parse(run.stdout)).toEqual(expect.arrayContaining(expected));
+function importKeys(name: string): Run {
+  const script = `const m = await import('@sluice/${name}'); console.log(JSON.stringify(Object.keys(m)));`;
+  return runInApp(['--input-type=module', '-e', script]);
+}
+
+function requireKeys(name: string): Run {
+  const script = `const m = require('@sluice/${name}'); console.log(JSON.stringify(Object.keys(m)));`;
+  return runInApp(['--input-type=commonjs', '-e', script]);
+}
+
+function keysOf(run: Run): string[] {
+  expect(run.stderr).toBe('');
+  expect(run.status).toBe(0);
+  return JSON.parse(run.stdout) as string[];
+}
+
+describe('built packages, loaded as a user would', () => {
+  it.each(names)('@sluice/%s: import and require give the same exports', (name) => {
+    const imported = keysOf(importKeys(name));
+    expect(imported).toEqual(expect.arrayContaining(MAIN_EXPORTS[name] ?? []));
+    expect(imported.length).toBeGreaterThan(0);
+    expect(keysOf(requireKeys(name)).sort()).toEqual([...imported].sort());
+  });
+
+  it('require and import share one copy of each module (no dual-package hazard)', () => {
+    const script = `
+      const viaRequire = require('@sluice/core');
+      import('@sluice/core').then((viaImport) => console.log(viaImport.RulesError === viaRequire.RulesError));`;
+    expect(runInApp(['--input-type=commonjs', '-e', script]).stdout.trim()).toBe('true');
   });
 
   it('the sluice bin runs', () => {

@@ -1,0 +1,61 @@
+#!/usr/bin/env node
+/**
+ * Builds the package in the working directory (each package's `build` and `prepack`): tsc, then a CommonJS twin
+ * (`.d.cts`) of every declaration file for the `require` condition of its exports.
+ *
+ * Why twins: `require('@sluice/x')` loads the same ESM files through Node's require(esm), but TypeScript under
+ * `module: node16` refuses to let a CommonJS file import a declaration file it sees as ESM. The twins are the same
+ * declarations in CommonJS files, importing each other by `.cjs` specifiers, so the whole graph stays CommonJS.
+ *
+ * `--unless-fresh` (prepack) skips the build when dist was written after every input changed: `pnpm test` has just
+ * built, and packing every package must not compile them all a second time.
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** A relative specifier ending in `.js` in `from '...'`, `import '...'` or `import("...")`. */
+const RELATIVE_JS = /(\b(?:from|import)\s*\(?\s*['"]\.{1,2}\/[^'"]*?)\.js(['"])/g;
+
+function compile() {
+  const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
+  const run = spawnSync(process.execPath, [tsc, '-p', 'tsconfig.build.json'], { stdio: 'inherit' });
+  if (run.status !== 0) process.exit(run.status ?? 1);
+}
+
+/** The CommonJS twin of one declaration file's text. */
+function toCommonJsDeclaration(text) {
+  return text.replace(RELATIVE_JS, '$1.cjs$2');
+}
+
+function writeCommonJsDeclarations(dir) {
+  for (const file of readdirSync(dir, { recursive: true, encoding: 'utf8' })) {
+    if (!file.endsWith('.d.ts')) continue;
+    const text = readFileSync(join(dir, file), 'utf8');
+    writeFileSync(join(dir, `${file.slice(0, -'.d.ts'.length)}.d.cts`), toCommonJsDeclaration(text));
+  }
+}
+
+/** Written by every build after tsc: its time is the build's. */
+const LAST_OUTPUT = 'dist/index.d.cts';
+
+function newestInput() {
+  const inputs = [
+    'tsconfig.build.json',
+    '../../tsconfig.base.json',
+    fileURLToPath(import.meta.url),
+    ...readdirSync('src', { recursive: true, encoding: 'utf8' }).map((file) => join('src', file)),
+  ];
+  return Math.max(...inputs.map((file) => statSync(file).mtimeMs));
+}
+
+function isFresh() {
+  return existsSync(LAST_OUTPUT) && statSync(LAST_OUTPUT).mtimeMs >= newestInput();
+}
+
+if (!(process.argv.includes('--unless-fresh') && isFresh())) {
+  compile();
+  writeCommonJsDeclarations('dist');
+}
