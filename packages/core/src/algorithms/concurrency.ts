@@ -1,4 +1,5 @@
 import type { Algorithm, LimitParams, Outcome } from '../types.js';
+import { storedCount } from './stored.js';
 
 /** concurrency params: `limit` leases at once, each held at most `windowMs`, and the id of this request's lease. */
 export interface ConcurrencyParams extends LimitParams {
@@ -21,31 +22,49 @@ function byExpiry(a: ConcurrencyLease, b: ConcurrencyLease): number {
   return a.expiresAt - b.expiresAt;
 }
 
-/** Leases still held at `now`, earliest expiry first, except `exceptId` (a request renewing its own lease). */
-function held(state: ConcurrencyState | undefined, now: number, exceptId?: string): ConcurrencyLease[] {
+/**
+ * Leases still held at `now`, earliest expiry first, except `exceptId` (a request renewing its own lease).
+ * A lease expires at most `windowMs` after `now`, or up to twice that after a clock step back; one expiring
+ * later still is stale or corrupt and is dropped.
+ */
+function held(
+  state: ConcurrencyState | undefined,
+  now: number,
+  windowMs: number,
+  exceptId?: string,
+): ConcurrencyLease[] {
   if (state === undefined) return [];
-  return state.leases.filter((lease) => lease.expiresAt > now && lease.id !== exceptId).sort(byExpiry);
+  return state.leases
+    .filter(
+      (lease) => lease.expiresAt > now && lease.expiresAt - now <= 2 * windowMs && lease.id !== exceptId,
+    )
+    .sort(byExpiry);
 }
 
 function used(leases: readonly ConcurrencyLease[]): number {
   let sum = 0;
-  for (const lease of leases) sum += lease.cost;
+  for (const lease of leases) sum += storedCount(lease.cost);
   return sum;
 }
 
-/** Time until every lease has expired. */
-function msUntilAllExpire(leases: readonly ConcurrencyLease[], now: number): number {
+/** Time until every lease has expired; `horizon` caps each expiry (now + windowMs for the answer's times). */
+function msUntilAllExpire(leases: readonly ConcurrencyLease[], now: number, horizon: number): number {
   let last = now;
-  for (const lease of leases) last = Math.max(last, lease.expiresAt);
+  for (const lease of leases) last = Math.max(last, Math.min(lease.expiresAt, horizon));
   return last - now;
 }
 
-/** The wait until expiring leases (earliest first) free `excess` units. */
-function waitToFree(leases: readonly ConcurrencyLease[], excess: number, now: number): number {
+/** The wait until expiring leases (earliest first) free `excess` units, a lease held at most windowMs more. */
+function waitToFree(
+  leases: readonly ConcurrencyLease[],
+  excess: number,
+  now: number,
+  windowMs: number,
+): number {
   let freed = 0;
   for (const lease of leases) {
-    freed += lease.cost;
-    if (freed >= excess) return lease.expiresAt - now;
+    freed += storedCount(lease.cost);
+    if (freed >= excess) return Math.min(lease.expiresAt - now, windowMs);
   }
   return 0;
 }
@@ -54,38 +73,40 @@ function waitToFree(leases: readonly ConcurrencyLease[], excess: number, now: nu
  * concurrency: at most `limit` units leased at once. An allowed request holds a lease `leaseId` of `cost`
  * units for windowMs or until released; taking an id already held renews it. retryAfterMs of a denied
  * request is the time until enough leases expire, assuming none is released early: exact if no lease is
- * released, an upper bound otherwise (a release only makes room sooner).
+ * released, an upper bound otherwise (a release only makes room sooner). After a clock step back, a lease
+ * counts until it expires, but no wait is given longer than windowMs.
  */
 export const concurrency: Algorithm<ConcurrencyState, ConcurrencyParams> = {
   name: 'concurrency',
   decide(state, now, params, cost) {
     const t = Math.floor(now);
-    const others = held(state, t, params.leaseId);
+    const window = params.windowMs;
+    const others = held(state, t, window, params.leaseId);
     const inUse = used(others);
     if (cost > params.limit || inUse + cost > params.limit) {
-      const resetMs = msUntilAllExpire(others, t);
       const outcome: Outcome<ConcurrencyState> = {
         allowed: false,
         state: state ?? { leases: [] },
         limit: params.limit,
         remaining: Math.max(0, params.limit - inUse),
-        resetMs,
+        resetMs: msUntilAllExpire(others, t, t + window),
         retryAfterMs:
-          cost > params.limit ? Number.POSITIVE_INFINITY : waitToFree(others, inUse + cost - params.limit, t),
-        ttlMs: resetMs,
+          cost > params.limit
+            ? Number.POSITIVE_INFINITY
+            : waitToFree(others, inUse + cost - params.limit, t, window),
+        ttlMs: msUntilAllExpire(others, t, Number.POSITIVE_INFINITY),
       };
       return outcome;
     }
-    const leases = [...others, { id: params.leaseId, expiresAt: t + params.windowMs, cost }].sort(byExpiry);
-    const resetMs = msUntilAllExpire(leases, t);
+    const leases = [...others, { id: params.leaseId, expiresAt: t + window, cost }].sort(byExpiry);
     return {
       allowed: true,
       state: { leases },
       limit: params.limit,
       remaining: Math.max(0, params.limit - inUse - cost),
-      resetMs,
+      resetMs: msUntilAllExpire(leases, t, t + window),
       retryAfterMs: 0,
-      ttlMs: resetMs,
+      ttlMs: msUntilAllExpire(leases, t, Number.POSITIVE_INFINITY),
     };
   },
 };
@@ -95,5 +116,8 @@ export const concurrency: Algorithm<ConcurrencyState, ConcurrencyParams> = {
  * already released id changes nothing else.
  */
 export function releaseLease(state: ConcurrencyState | undefined, id: string, now: number): ConcurrencyState {
-  return { leases: held(state, Math.floor(now), id) };
+  if (state === undefined) return { leases: [] };
+  const t = Math.floor(now);
+  // No rule params here: keep every lease not yet expired, however far ahead (the next decision drops those).
+  return { leases: state.leases.filter((lease) => lease.expiresAt > t && lease.id !== id).sort(byExpiry) };
 }

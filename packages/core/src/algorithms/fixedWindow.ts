@@ -1,5 +1,5 @@
 import type { Algorithm } from '../types.js';
-import { countInPeriod, type PeriodCountState } from './periodCount.js';
+import { countInPeriod, isNextPeriod, type PeriodCountState } from './periodCount.js';
 
 /** fixed_window state: units counted in the window that starts at `start` (a multiple of windowMs). */
 export type FixedWindowState = PeriodCountState;
@@ -7,12 +7,17 @@ export type FixedWindowState = PeriodCountState;
 /**
  * fixed_window: one counter per epoch-aligned window `[k * windowMs, (k + 1) * windowMs)`; allowed while
  * `count + cost <= limit`. Cheap and coarse: up to twice the limit can pass around a window boundary.
+ * After a clock step back of less than a window, the count of the window ahead still holds (decided as at
+ * that window's start); a state further ahead is stale or corrupt and reads as empty.
  */
 export const fixedWindow: Algorithm<FixedWindowState> = {
   name: 'fixed_window',
   decide(state, now, params, cost) {
     const t = Math.floor(now);
-    const start = Math.floor(t / params.windowMs) * params.windowMs;
-    return countInPeriod(state, t, start, start + params.windowMs, params.limit, cost);
+    const size = params.windowMs;
+    const current = Math.floor(t / size) * size;
+    const at = isNextPeriod(state, current, current + size) ? state.start : t;
+    const start = Math.floor(at / size) * size;
+    return countInPeriod(state, at, start, start + size, params.limit, cost, at - t);
   },
 };

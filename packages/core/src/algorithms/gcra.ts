@@ -16,11 +16,19 @@ export function toleranceUnits(p: LimitParams): number {
   return p.limit > 0 ? p.burst * p.windowMs : 0;
 }
 
-/** How far the TAT lies ahead of `now`, in 1/limit ms (0 when it is in the past). */
+/**
+ * How far the TAT lies ahead of `now`, in 1/limit ms (0 when it is in the past), at most the tolerance.
+ * gcra never sets it further ahead than the tolerance; a clock that stepped back can find it up to one
+ * tolerance more ahead, which reads as the tolerance: a full bucket, whose wait is never longer than the
+ * tolerance. A TAT further ahead still (or not a number) is stale or corrupt and reads as no debt.
+ */
 export function debtAt(state: GcraState | undefined, now: number, p: LimitParams): number {
   if (state === undefined || state.tat < now) return 0;
-  // tat - now is at most burst * windowMs / limit, so the product stays small.
-  return (state.tat - now) * p.limit + state.sub;
+  // Small while the TAT is within reach; far ahead it is only compared (a rounded product still compares right).
+  const debt = (state.tat - now) * p.limit + state.sub;
+  const tolerance = toleranceUnits(p);
+  if (debt <= tolerance) return Math.max(0, debt);
+  return debt <= 2 * tolerance ? tolerance : 0;
 }
 
 /** The state whose TAT lies `debt` units (1/limit ms) after `now`. */

@@ -1,4 +1,5 @@
 import type { Outcome } from '../types.js';
+import { storedCount } from './stored.js';
 
 /** A counter for one period (a fixed window or a calendar period): `count` units since `start` (epoch ms). */
 export interface PeriodCountState {
@@ -7,9 +8,23 @@ export interface PeriodCountState {
 }
 
 /**
+ * Whether `state` counts the period right after [start, end): the clock stepped back by less than a period
+ * since it was written. Such a count still holds (forgetting it would let the period be spent twice), so
+ * the caller decides as at the start of the state's period. A state further ahead is stale or corrupt.
+ */
+export function isNextPeriod(
+  state: PeriodCountState | undefined,
+  start: number,
+  end: number,
+): state is PeriodCountState {
+  return state !== undefined && state.start > start && state.start <= end;
+}
+
+/**
  * The decision shared by fixed_window and quota: count units in the period [start, end) that holds `now`.
- * A count from an earlier period reads as 0. Denied requests change nothing; the retry time is the period's
- * end, where the count restarts at 0 (a cost above the limit never fits).
+ * A count from another period reads as 0. Denied requests change nothing; the retry time is the period's
+ * end, where the count restarts at 0 (a cost above the limit never fits). `lead` is how far `now` lies
+ * ahead of the clock (see isNextPeriod; 0 otherwise): the state is kept that much longer.
  */
 export function countInPeriod(
   state: PeriodCountState | undefined,
@@ -18,8 +33,9 @@ export function countInPeriod(
   end: number,
   limit: number,
   cost: number,
+  lead = 0,
 ): Outcome<PeriodCountState> {
-  const count = state !== undefined && state.start === start ? state.count : 0;
+  const count = state !== undefined && state.start === start ? storedCount(state.count) : 0;
   const resetMs = end - now;
   const fits = cost <= limit;
   if (!fits || count + cost > limit) {
@@ -30,7 +46,7 @@ export function countInPeriod(
       remaining: Math.max(0, limit - count),
       resetMs,
       retryAfterMs: fits ? resetMs : Number.POSITIVE_INFINITY,
-      ttlMs: resetMs,
+      ttlMs: resetMs + lead,
     };
   }
   const next = count + cost;
@@ -41,6 +57,6 @@ export function countInPeriod(
     remaining: Math.max(0, limit - next),
     resetMs,
     retryAfterMs: 0,
-    ttlMs: resetMs,
+    ttlMs: resetMs + lead,
   };
 }

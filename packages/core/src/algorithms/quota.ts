@@ -1,5 +1,5 @@
 import type { Algorithm, CalendarPeriod, LimitParams } from '../types.js';
-import { countInPeriod, type PeriodCountState } from './periodCount.js';
+import { countInPeriod, isNextPeriod, type PeriodCountState } from './periodCount.js';
 
 /** quota state: units used in the period that starts at `start` (epoch ms, UTC). */
 export type QuotaState = PeriodCountState;
@@ -60,13 +60,18 @@ function periodOf(params: LimitParams, now: number): { start: number; end: numbe
 
 /**
  * quota: a budget of `limit` units per UTC calendar day, ISO week (from Monday 00:00) or month when
- * `period` is set, else per epoch-aligned window of windowMs. It resets at the period's end.
+ * `period` is set, else per epoch-aligned window of windowMs. It resets at the period's end. After a clock
+ * step back into the previous period, the next period's count still holds, as in fixed_window.
  */
 export const quota: Algorithm<QuotaState> = {
   name: 'quota',
   decide(state, now, params, cost) {
     const t = Math.floor(now);
-    const { start, end } = periodOf(params, t);
-    return countInPeriod(state, t, start, end, params.limit, cost);
+    const current = periodOf(params, t);
+    if (!isNextPeriod(state, current.start, current.end)) {
+      return countInPeriod(state, t, current.start, current.end, params.limit, cost);
+    }
+    const ahead = periodOf(params, state.start);
+    return countInPeriod(state, state.start, ahead.start, ahead.end, params.limit, cost, state.start - t);
   },
 };

@@ -1,4 +1,5 @@
 import type { Algorithm, Outcome } from '../types.js';
+import { storedCount } from './stored.js';
 
 /** One allowed request in a sliding log: its time (epoch ms) and cost. */
 export interface LogEntry {
@@ -11,43 +12,61 @@ export interface SlidingLogState {
   readonly entries: readonly LogEntry[];
 }
 
-/** Entries still counted at `now`: those with `now - at < windowMs`. */
+/**
+ * Entries still counted at `now`: those with `now - at < windowMs`. An entry ahead of `now` (a clock that
+ * stepped back) counts too, up to one window ahead; further ahead it is stale or corrupt and is dropped.
+ */
 function live(state: SlidingLogState | undefined, now: number, windowMs: number): readonly LogEntry[] {
   if (state === undefined) return [];
-  return state.entries.filter((entry) => now - entry.at < windowMs);
+  return state.entries.filter((entry) => now - entry.at < windowMs && entry.at - now <= windowMs);
 }
 
 function total(entries: readonly LogEntry[]): number {
   let sum = 0;
-  for (const entry of entries) sum += entry.cost;
+  for (const entry of entries) sum += storedCount(entry.cost);
   return sum;
 }
 
 /** Adds an entry keeping the log sorted; same-millisecond entries merge into one. */
 function append(entries: readonly LogEntry[], at: number, cost: number): LogEntry[] {
   const last = entries[entries.length - 1];
-  if (last !== undefined && last.at === at) return [...entries.slice(0, -1), { at, cost: last.cost + cost }];
+  if (last !== undefined && last.at === at) {
+    return [...entries.slice(0, -1), { at, cost: storedCount(last.cost) + cost }];
+  }
   const next = [...entries, { at, cost }];
   // A clock that stepped back (another gateway's time) may put the new entry before the last.
   if (last !== undefined && last.at > at) next.sort((a, b) => a.at - b.at);
   return next;
 }
 
-/** The wait until the oldest entries leaving the window free `excess` units. */
+/**
+ * The wait until the oldest entries leaving the window free `excess` units; an entry ahead of `now` is
+ * counted as if made now, so that the wait stays within the window.
+ */
 function waitToFree(entries: readonly LogEntry[], excess: number, now: number, windowMs: number): number {
   let freed = 0;
   for (const entry of entries) {
-    freed += entry.cost;
-    if (freed >= excess) return entry.at + windowMs - now;
+    freed += storedCount(entry.cost);
+    if (freed >= excess) return Math.min(entry.at, now) + windowMs - now;
   }
   return 0;
 }
 
-/** Time until every entry has left the window. */
-function msUntilEmpty(entries: readonly LogEntry[], now: number, windowMs: number): number {
+/** The newest entry's time (-Infinity for none). */
+function newestAt(entries: readonly LogEntry[]): number {
   let newest = Number.NEGATIVE_INFINITY;
   for (const entry of entries) newest = Math.max(newest, entry.at);
-  return entries.length === 0 ? 0 : newest + windowMs - now;
+  return newest;
+}
+
+/** Time until every entry has left the window, entries ahead of `now` counted as made now. */
+function msUntilEmpty(newest: number, now: number, windowMs: number): number {
+  return newest === Number.NEGATIVE_INFINITY ? 0 : Math.min(newest, now) + windowMs - now;
+}
+
+/** How long the log must be kept: until its newest entry, wherever it lies, has left the window. */
+function msToKeep(newest: number, now: number, windowMs: number): number {
+  return newest === Number.NEGATIVE_INFINITY ? 0 : newest + windowMs - now;
 }
 
 /**
@@ -62,7 +81,8 @@ export const slidingLog: Algorithm<SlidingLogState> = {
     const entries = live(state, t, params.windowMs);
     const used = total(entries);
     if (cost > params.limit || used + cost > params.limit) {
-      const resetMs = msUntilEmpty(entries, t, params.windowMs);
+      const newest = newestAt(entries);
+      const resetMs = msUntilEmpty(newest, t, params.windowMs);
       const outcome: Outcome<SlidingLogState> = {
         allowed: false,
         state: state ?? { entries: [] },
@@ -73,12 +93,13 @@ export const slidingLog: Algorithm<SlidingLogState> = {
           cost > params.limit
             ? Number.POSITIVE_INFINITY
             : waitToFree(entries, used + cost - params.limit, t, params.windowMs),
-        ttlMs: resetMs,
+        ttlMs: msToKeep(newest, t, params.windowMs),
       };
       return outcome;
     }
     const next = cost > 0 ? append(entries, t, cost) : [...entries];
-    const resetMs = msUntilEmpty(next, t, params.windowMs);
+    const newest = newestAt(next);
+    const resetMs = msUntilEmpty(newest, t, params.windowMs);
     return {
       allowed: true,
       state: { entries: next },
@@ -86,7 +107,7 @@ export const slidingLog: Algorithm<SlidingLogState> = {
       remaining: Math.max(0, params.limit - used - cost),
       resetMs,
       retryAfterMs: 0,
-      ttlMs: resetMs,
+      ttlMs: msToKeep(newest, t, params.windowMs),
     };
   },
 };

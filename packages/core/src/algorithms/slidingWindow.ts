@@ -8,15 +8,25 @@ export interface SlidingWindowState {
   readonly curr: number;
 }
 
+/**
+ * The state as read at window index `w`: undefined unless its window index is whole and at most one window
+ * ahead (a clock that stepped back by less than a window) and its counts are finite. A state further
+ * ahead is stale or corrupt, and reads as none.
+ */
+function usable(state: SlidingWindowState | undefined, w: number): SlidingWindowState | undefined {
+  if (state === undefined || !Number.isInteger(state.window) || state.window > w + 1) return undefined;
+  return Number.isFinite(state.prev) && Number.isFinite(state.curr) ? state : undefined;
+}
+
 /** The previous window's count as seen from window index `w` (a state from an older window has rolled over). */
 function prevAt(state: SlidingWindowState | undefined, w: number): number {
   if (state === undefined || state.window < w - 1) return 0;
-  return state.window === w - 1 ? state.curr : state.prev;
+  return Math.max(0, state.window === w - 1 ? state.curr : state.prev);
 }
 
 /** The current window's count as seen from window index `w`. Two functions, not one pair: no object per call. */
 function currAt(state: SlidingWindowState | undefined, w: number): number {
-  return state === undefined || state.window < w ? 0 : state.curr;
+  return state === undefined || state.window < w ? 0 : Math.max(0, state.curr);
 }
 
 /** floor(limit - estimate) once the current window holds `curr`, never negative. */
@@ -82,17 +92,20 @@ function msUntilEmpty(prev: number, curr: number, w: number, now: number, size: 
 /**
  * sliding_window: two counters per key and the seed's estimate
  * `prev * (1 - elapsed / windowMs) + curr`; allowed when `estimate + cost <= limit`.
- * `remaining` is floor(limit - estimate) after the request.
+ * `remaining` is floor(limit - estimate) after the request. A state one window ahead (the clock stepped
+ * back by less than a window) counts in full: the request is decided as at the start of that window.
  */
 export const slidingWindow: Algorithm<SlidingWindowState> = {
   name: 'sliding_window',
   decide(state, now, params, cost) {
-    const t = Math.floor(now);
+    const clock = Math.floor(now);
     const size = params.windowMs;
+    const read = usable(state, Math.floor(clock / size));
+    const t = read !== undefined && read.window * size > clock ? read.window * size : clock;
     const w = Math.floor(t / size);
     const elapsed = t - w * size;
-    const prev = prevAt(state, w);
-    const curr = currAt(state, w);
+    const prev = prevAt(read, w);
+    const curr = currAt(read, w);
     if (cost > params.limit || !fits(prev, curr, elapsed, params, cost)) {
       const resetMs = msUntilEmpty(prev, curr, w, t, size);
       const outcome: Outcome<SlidingWindowState> = {
@@ -101,9 +114,8 @@ export const slidingWindow: Algorithm<SlidingWindowState> = {
         limit: params.limit,
         remaining: remainingAfter(params.limit, size, prev, elapsed, curr),
         resetMs,
-        retryAfterMs:
-          cost > params.limit ? Number.POSITIVE_INFINITY : earliestFit(state, t, params, cost) - t,
-        ttlMs: resetMs,
+        retryAfterMs: cost > params.limit ? Number.POSITIVE_INFINITY : earliestFit(read, t, params, cost) - t,
+        ttlMs: resetMs + t - clock,
       };
       return outcome;
     }
@@ -116,7 +128,7 @@ export const slidingWindow: Algorithm<SlidingWindowState> = {
       remaining: remainingAfter(params.limit, size, prev, elapsed, next),
       resetMs,
       retryAfterMs: 0,
-      ttlMs: resetMs,
+      ttlMs: resetMs + t - clock,
     };
   },
 };

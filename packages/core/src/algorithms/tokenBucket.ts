@@ -16,15 +16,25 @@ function capacityUnits(p: LimitParams): number {
   return p.limit > 0 ? p.burst * p.windowMs : 0;
 }
 
-/** Units in the bucket at `now`: the stored ones plus `limit` per elapsed ms, up to the capacity. */
+/**
+ * Units in the bucket at `now`: the stored ones plus `limit` per elapsed ms, up to the capacity. Before
+ * `at` (a clock that stepped back) the refill runs backwards, down to an empty bucket, as gcra reads its
+ * TAT; a state so far ahead that it would be more than empty again is stale or corrupt and reads as full.
+ */
 function unitsAt(state: TokenBucketState | undefined, now: number, p: LimitParams): number {
   const capacity = capacityUnits(p);
   if (state === undefined) return capacity;
-  const missing = capacity - state.tokens;
-  if (missing <= 0) return capacity;
-  const elapsed = Math.max(0, now - state.at);
-  // Compare times, not elapsed * limit, so that a long-idle key cannot overflow 2^53.
-  return elapsed >= Math.ceil(missing / p.limit) ? capacity : state.tokens + elapsed * p.limit;
+  const elapsed = now - state.at;
+  if (Number.isNaN(state.tokens)) return capacity;
+  const tokens = Math.min(capacity, Math.max(0, state.tokens));
+  if (elapsed >= 0) {
+    const missing = capacity - tokens;
+    // Compare times, not elapsed * limit, so that a long-idle key cannot overflow 2^53.
+    return missing <= 0 || elapsed >= Math.ceil(missing / p.limit) ? capacity : tokens + elapsed * p.limit;
+  }
+  const units = tokens + elapsed * p.limit;
+  if (units >= 0) return units;
+  return units >= -capacity ? 0 : capacity; // NaN (a corrupt state) lands here too
 }
 
 /** Whole ms to refill `units` (0 for a rule with no refill, whose capacity is 0). */
@@ -60,7 +70,7 @@ export const tokenBucket: Algorithm<TokenBucketState> = {
     const resetMs = msToRefill(capacity - left, params);
     return {
       allowed: true,
-      state: { tokens: left, at: state === undefined ? t : Math.max(t, state.at) },
+      state: { tokens: left, at: t },
       limit: params.limit,
       remaining: Math.floor(left / params.windowMs),
       resetMs,
