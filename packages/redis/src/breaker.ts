@@ -27,6 +27,12 @@ export class Breaker {
     return this.#consecutive >= this.#options.failures;
   }
 
+  /** `closed`, `open` (refusing calls), or `half_open` while one probe call is out. */
+  get state(): 'closed' | 'open' | 'half_open' {
+    if (!this.open) return 'closed';
+    return this.#probing ? 'half_open' : 'open';
+  }
+
   /** Whether a call may go to the store now; in half-open state, admits only one probe at a time. */
   admit(now: number): boolean {
     if (!this.open) return true;

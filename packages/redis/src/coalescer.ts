@@ -1,11 +1,12 @@
 import type { CheckResult } from '@sluice/core';
-import type { Group } from './scriptCall.js';
+import type { Group, GroupAnswer } from './scriptCall.js';
 
 /**
- * Sends groups as ONE script call and answers each group's results in order. `inTurn` is true when the
- * call leaves during the turn that made it (a full batch), false when it leaves at the end of the turn.
+ * Sends groups as ONE script call and answers each group's results (or its own error) in order. `inTurn`
+ * is true when the call leaves during the turn that made it (a full batch), false when it leaves at the
+ * end of the turn.
  */
-export type SendGroups = (groups: readonly Group[], inTurn: boolean) => Promise<CheckResult[][]>;
+export type SendGroups = (groups: readonly Group[], inTurn: boolean) => Promise<GroupAnswer[]>;
 
 interface Waiting {
   readonly group: Group;
@@ -23,7 +24,8 @@ interface Batch {
  * Coalesces the evaluations made in one turn of the event loop: groups submitted for the same target
  * wait until the turn ends (setImmediate, after the I/O callbacks of this loop iteration, so requests
  * that arrived together share the call) and then leave as one script call. A batch that reaches
- * `maxChecks` leaves at once. A failed call fails each of its groups with the same error.
+ * `maxChecks` leaves at once. A failed call fails each of its groups with the same error; a group the
+ * script could not decide fails alone.
  */
 export class Coalescer {
   readonly #send: SendGroups;
@@ -63,7 +65,7 @@ export class Coalescer {
   }
 
   #dispatch(waiting: readonly Waiting[], inTurn: boolean): void {
-    let sent: Promise<CheckResult[][]>;
+    let sent: Promise<GroupAnswer[]>;
     try {
       sent = this.#send(
         waiting.map((w) => w.group),
@@ -73,12 +75,17 @@ export class Coalescer {
       sent = Promise.reject(error);
     }
     sent.then(
-      (results) => {
-        for (let i = 0; i < waiting.length; i++) waiting[i]!.resolve(results[i]!);
+      (answers) => {
+        for (let i = 0; i < waiting.length; i++) settle(waiting[i]!, answers[i]!);
       },
       (error: unknown) => {
         for (const w of waiting) w.reject(error);
       },
     );
   }
+}
+
+function settle(waiting: Waiting, answer: GroupAnswer): void {
+  if (answer instanceof Error) waiting.reject(answer);
+  else waiting.resolve(answer);
 }

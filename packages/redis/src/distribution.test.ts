@@ -12,8 +12,8 @@ import {
   startRedis,
 } from '../../../test/support/redis.js';
 import { nextEvent } from '../../../test/support/rules.js';
+import { recommendedRedisOptions } from './clientOptions.js';
 import { publishRules, redisRules, rulesChannel, rulesKey } from './distribution.js';
-import { recommendedRedisOptions } from './store.js';
 
 const DOMAIN = 'gateways';
 const rulesText = (limit: number, domain = DOMAIN) => `domain: ${domain}

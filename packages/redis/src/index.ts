@@ -1,6 +1,15 @@
 export { type LuaAlgorithm, luaAlgorithms } from './algorithms/index.js';
 export { type BreakerOptions, DEFAULT_BREAKER } from './breaker.js';
+export {
+  jitteredRetryDelay,
+  RETRY_BASE_MS,
+  RETRY_MAX_MS,
+  recommendedRedisOptions,
+  reconnectOnReadonly,
+} from './clientOptions.js';
 export * from './distribution.js';
+export { KeyStateError } from './errors.js';
+export { STORE_NOTICES, type StoreLogger } from './monitor.js';
 export { compact, EVALUATE_SCRIPT, RELEASE_SCRIPT } from './script.js';
 export { slotOfTag } from './slot.js';
 export {
@@ -10,5 +19,5 @@ export {
   type RedisClock,
   RedisStore,
   type RedisStoreOptions,
-  recommendedRedisOptions,
+  strandedAfterMs,
 } from './store.js';

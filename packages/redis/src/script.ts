@@ -10,6 +10,8 @@ export const ARGS_PER_CHECK = 3;
 export const RESULTS_PER_CHECK = 6;
 /** The retry time the script returns for a request that can never fit (Infinity in TypeScript). */
 export const NEVER = -1;
+/** The `allowed` value of every check of a group the script could not decide (see `fail_group`). */
+export const FAILED = -1;
 
 const PRELUDE = `
 -- Sluice: the checks of one or more requests in ONE call. The checks of a request form a group; groups
@@ -32,7 +34,8 @@ const PRELUDE = `
 --     cost
 --     extra (lease id, calendar period, or '')
 -- KEYS: per check, the keys its algorithm uses, in order.
--- The reply: ${RESULTS_PER_CHECK} values per check, in order: allowed (1/0), limit, remaining, reset, retry, delay ('' = none).
+-- The reply: ${RESULTS_PER_CHECK} values per check, in order: allowed (1/0), limit, remaining, reset, retry, delay ('' = none);
+-- for each check of a group that failed: ${FAILED}, then 1 if its own state was unreadable (see fail_group).
 -- Everything per check travels as plain values (multiple returns, flat arrays reused by every group):
 -- no table, no closure per check. What each call sets up is kept small too (a handful of tables, each
 -- algorithm's functions defined only when the call uses it), so that one check alone stays cheap.
@@ -138,25 +141,10 @@ end
 local reply = {}
 -- Pending writes of the current group: 7 values per check (kind, k, x, y, z, w, v), reused by every group.
 local pending = {}
-local redis_now = nil
-local k = 1
-local r = 0
-local groups = tonumber(ARGV[a])
-a = a + 1
-for g = 1, groups do
-  local count = tonumber(ARGV[a])
-  local now = tonumber(ARGV[a + 1])
-  a = a + ${GROUP_ARGS}
-  if now == nil then
-    if redis_now == nil then
-      if redis.replicate_commands then redis.replicate_commands() end
-      local time = redis.call('TIME')
-      redis_now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
-    end
-    now = redis_now
-  else
-    now = math.floor(now)
-  end
+
+-- Phase 1 and 2 of one group whose checks start at ARGV[a], KEYS[k] and reply[r + 1]; returns the
+-- positions after it. Run under pcall, so that a key the group cannot read fails this group alone.
+local function run_group(count, now, a, k, r)
   local blocked = false
   local p = 0
   for i = 1, count do
@@ -194,6 +182,62 @@ for g = 1, groups do
         commit(pending[at + 2], pending[at + 1], pending[at + 3], pending[at + 4], pending[at + 5], pending[at + 6], pending[at + 7])
       end
     end
+  end
+  return a, k, r
+end
+
+-- A group that raised an error. An error about the server (READONLY, OOM, ...) fails the whole call, as
+-- it would without pcall. An error about the data (WRONGTYPE, ERR, or a Lua error on a value it cannot
+-- parse) fails this group alone: each check answers ${FAILED} and, second, 1 if deciding it alone fails
+-- too. Those checks' keys are deleted: their state cannot be read, so the rule counts afresh from the
+-- next request instead of failing it forever.
+local function fail_group(count, now, a, k, r, err)
+  local message = err
+  if type(err) == 'table' then message = err.err end
+  message = tostring(message)
+  local code = string.match(message, '^(%u+) ')
+  if code ~= nil and code ~= 'WRONGTYPE' and code ~= 'ERR' then error({err = message}) end
+  for i = 1, count do
+    local s = (tonumber(ARGV[a]) - 1) * ${ARGS_PER_SPEC}
+    local algorithm = spec[s + 1]
+    if ALGORITHMS[algorithm] == nil then load(algorithm) end
+    local bad = 0
+    if not pcall(ALGORITHMS[algorithm], k, now, spec[s + 4], spec[s + 5], spec[s + 6], tonumber(ARGV[a + 1]), ARGV[a + 2]) then
+      bad = 1
+      for key = k, k + spec[s + 2] - 1 do redis.call('DEL', KEYS[key]) end
+    end
+    reply[r + 1], reply[r + 2], reply[r + 3], reply[r + 4], reply[r + 5], reply[r + 6] = ${FAILED}, bad, 0, 0, 0, ''
+    k = k + spec[s + 2]
+    a = a + ${ARGS_PER_CHECK}
+    r = r + ${RESULTS_PER_CHECK}
+  end
+  return a, k, r
+end
+
+local redis_now = nil
+local k = 1
+local r = 0
+local groups = tonumber(ARGV[a])
+a = a + 1
+for g = 1, groups do
+  local count = tonumber(ARGV[a])
+  local now = tonumber(ARGV[a + 1])
+  a = a + ${GROUP_ARGS}
+  if now == nil then
+    if redis_now == nil then
+      if redis.replicate_commands then redis.replicate_commands() end
+      local time = redis.call('TIME')
+      redis_now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+    end
+    now = redis_now
+  else
+    now = math.floor(now)
+  end
+  local ok, next_a, next_k, next_r = pcall(run_group, count, now, a, k, r)
+  if ok then
+    a, k, r = next_a, next_k, next_r
+  else
+    a, k, r = fail_group(count, now, a, k, r, next_a)
   end
 end
 flush_states()

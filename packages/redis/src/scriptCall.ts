@@ -1,6 +1,7 @@
 import { type Check, type CheckResult, type LimitParams, StoreError } from '@sluice/core';
 import { type LuaAlgorithm, leakyRefundLua, luaAlgorithms } from './algorithms/index.js';
-import { ARGS_PER_CHECK, ARGS_PER_SPEC, GROUP_ARGS, NEVER, RESULTS_PER_CHECK } from './script.js';
+import { KeyStateError } from './errors.js';
+import { ARGS_PER_CHECK, ARGS_PER_SPEC, FAILED, GROUP_ARGS, NEVER, RESULTS_PER_CHECK } from './script.js';
 
 /**
  * The checks of one request (or of one Cluster slot of it), decided all-or-nothing in the evaluation
@@ -89,8 +90,11 @@ export function evaluateArgv(groups: readonly Group[], settings: CallSettings): 
   return keys;
 }
 
-/** Splits the script's reply into each group's results. */
-export function parseReply(reply: unknown, groups: readonly Group[]): CheckResult[][] {
+/** A group's answer: its results, or the error of a group whose state the script could not read. */
+export type GroupAnswer = CheckResult[] | KeyStateError;
+
+/** Splits the script's reply into each group's answer. */
+export function parseReply(reply: unknown, groups: readonly Group[]): GroupAnswer[] {
   let checkCount = 0;
   for (const group of groups) checkCount += group.checks.length;
   if (!Array.isArray(reply) || reply.length !== checkCount * RESULTS_PER_CHECK) {
@@ -98,10 +102,22 @@ export function parseReply(reply: unknown, groups: readonly Group[]): CheckResul
   }
   let at = 0;
   return groups.map((group) => {
+    const start = at;
+    at += group.checks.length * RESULTS_PER_CHECK;
+    if (group.checks.length > 0 && reply[start] === FAILED) return failedGroup(reply, start, group);
     const results: CheckResult[] = new Array(group.checks.length);
-    for (let i = 0; i < results.length; i++, at += RESULTS_PER_CHECK) results[i] = resultAt(reply, at);
+    for (let i = 0; i < results.length; i++) results[i] = resultAt(reply, start + i * RESULTS_PER_CHECK);
     return results;
   });
+}
+
+/** The error of a failed group, naming the rules whose state was unreadable (flag after FAILED). */
+function failedGroup(reply: readonly unknown[], start: number, group: Group): KeyStateError {
+  const rules = new Set<string>();
+  group.checks.forEach((check, i) => {
+    if (reply[start + i * RESULTS_PER_CHECK + 1] === 1) rules.add(check.rule);
+  });
+  return new KeyStateError([...rules]);
 }
 
 function resultAt(reply: readonly unknown[], at: number): CheckResult {

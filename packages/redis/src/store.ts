@@ -8,13 +8,24 @@ import {
   type Store,
   StoreError,
   type StoreErrorKind,
+  type StoreHealth,
 } from '@sluice/core';
 import type { Cluster, Redis } from 'ioredis';
 import { luaAlgorithms } from './algorithms/index.js';
 import { Breaker, type BreakerOptions, DEFAULT_BREAKER } from './breaker.js';
 import { Coalescer } from './coalescer.js';
+import { KeyStateError, toStoreError } from './errors.js';
+import { InFlight } from './inflight.js';
+import { FailureMonitor, type StoreLogger, warnIfEvicting } from './monitor.js';
 import { EVALUATE_SCRIPT, RELEASE_SCRIPT } from './script.js';
-import { type CallSettings, evaluateArgv, type Group, keyOf, parseReply } from './scriptCall.js';
+import {
+  type CallSettings,
+  evaluateArgv,
+  type Group,
+  type GroupAnswer,
+  keyOf,
+  parseReply,
+} from './scriptCall.js';
 import { slotOfTag } from './slot.js';
 
 /** Where time comes from: the `now` the engine passes (`app`), or Redis `TIME` inside the script. */
@@ -39,8 +50,9 @@ export interface RedisStoreOptions {
   fallback?: { gateways: number } | Store;
   /**
    * Requests waiting for Redis at most: each evaluate() or release() counts once from the moment it is
-   * queued until Redis answers (or after its time limit, until Redis answers anyway), however many
-   * share a script call. Beyond it they fail at once. Default {@link DEFAULT_MAX_PENDING}.
+   * queued until Redis answers (after its time limit too), its connection closes, or at the latest
+   * {@link strandedAfterMs} after its time limit, however many share a script call. Beyond it they fail
+   * at once. Default {@link DEFAULT_MAX_PENDING}.
    */
   maxPending?: number;
   /**
@@ -56,6 +68,11 @@ export interface RedisStoreOptions {
    * With `coalesce` it only matters for releases and for batches that fill up within a turn.
    */
   batchWrites?: boolean;
+  /**
+   * Where the store's notices go (Redis unreachable, reachable again, an evicting maxmemory-policy), one
+   * line each, with a stable code. Default `console`.
+   */
+  logger?: StoreLogger;
 }
 
 /**
@@ -74,16 +91,13 @@ export const DEFAULT_MAX_PENDING = 1000;
 export const DEFAULT_MAX_BATCH_CHECKS = 256;
 
 /**
- * ioredis settings for a limiter's client: fail at once while disconnected instead of queueing (the store
- * also refuses to queue, see `maxPending`), give up on a command after one reconnection, and never
- * replay evaluations made for requests that were already decided. For a Cluster pass them as
- * `redisOptions` and set `enableOfflineQueue: false` on the Cluster too.
+ * How long after its time limit a call unanswered on a live connection keeps its pending slot: the
+ * larger of 1 s and 10 time limits. A Redis that is only slow answers well within it; a command that
+ * ioredis lost without settling it frees its slot then at the latest.
  */
-export const recommendedRedisOptions = {
-  enableOfflineQueue: false,
-  maxRetriesPerRequest: 1,
-  autoResendUnfulfilledCommands: false,
-} as const;
+export function strandedAfterMs(timeoutMs: number): number {
+  return Math.max(1000, 10 * timeoutMs);
+}
 
 type ScriptCommand = (...args: (string | number)[]) => Promise<unknown>;
 
@@ -116,16 +130,15 @@ function assertNumbers(check: Check): void {
   }
 }
 
+/** True when ioredis drops, rather than resends, the commands in flight on a connection that closed. */
+function dropsUnansweredOnClose(client: Redis | Cluster): boolean {
+  return !client.isCluster && (client as Redis).options.autoResendUnfulfilledCommands === false;
+}
+
 function kindOf(error: StoreError): StoreErrorKind {
   if (error.code === 'ERR_SLUICE_STORE_TIMEOUT') return 'timeout';
   if (error.code === 'ERR_SLUICE_BREAKER_OPEN') return 'breaker_open';
   return 'error';
-}
-
-function toStoreError(error: unknown): StoreError {
-  if (error instanceof StoreError) return error;
-  const message = error instanceof Error ? error.message : String(error);
-  return new StoreError('ERR_SLUICE_STORE', `Redis call failed: ${message}`, { cause: error });
 }
 
 /** Groups items by the Cluster slot of their tag, keeping their positions. */
@@ -184,6 +197,16 @@ export class RedisStore implements Store {
   readonly #coalescer: Coalescer | undefined;
   #pending = 0;
   #closed = false;
+  readonly #inFlight: InFlight;
+  readonly #monitor: FailureMonitor;
+  readonly #logger: StoreLogger;
+  readonly #onClientError = (error: Error) => this.#monitor.clientError(error);
+  readonly #onClose = () => {
+    if (dropsUnansweredOnClose(this.#client)) this.#inFlight.connectionLost();
+  };
+  readonly #checkEviction = () => {
+    warnIfEvicting(() => this.#client.config('GET', 'maxmemory-policy'), this.#logger).catch(() => {});
+  };
   /** The socket corked for this turn of the event loop, if any. */
   #corked: { uncork(): void } | undefined;
   readonly #uncork = () => {
@@ -232,8 +255,23 @@ export class RedisStore implements Store {
       this.#fallback === undefined ||
       this.#fallback instanceof MemoryStore ||
       this.#fallback.timeLimited === true;
+    this.#inFlight = new InFlight(this.#timeoutMs, strandedAfterMs(this.#timeoutMs), (count) => {
+      this.#pending -= count;
+    });
+    this.#logger = options.logger ?? console;
+    if (typeof this.#logger?.warn !== 'function')
+      throw new ConfigError('logger needs a warn(message) method');
+    const mode = this.#fallback === undefined ? 'failing open' : 'answering from the in-process fallback';
+    const threshold = breaker === false ? DEFAULT_BREAKER.failures : breaker.failures;
+    this.#monitor = new FailureMonitor(this.#logger, threshold, mode);
     client.defineCommand(this.#evaluateCommand, { lua: EVALUATE_SCRIPT });
     client.defineCommand(this.#releaseCommand, { lua: RELEASE_SCRIPT });
+    // An error listener of ours also stops ioredis from logging every failed reconnect: the store reports
+    // the outage once, and the recovery once, through `logger`.
+    client.on('error', this.#onClientError);
+    client.on('close', this.#onClose);
+    if (client.status === 'ready') this.#checkEviction();
+    else client.once('ready', this.#checkEviction);
   }
 
   /**
@@ -242,6 +280,18 @@ export class RedisStore implements Store {
    */
   get pending(): number {
     return this.#pending;
+  }
+
+  /** For readiness probes and metrics, without a round trip. */
+  health(): StoreHealth {
+    const breaker = this.#breaker?.state ?? 'closed';
+    const since = this.#monitor.failingSince;
+    const health = {
+      connected: !this.#closed && this.#client.status === 'ready' && breaker !== 'open',
+      breaker,
+      pending: this.#pending,
+    };
+    return since === undefined ? health : { ...health, failingOpenSince: since };
   }
 
   async evaluate(checks: readonly Check[], now: number): Promise<CheckResult[]> {
@@ -287,6 +337,9 @@ export class RedisStore implements Store {
   /** Stops using Redis (the client stays open: it is yours) and closes the fallback. */
   async close(): Promise<void> {
     this.#closed = true;
+    this.#client.off('error', this.#onClientError);
+    this.#client.off('close', this.#onClose);
+    this.#client.off('ready', this.#checkEviction);
     await this.#fallback?.close();
   }
 
@@ -303,9 +356,18 @@ export class RedisStore implements Store {
       }
       const result = await operation();
       breaker?.succeeded();
+      this.#monitor.succeeded(now);
       return result;
     } catch (error) {
-      breaker?.failed(now);
+      if (error instanceof KeyStateError) {
+        // Redis answered: one request's unreadable state is no reason to skip Redis for everyone.
+        breaker?.succeeded();
+        this.#monitor.succeeded(now);
+      } else {
+        breaker?.failed(now);
+        const code = error instanceof StoreError ? error.code : 'ERR_SLUICE_STORE';
+        this.#monitor.failed(now, DISCONNECTED.has(this.#client.status) || breaker?.open === true, code);
+      }
       throw error;
     }
   }
@@ -319,7 +381,7 @@ export class RedisStore implements Store {
 
   /** A request whose checks span several Cluster slots: one group per slot, all sent at once. */
   async #evaluateSlots(checks: readonly Check[], now: number, groups: number[][]): Promise<CheckResult[]> {
-    const answers = await Promise.all(
+    const answers = await Promise.allSettled(
       groups.map((indexes) =>
         this.#submit(slotOfTag(checks[indexes[0]!]!.tag), {
           checks: indexes.map((i) => checks[i]!),
@@ -328,12 +390,19 @@ export class RedisStore implements Store {
       ),
     );
     const results: CheckResult[] = new Array(checks.length);
+    let failure: unknown;
     groups.forEach((indexes, g) => {
+      const answer = answers[g]!;
+      if (answer.status === 'rejected') {
+        failure ??= answer.reason;
+        return;
+      }
       indexes.forEach((checkIndex, j) => {
-        results[checkIndex] = answers[g]![j]!;
+        results[checkIndex] = answer.value[j]!;
       });
     });
-    this.#returnStrandedLeases(checks, groups, results);
+    this.#returnStrandedLeases(checks, groups, results, failure !== undefined);
+    if (failure !== undefined) throw failure;
     return results;
   }
 
@@ -349,12 +418,13 @@ export class RedisStore implements Store {
   }
 
   async #sendOne(group: Group): Promise<CheckResult[]> {
-    const [results] = await this.#sendGroups([group], true);
-    return results!;
+    const [answer] = await this.#sendGroups([group], true);
+    if (answer instanceof Error) throw answer;
+    return answer!;
   }
 
   /** One script call for groups already counted as pending; they stop counting when Redis answers. */
-  readonly #sendGroups = async (groups: readonly Group[], inTurn: boolean): Promise<CheckResult[][]> => {
+  readonly #sendGroups = async (groups: readonly Group[], inTurn: boolean): Promise<GroupAnswer[]> => {
     let argv: (string | number)[];
     try {
       argv = evaluateArgv(groups, this.#settings);
@@ -367,17 +437,24 @@ export class RedisStore implements Store {
   };
 
   /**
-   * Slot groups commit independently. When an enforcing check denies in one group, leases taken in groups
-   * that committed would be held until they expire although the request is refused: give them back.
-   * (Counters of other algorithms in those groups keep the denied request's cost; the README says so.)
+   * Slot groups commit independently. When an enforcing check denies in one group (or a group failed, and
+   * with it the request), leases taken in groups that committed would be held until they expire although
+   * the request is refused: give them back. (Counters of other algorithms in those groups keep the denied
+   * request's cost; the README says so.)
    */
-  #returnStrandedLeases(checks: readonly Check[], groups: number[][], results: readonly CheckResult[]): void {
+  #returnStrandedLeases(
+    checks: readonly Check[],
+    groups: number[][],
+    results: readonly (CheckResult | undefined)[],
+    failed: boolean,
+  ): void {
+    const unanswered = (indexes: number[]) => results[indexes[0]!] === undefined;
     const deniedIn = (indexes: number[]) =>
-      indexes.some((i) => checks[i]!.mode === 'enforce' && !results[i]!.allowed);
-    if (!groups.some(deniedIn)) return;
+      indexes.some((i) => checks[i]!.mode === 'enforce' && results[i]?.allowed === false);
+    if (!failed && !groups.some(deniedIn)) return;
     const stranded: Lease[] = [];
     for (const indexes of groups) {
-      if (deniedIn(indexes)) continue;
+      if (unanswered(indexes) || deniedIn(indexes)) continue;
       for (const i of indexes) {
         const { rule, tag, leaseId } = checks[i]!;
         if (leaseId !== undefined && results[i]!.allowed)
@@ -402,7 +479,7 @@ export class RedisStore implements Store {
       groups.map((indexes) => {
         const refused = this.#countPending();
         if (refused !== undefined) return Promise.reject(refused);
-        return this.#sendGroups([{ checks: indexes.map((i) => checks[i]!), now, refund: true }], true);
+        return this.#sendOne({ checks: indexes.map((i) => checks[i]!), now, refund: true });
       }),
     );
   }
@@ -447,9 +524,7 @@ export class RedisStore implements Store {
   ): Promise<unknown> {
     const send = (this.#client as unknown as Record<string, ScriptCommand>)[command]!;
     if (inTurn) this.#corkForThisTurn();
-    return withTimeout(send.apply(this.#client, argv as (string | number)[]), this.#timeoutMs, () => {
-      this.#pending -= counted;
-    });
+    return this.#inFlight.track(send.apply(this.#client, argv as (string | number)[]), counted);
   }
 
   /** Holds this turn's writes in the socket until the turn ends: one write for every call made meanwhile. */
@@ -463,33 +538,4 @@ export class RedisStore implements Store {
     this.#corked = stream;
     setImmediate(this.#uncork);
   }
-}
-
-/**
- * Rejects with ERR_SLUICE_STORE_TIMEOUT after `ms`. The rejection waits one more turn of the event loop
- * (setImmediate runs after pending I/O), so a reply already sitting in the socket when the timer fires
- * on a busy process still counts. The timer never keeps the process alive. `settled` runs when Redis
- * answers, in time or not.
- */
-function withTimeout<T>(promise: Promise<T>, ms: number, settled: () => void): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => {
-      setImmediate(() =>
-        reject(new StoreError('ERR_SLUICE_STORE_TIMEOUT', `Redis did not answer within ${ms} ms`)),
-      );
-    }, ms);
-    timer.unref();
-    promise.then(
-      (value) => {
-        settled();
-        clearTimeout(timer);
-        resolve(value);
-      },
-      (error: unknown) => {
-        settled();
-        clearTimeout(timer);
-        reject(toStoreError(error));
-      },
-    );
-  });
 }
