@@ -2,8 +2,8 @@ import type { AlgorithmName } from '../types.js';
 import { dayStartMs, expiryMs } from './dates.js';
 import { durationMs, isCalendarPeriod } from './duration.js';
 import type { FieldPath, Finding } from './findings.js';
-import type { ParsedRule } from './schema.js';
-import { closest } from './show.js';
+import { MAX_NAME_LENGTH, type ParsedRule } from './schema.js';
+import { closest, show } from './show.js';
 
 const BURST_ALGORITHMS: ReadonlySet<AlgorithmName> = new Set(['token_bucket', 'gcra', 'leaky_bucket']);
 
@@ -247,11 +247,31 @@ export function warnRule(rule: ParsedRule, at: FieldPath, today: string): Findin
   return found;
 }
 
-/** zod drops a `__proto__` key from records; a match field silently lost would widen the rule, so refuse it. */
+/**
+ * Match field names, which zod's record takes as any string: a blank or oversized name could never be a
+ * descriptor, and zod drops a `__proto__` key, which would silently widen the rule. Each is refused.
+ */
 export function checkRawMatch(raw: unknown, at: FieldPath): Finding[] {
   const match = (raw as { match?: unknown } | null | undefined)?.match;
-  if (match === null || typeof match !== 'object' || !Object.hasOwn(match, '__proto__')) return [];
-  return [
-    { path: [...at, 'match', '__proto__'], message: '"__proto__" cannot be a descriptor name', atKey: true },
-  ];
+  if (match === null || typeof match !== 'object' || Array.isArray(match)) return [];
+  const found: Finding[] = [];
+  for (const field of Object.keys(match)) {
+    const message = matchFieldProblem(field);
+    if (message !== undefined) found.push({ path: [...at, 'match', field], message, atKey: true });
+  }
+  if (Object.hasOwn(match, '__proto__')) {
+    found.push({
+      path: [...at, 'match', '__proto__'],
+      message: '"__proto__" cannot be a descriptor name',
+      atKey: true,
+    });
+  }
+  return found;
+}
+
+function matchFieldProblem(field: string): string | undefined {
+  if (field.trim() === '') return `${show(field)} is not a descriptor name: name the descriptor to match`;
+  if (field.length > MAX_NAME_LENGTH)
+    return `${field.length} characters is too long for a descriptor name: at most ${MAX_NAME_LENGTH}`;
+  return undefined;
 }

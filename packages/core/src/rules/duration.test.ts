@@ -16,6 +16,10 @@ describe('parseDuration', () => {
     expect(parseDuration(text)).toBe(ms);
   });
 
+  it('suggests seconds for a bare number, which is most likely what was meant', () => {
+    expect(() => parseDuration('60')).toThrow('"60" is not a duration (did you mean "60s"?)');
+  });
+
   it.each(['60x', '60', '1.5s', '-1s', ' 1s', '1 s', 's', '', '1S', '1w', 'day', '99999999999999999d'])(
     'rejects %j',
     (text) => {

@@ -22,8 +22,18 @@ export function durationMs(text: unknown): number | undefined {
  */
 export function parseDuration(text: string): number {
   const ms = durationMs(text);
-  if (ms === undefined) throw new ConfigError(`${JSON.stringify(text)} is not a duration`);
+  if (ms === undefined) throw new ConfigError(`${JSON.stringify(text)} is not a duration${unitHint(text)}`);
   return ms;
+}
+
+/**
+ * ` (did you mean "60s"?)` for a bare whole number (`per: 60`, `"60"`), which is most likely seconds; '' for
+ * anything else.
+ */
+export function unitHint(value: unknown): string {
+  const digits = typeof value === 'number' ? String(value) : value;
+  if (typeof digits !== 'string' || !/^\d{1,15}$/.test(digits)) return '';
+  return ` (did you mean "${digits}s"?)`;
 }
 
 /** True for `day`, `week` and `month`. */

@@ -1,5 +1,6 @@
 export { type CompileOptions, compileRules, type RulesInput } from './compile.js';
 export { parseDuration } from './duration.js';
+export { MAX_RULES_BYTES } from './file.js';
 export {
   loadRules,
   loadRulesSync,
@@ -18,6 +19,7 @@ export {
 export {
   ALGORITHMS,
   type LimitSpec,
+  MAX_NAME_LENGTH,
   type ParsedRule,
   type RuleSpec,
   ruleSchema,

@@ -1,8 +1,13 @@
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, formatProblem, RulesError } from '../errors.js';
-import { loadRules, parseRules } from './parse.js';
+import { compileRules } from './compile.js';
+import { MAX_RULES_BYTES } from './file.js';
+import { loadRules, loadRulesSync, parseRules } from './parse.js';
+import { MAX_NAME_LENGTH } from './schema.js';
 
 const TODAY = '2026-03-01';
 
@@ -90,6 +95,14 @@ describe('parseRules rejects each class of error with file:line:column, path and
     [
       'bad-match.yaml',
       'bad-match.yaml:4:21 rules[0].match.route: an empty list matches nothing; list at least one value',
+    ],
+    [
+      'blank-match.yaml',
+      'blank-match.yaml:5:13 rules[0].match[""]: "" is not a descriptor name: name the descriptor to match',
+    ],
+    [
+      'bare-number-per.yaml',
+      'bare-number-per.yaml:5:32 rules[0].limit.per: 60 is not a duration (did you mean "60s"?)',
     ],
   ];
 
@@ -241,5 +254,73 @@ describe('loadRules', () => {
 
   it('rejects with the fs error for a missing file', async () => {
     await expect(loadRules('/nonexistent/rules.yaml')).rejects.toThrow(/ENOENT/);
+  });
+
+  it('names the working directory a missing relative path was resolved against', async () => {
+    const expected = `("nope/rules.yaml" was resolved against the working directory ${process.cwd()})`;
+    await expect(loadRules('nope/rules.yaml')).rejects.toMatchObject({ code: 'ENOENT' });
+    await expect(loadRules('nope/rules.yaml')).rejects.toThrow(expected);
+    expect(() => loadRulesSync('nope/rules.yaml')).toThrow(expected);
+  });
+
+  it(`refuses a file over ${MAX_RULES_BYTES} bytes, before reading it`, async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sluice-rules-'));
+    try {
+      const path = join(dir, 'huge.yaml');
+      const rule = '  - {name: r, key: [ip], limit: {requests: 1, per: 1s}}\n';
+      writeFileSync(path, `domain: d\nrules:\n${rule.repeat(Math.ceil((10 * 1024 * 1024) / rule.length))}`);
+      const size = statSync(path).size;
+      const message = `${path} the rules are ${size} bytes; the limit is ${MAX_RULES_BYTES} bytes (1 MiB)`;
+      await expect(loadRules(path)).rejects.toThrow(message);
+      expect(() => loadRulesSync(path)).toThrow(RulesError);
+      expect(() => parseRules(readFileSync(path, 'utf8'), { source: 'pushed' })).toThrow(
+        `pushed the rules are ${size} bytes`,
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('names', () => {
+  it(`refuses a domain name over ${MAX_NAME_LENGTH} characters, without quoting it whole`, () => {
+    const domain = 'd'.repeat(10 * 1024 * 1024);
+    let message = '';
+    try {
+      compileRules({ domain, rules: [] });
+    } catch (error) {
+      message = (error as Error).message;
+    }
+    expect(message).toBe(
+      `invalid rules:\n  <rules> domain: ${domain.length} characters is too long for a domain name: at most ${MAX_NAME_LENGTH}`,
+    );
+    expect(() => compileRules({ domain: 'd'.repeat(MAX_NAME_LENGTH), rules: [] })).not.toThrow();
+  });
+
+  it('refuses an over-long rule or descriptor name, and a blank match field, in code too', () => {
+    const long = 'a'.repeat(MAX_NAME_LENGTH + 1);
+    expect(() =>
+      compileRules({
+        rules: [
+          { name: long, key: ['ip'], limit: { requests: 1, per: '1s' } },
+          { name: 'b', key: [long], match: { '  ': 'x', [long]: 'y' }, limit: { requests: 1, per: '1s' } },
+        ],
+      }),
+    ).toThrow(
+      [
+        'invalid rules:',
+        `  <rules> rules[0].name: ${long.length} characters is too long for a valid rule name (lowercase letters, digits and _): at most ${MAX_NAME_LENGTH}`,
+        '  <rules> rules[1].match["  "]: "  " is not a descriptor name: name the descriptor to match',
+        `  <rules> rules[1].match.${long}: ${long.length} characters is too long for a descriptor name: at most ${MAX_NAME_LENGTH}`,
+        `  <rules> rules[1].key[0]: ${long.length} characters is too long for a descriptor name: at most ${MAX_NAME_LENGTH}`,
+      ].join('\n'),
+    );
+  });
+
+  it('quotes a long wrong value in part', () => {
+    const per = '9'.repeat(200);
+    expect(() => compileRules({ rules: [{ name: 'a', key: ['ip'], limit: { requests: 1, per } }] })).toThrow(
+      `rules[0].limit.per: "${'9'.repeat(80)}"… (200 characters) is not a duration`,
+    );
   });
 });

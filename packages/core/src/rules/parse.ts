@@ -1,8 +1,7 @@
-import { readFileSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
 import { type Document, isMap, isPair, isScalar, isSeq, LineCounter, type Node, parseDocument } from 'yaml';
 import { ConfigError, type RuleProblem, RulesError } from '../errors.js';
 import { dayStartMs, utcToday } from './dates.js';
+import { MAX_RULES_BYTES, readRulesFile, readRulesFileSync, rulesTooLarge } from './file.js';
 import type { Finding } from './findings.js';
 import type { RuleSpec } from './schema.js';
 import { formatPath } from './show.js';
@@ -41,6 +40,11 @@ export function isValidatedDocument(value: unknown): value is RulesDocument {
  */
 export function parseRules(text: string, options: ParseOptions = {}): RulesDocument {
   const source = options.source ?? '<rules>';
+  // Bytes are at least characters: most texts are judged without counting.
+  if (text.length > MAX_RULES_BYTES / 4) {
+    const bytes = Buffer.byteLength(text, 'utf8');
+    if (bytes > MAX_RULES_BYTES) throw rulesTooLarge(source, bytes);
+  }
   const today = options.today ?? utcToday(Date.now());
   if (dayStartMs(today) === undefined)
     throw new ConfigError(`today must be a date (YYYY-MM-DD), got "${today}"`);
@@ -64,18 +68,21 @@ export function parseRules(text: string, options: ParseOptions = {}): RulesDocum
   return document;
 }
 
-/** Reads and parses a rules file; problems name the path as given. */
+/**
+ * Reads and parses a rules file; problems name the path as given. A file over MAX_RULES_BYTES is refused
+ * unread; a missing one rejects with the fs error (ENOENT), naming the working directory for a relative path.
+ */
 export async function loadRules(
   path: string,
   options: Omit<ParseOptions, 'source'> = {},
 ): Promise<RulesDocument> {
-  const text = await readFile(path, 'utf8');
+  const text = await readRulesFile(path);
   return parseRules(text, { ...options, source: path });
 }
 
 /** loadRules for synchronous start-up code (a constructor that cannot await). */
 export function loadRulesSync(path: string, options: Omit<ParseOptions, 'source'> = {}): RulesDocument {
-  return parseRules(readFileSync(path, 'utf8'), { ...options, source: path });
+  return parseRules(readRulesFileSync(path), { ...options, source: path });
 }
 
 /** Places a finding at a position; exported for compileRules, which has no positions (line 0). */

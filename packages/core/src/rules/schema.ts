@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { AlgorithmName } from '../types.js';
 import { dayStartMs, expiryMs } from './dates.js';
-import { durationMs, isCalendarPeriod } from './duration.js';
+import { durationMs, isCalendarPeriod, unitHint } from './duration.js';
 import { show } from './show.js';
 
 /** Every algorithm a rule can name, in the order the docs list them. */
@@ -47,14 +47,38 @@ function text(test: (value: string) => boolean, what: string) {
   });
 }
 
+/** Longest domain, rule or descriptor name: names go into headers, metric labels and Redis keys. */
+export const MAX_NAME_LENGTH = 128;
+
+/** A name that passes `test` and is at most MAX_NAME_LENGTH long; `what` completes `"x" is not ...`. */
+function name(test: (value: string) => boolean, what: string) {
+  return z.custom<string>(
+    (value) => typeof value === 'string' && value.length <= MAX_NAME_LENGTH && test(value),
+    {
+      error: (issue) =>
+        typeof issue.input === 'string' && issue.input.length > MAX_NAME_LENGTH
+          ? `${issue.input.length} characters is too long for ${what}: at most ${MAX_NAME_LENGTH}`
+          : `${show(issue.input)} is not ${what}`,
+    },
+  );
+}
+
+/** A duration (or, with `calendar`, a quota period); a bare number gets a hint to add a unit. */
+function durationText(calendar: boolean) {
+  const valid = (value: string) => (durationMs(value) ?? 0) > 0 || (calendar && isCalendarPeriod(value));
+  return z.custom<string>((value) => typeof value === 'string' && valid(value), {
+    error: (issue) => `${show(issue.input)} is not a duration${unitHint(issue.input)}`,
+  });
+}
+
 const nonEmpty = (value: string) => value.trim().length > 0;
-const descriptorName = text(nonEmpty, 'a descriptor name');
-const ruleName = text(
+const descriptorName = name(nonEmpty, 'a descriptor name');
+const ruleName = name(
   (value) => RULE_NAME.test(value),
   'a valid rule name (lowercase letters, digits and _)',
 );
-const duration = text((value) => (durationMs(value) ?? 0) > 0, 'a duration');
-const period = text((value) => (durationMs(value) ?? 0) > 0 || isCalendarPeriod(value), 'a duration');
+const duration = durationText(false);
+const period = durationText(true);
 const day = text((value) => dayStartMs(value) !== undefined, 'a date (YYYY-MM-DD)');
 const expiry = text(
   (value) => expiryMs(value) !== undefined,
@@ -153,7 +177,7 @@ export const ruleSchema = z.strictObject({
 
 /** The top of a rules file. Rules are validated one by one (see validate.ts) so that every rule reports. */
 export const documentSchema = z.strictObject({
-  domain: text(nonEmpty, 'a domain name'),
+  domain: name(nonEmpty, 'a domain name'),
   rules: z.array(z.unknown()),
 });
 

@@ -1,8 +1,15 @@
+/** Longest string a message quotes whole. */
+const MAX_SHOWN = 80;
+
 /** A value as a message shows it: strings quoted, containers named by kind. */
 export function show(value: unknown): string {
   if (value === undefined) return 'nothing';
   if (value === null) return 'null';
-  if (typeof value === 'string') return JSON.stringify(value);
+  if (typeof value === 'string') {
+    // A message quotes a value, never a megabyte of it.
+    if (value.length <= MAX_SHOWN) return JSON.stringify(value);
+    return `${JSON.stringify(value.slice(0, MAX_SHOWN))}… (${value.length} characters)`;
+  }
   if (Array.isArray(value)) return 'a list';
   if (typeof value === 'object') return 'a map';
   return String(value);

@@ -1,8 +1,8 @@
-import { type FSWatcher, readFileSync, watch } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { type FSWatcher, watch } from 'node:fs';
 import { basename, dirname, resolve } from 'node:path';
 import type { CompiledRules, RulesSource } from '../types.js';
 import { compileRules } from './compile.js';
+import { readRulesFile, readRulesFileSync } from './file.js';
 import { parseRules } from './parse.js';
 
 /** Options of {@link watchRules}. */
@@ -38,7 +38,7 @@ export function watchRules(path: string, options: WatchRulesOptions = {}): Watch
   const debounceMs = options.debounceMs ?? 100;
   const compile = (text: string) =>
     compileRules(parseRules(text, { source: path, ...(options.today ? { today: options.today } : {}) }));
-  let lastText = readFileSync(file, 'utf8');
+  let lastText = readRulesFileSync(file);
   let current = compile(lastText);
   const subscribers = new Set<Subscriber>();
   let timer: NodeJS.Timeout | undefined;
@@ -52,7 +52,7 @@ export function watchRules(path: string, options: WatchRulesOptions = {}): Watch
   async function readAndSwap(): Promise<void> {
     let text: string;
     try {
-      text = await readFile(file, 'utf8');
+      text = await readRulesFile(file);
     } catch (error) {
       report(error);
       return;
