@@ -1,7 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { Check } from '../types.js';
-import { MemoryStore } from './memory.js';
+import { MemoryStore, SWEEP_PER_CALL } from './memory.js';
+import { protectedLimit } from './segmentedLru.js';
 
 const T0 = Date.UTC(2026, 10, 30, 12, 0, 0);
 const WINDOW = { limit: 2, windowMs: 60_000, burst: 2 };
@@ -10,22 +11,68 @@ function check(tag: string, rule = 'r'): Check {
   return { rule, tag, algorithm: 'fixed_window', params: WINDOW, cost: 1, mode: 'enforce' };
 }
 
-/** Remaining units of a counter after one more request (2 when the store forgot it, 0 when it is full). */
+/** Remaining units of a counter after one more request (1 when the store forgot it, 0 when it is full). */
 async function hit(store: MemoryStore, tag: string, now = T0, rule = 'r'): Promise<number> {
   const [result] = await store.evaluate([check(tag, rule)], now);
   return result!.remaining;
 }
 
-describe('MemoryStore LRU', () => {
-  it('evicts the least recently used counter when full', async () => {
+async function allowed(store: MemoryStore, tag: string, now = T0): Promise<boolean> {
+  const [result] = await store.evaluate([check(tag)], now);
+  return result!.allowed;
+}
+
+/** Uses `tag` until it is denied: a client locked out. */
+async function lockOut(store: MemoryStore, tag: string): Promise<void> {
+  while (await allowed(store, tag));
+}
+
+describe('MemoryStore eviction', () => {
+  it('evicts the least recently used one-hit counter when full', async () => {
     const store = new MemoryStore({ maxKeys: 2 });
     await hit(store, 'a');
     await hit(store, 'b');
     await hit(store, 'c'); // evicts a
     expect(store.size).toBe(2);
     expect(await hit(store, 'b')).toBe(0); // kept: its second request
-    expect(await hit(store, 'a')).toBe(1); // forgotten: counted afresh (evicts c, the least recent)
+    expect(await hit(store, 'a')).toBe(1); // forgotten: counted afresh (evicts c, the one-hit key)
     expect(await hit(store, 'c')).toBe(1);
+    expect(store.health().evictions).toBe(3);
+  });
+
+  it('keeps a denied counter through a flood of fresh keys far beyond maxKeys', async () => {
+    const store = new MemoryStore({ maxKeys: 100 });
+    await lockOut(store, 'attacker');
+    for (let i = 0; i < 10_000; i++) await hit(store, `fresh-${i}`);
+    expect(await allowed(store, 'attacker')).toBe(false);
+    expect(store.health()).toEqual({
+      connected: true,
+      breaker: 'closed',
+      pending: 0,
+      keys: 100,
+      evictions: 9_901,
+    });
+  });
+
+  it('keeps counters used twice over one-hit keys, and a denied one while fewer than 80% of maxKeys are protected after it', async () => {
+    const maxKeys = 10;
+    const store = new MemoryStore({ maxKeys });
+    await lockOut(store, 'attacker');
+    // Others used twice since its last use: up to the protected segment's room less one, it stays.
+    for (let i = 0; i < protectedLimit(maxKeys) - 1; i++) {
+      await hit(store, `twice-${i}`);
+      await hit(store, `twice-${i}`);
+    }
+    for (let i = 0; i < 1000; i++) await hit(store, `fresh-${i}`);
+    expect(await allowed(store, 'attacker')).toBe(false);
+    // The documented bound: once a protected segment's worth of keys were used twice after its last use,
+    // it is back on probation and a flood evicts it.
+    for (let i = 0; i < protectedLimit(maxKeys); i++) {
+      await hit(store, `again-${i}`);
+      await hit(store, `again-${i}`);
+    }
+    for (let i = 0; i < 1000; i++) await hit(store, `more-${i}`);
+    expect(await allowed(store, 'attacker')).toBe(true);
   });
 
   it('counts a denied check as a use, so a busy key is not evicted', async () => {
@@ -40,22 +87,122 @@ describe('MemoryStore LRU', () => {
     expect(still!.allowed).toBe(false);
   });
 
+  it('behaves as a reference segmented LRU under random use', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 1, max: SWEEP_PER_CALL }),
+        fc.array(fc.record({ key: fc.integer({ min: 0, max: 9 }), later: fc.boolean() }), { maxLength: 80 }),
+        async (maxKeys, steps) => {
+          const store = new MemoryStore({ maxKeys });
+          const model = new SegmentedModel(maxKeys);
+          let now = T0;
+          for (const { key, later } of steps) {
+            if (later) now += 40_000;
+            const [result] = await store.evaluate([check(`k${key}`)], now);
+            expect(result!.allowed).toBe(model.hit(key, now));
+            expect(store.size).toBe(model.size);
+          }
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+});
+
+/**
+ * The reference: Maps in recency order (oldest first) for probation and protected. A store no bigger than
+ * one sweep drops every expired counter at the start of each call, so the model does too.
+ */
+class SegmentedModel {
+  readonly probation = new Map<number, { count: number; until: number }>();
+  readonly protected = new Map<number, { count: number; until: number }>();
+  constructor(readonly maxKeys: number) {}
+
+  get size(): number {
+    return this.probation.size + this.protected.size;
+  }
+
+  hit(key: number, now: number): boolean {
+    for (const segment of [this.probation, this.protected]) {
+      for (const [k, entry] of segment) if (entry.until <= now) segment.delete(k);
+    }
+    const entry = this.probation.get(key) ?? this.protected.get(key);
+    if (entry !== undefined) this.use(key, entry);
+    const windowStart = Math.floor(now / WINDOW.windowMs) * WINDOW.windowMs;
+    const count = entry?.count ?? 0;
+    if (count + 1 > WINDOW.limit) return false;
+    const next = { count: count + 1, until: windowStart + WINDOW.windowMs };
+    if (entry !== undefined) {
+      this.protected.set(key, next);
+      return true;
+    }
+    if (this.size >= this.maxKeys) {
+      const victims = this.probation.size > 0 ? this.probation : this.protected;
+      victims.delete(victims.keys().next().value as number);
+    }
+    this.probation.set(key, next);
+    return true;
+  }
+
+  use(key: number, entry: { count: number; until: number }): void {
+    const wasProbation = this.probation.delete(key);
+    this.protected.delete(key);
+    this.protected.set(key, entry);
+    if (wasProbation && this.protected.size > protectedLimit(this.maxKeys)) {
+      const [oldest, demoted] = this.protected.entries().next().value as [number, typeof entry];
+      this.protected.delete(oldest);
+      this.probation.set(oldest, demoted);
+    }
+  }
+}
+
+describe('MemoryStore expiry', () => {
   it('drops an expired counter when read and reuses its slot', async () => {
     const store = new MemoryStore({ maxKeys: 3 });
     await hit(store, 'a');
     await hit(store, 'b');
     const later = T0 + 120_000;
     expect(await hit(store, 'a', later)).toBe(1);
-    expect(store.size).toBe(2);
-    await store.evaluate([check('c')], later); // fills the store without evicting b
+    await store.evaluate([check('c')], later);
+    await store.evaluate([check('d')], later); // fills the store again without an eviction
     expect(store.size).toBe(3);
+    expect(store.health().evictions).toBe(0);
   });
 
+  it('sweeps expired counters a few slots per call, never all at once', async () => {
+    const store = new MemoryStore({ maxKeys: 10_000 });
+    const keys = 1000;
+    for (let i = 0; i < keys; i++) await hit(store, `old-${i}`);
+    const later = T0 + 120_000; // every counter expired, none read again
+    let previous = store.size;
+    let calls = 0;
+    while (store.size > calls) {
+      await hit(store, `new-${calls++}`, later); // each call adds one live counter
+      const dropped = previous - store.size + 1;
+      expect(dropped).toBeGreaterThan(0);
+      expect(dropped).toBeLessThanOrEqual(SWEEP_PER_CALL);
+      previous = store.size;
+    }
+    // Gone gradually, over at least keys / SWEEP_PER_CALL calls; only the live counters are left.
+    expect(calls).toBeGreaterThanOrEqual(keys / SWEEP_PER_CALL);
+    expect(store.size).toBe(calls);
+    expect(store.health().evictions).toBe(0);
+  });
+});
+
+describe('MemoryStore', () => {
   it('keeps rules apart even when tags are equal', async () => {
     const store = new MemoryStore();
     await hit(store, 'same', T0, 'one');
     expect(await hit(store, 'same', T0, 'two')).toBe(1);
     expect(await hit(store, 'same', T0, 'one')).toBe(0);
+  });
+
+  it('finds every counter among many (spread over many small maps)', async () => {
+    const store = new MemoryStore({ maxKeys: 50_000 });
+    for (let i = 0; i < 50_000; i++) store.evaluateNow([check(`k${i}`)], T0);
+    for (let i = 0; i < 50_000; i += 7) expect(await hit(store, `k${i}`)).toBe(0);
+    expect(store.health()).toMatchObject({ keys: 50_000, evictions: 0 });
   });
 
   it('forgets everything on close and works again after', async () => {
@@ -66,34 +213,9 @@ describe('MemoryStore LRU', () => {
     expect(await hit(store, 'a')).toBe(1);
   });
 
-  it('behaves as a reference LRU map under random use', async () => {
-    await fc.assert(
-      fc.asyncProperty(
-        fc.integer({ min: 1, max: 6 }),
-        fc.array(fc.record({ key: fc.integer({ min: 0, max: 9 }), later: fc.boolean() }), { maxLength: 80 }),
-        async (maxKeys, steps) => {
-          const store = new MemoryStore({ maxKeys });
-          // Reference: key -> {count, windowEnd}, Map order = recency.
-          const model = new Map<number, { count: number; until: number }>();
-          let now = T0;
-          for (const { key, later } of steps) {
-            if (later) now += 40_000;
-            const [result] = await store.evaluate([check(`k${key}`)], now);
-            let entry = model.get(key);
-            model.delete(key);
-            if (entry !== undefined && entry.until <= now) entry = undefined;
-            const windowStart = Math.floor(now / WINDOW.windowMs) * WINDOW.windowMs;
-            const count = entry && entry.until > now ? entry.count : 0;
-            const allowed = count + 1 <= WINDOW.limit;
-            expect(result!.allowed).toBe(allowed);
-            if (allowed) entry = { count: count + 1, until: windowStart + WINDOW.windowMs };
-            if (entry !== undefined) model.set(key, entry);
-            while (model.size > maxKeys) model.delete(model.keys().next().value as number);
-            expect(store.size).toBe(model.size);
-          }
-        },
-      ),
-      { numRuns: 300 },
-    );
+  it('refuses a maxKeys that is not a positive integer', () => {
+    for (const maxKeys of [0, -1, 1.5, Number.NaN]) {
+      expect(() => new MemoryStore({ maxKeys })).toThrow(/maxKeys must be a positive integer/);
+    }
   });
 });

@@ -1,54 +1,75 @@
 import { type ConcurrencyState, releaseLease } from '../algorithms/concurrency.js';
 import { decideByName } from '../algorithms/index.js';
 import { type LeakyBucketState, refundLeaky } from '../algorithms/leakyBucket.js';
-import type { Check, CheckResult, Lease, Outcome, Store } from '../types.js';
+import { ConfigError } from '../errors.js';
+import type { Check, CheckResult, Lease, Outcome, Store, StoreHealth } from '../types.js';
+import { grown, NONE, protectedLimit, SegmentedLru } from './segmentedLru.js';
+import { SlotIndex } from './slotIndex.js';
 
 /** Options of {@link MemoryStore}. */
 export interface MemoryStoreOptions {
-  /** Most counters kept; the least recently used is evicted first. Default 1,000,000. */
+  /**
+   * Most counters kept. When full, a new counter evicts a counter used only once before any counter used
+   * twice or denied (those are kept while 80% of maxKeys fit). Default 1,000,000.
+   */
   maxKeys?: number;
 }
 
-const NONE = -1;
 const FIRST_CAPACITY = 1024;
+/** Slots a call looks at for expired counters: bounded work per call, the whole store swept in turn. */
+export const SWEEP_PER_CALL = 8;
 
 /**
- * Counters in this process, bounded by `maxKeys` with least-recently-used eviction; every check counts as
- * a use. O(1) per check; expiry is lazy (an expired entry reads as absent), so there is no timer per key
- * and nothing keeps the process alive.
+ * Counters in this process, bounded by `maxKeys`. Every call does O(1) work at any key count: it looks up
+ * its counters and checks {@link SWEEP_PER_CALL} slots for expired counters, dropping those. There is no
+ * timer per key and nothing keeps the process alive.
  *
- * Layout, for memory (under 200 bytes per sliding_window key): one Map per rule from the counter tag (the
- * string the engine already made, so no key string is built per check) to a slot number; per slot, the
- * state, expiry and LRU links live in parallel arrays (expiry and links unboxed in typed arrays), so an
- * entry has no wrapper object, and a use moves two links instead of deleting and re-inserting a Map entry.
+ * Eviction is a segmented LRU: a new counter is on probation; a second use (a denial is always at least
+ * the second) protects it. The victim is the least recently used counter on probation, so a flood of fresh
+ * keys evicts only fresh keys and never frees a client that is limited (see {@link SegmentedLru}).
+ *
+ * Layout, for memory (under 200 bytes per sliding_window key): the counter tag (the string the engine
+ * already made, so no key string is built per check) maps to a slot number through small Maps
+ * ({@link SlotIndex}: a big Map stalls the loop when V8 rebuilds it); per slot, the state, expiry and links
+ * live in parallel arrays (numbers unboxed in typed arrays), so an entry has no wrapper object.
  */
 export class MemoryStore implements Store {
-  readonly #byRule = new Map<string, Map<string, number>>();
   readonly #maxKeys: number;
+  readonly #index: SlotIndex;
+  readonly #lru: SegmentedLru;
   #capacity = 0;
-  /** Per slot: its tag and its rule's map (to forget it on eviction), its state and expiry. */
+  /** Per slot: its tag and its Map (to forget it; undefined while the slot is free), state and expiry. */
   #tags: (string | undefined)[] = [];
   #maps: (Map<string, number> | undefined)[] = [];
   #states: unknown[] = [];
   #expiresAt = new Float64Array(0);
-  /** LRU list: `#head` most recently used; NONE ends the list. Dropped slots wait in a free list linked through `#older`. */
-  #newer = new Int32Array(0);
-  #older = new Int32Array(0);
-  #head = NONE;
-  #tail = NONE;
+  /** Free slots below `#used`, linked through `#nextFree`. */
+  #nextFree = new Int32Array(0);
   #free = NONE;
   #size = 0;
   #used = 0;
+  /** Next slot the sweep looks at. */
+  #cursor = 0;
+  #evictions = 0;
 
   constructor(options: MemoryStoreOptions = {}) {
     const maxKeys = options.maxKeys ?? 1_000_000;
-    if (!Number.isInteger(maxKeys) || maxKeys < 1) throw new RangeError('maxKeys must be a positive integer');
+    if (!Number.isInteger(maxKeys) || maxKeys < 1) {
+      throw new ConfigError(`maxKeys must be a positive integer, got ${String(maxKeys)}`);
+    }
     this.#maxKeys = maxKeys;
+    this.#index = new SlotIndex(maxKeys);
+    this.#lru = new SegmentedLru(protectedLimit(maxKeys));
   }
 
-  /** Number of counters held (expired ones included until touched or evicted). */
+  /** Number of counters held (expired ones included until swept, read or evicted). */
   get size(): number {
     return this.#size;
+  }
+
+  /** Keys held and evictions so far; a MemoryStore is always connected and has nothing pending. */
+  health(): StoreHealth {
+    return { connected: true, breaker: 'closed', pending: 0, keys: this.#size, evictions: this.#evictions };
   }
 
   evaluate(checks: readonly Check[], now: number): Promise<CheckResult[]> {
@@ -61,6 +82,7 @@ export class MemoryStore implements Store {
    * Read it, never change it.
    */
   evaluateNow(checks: readonly Check[], now: number): CheckResult[] {
+    this.#sweep(now);
     const outcomes: Outcome<unknown>[] = new Array(checks.length);
     let blocked = false;
     for (let i = 0; i < checks.length; i++) {
@@ -97,55 +119,64 @@ export class MemoryStore implements Store {
   }
 
   close(): Promise<void> {
-    this.#byRule.clear();
+    this.#index.clear();
+    this.#lru.clear();
     this.#capacity = 0;
     this.#tags = [];
     this.#maps = [];
     this.#states = [];
     this.#expiresAt = new Float64Array(0);
-    this.#newer = new Int32Array(0);
-    this.#older = new Int32Array(0);
-    this.#head = this.#tail = this.#free = NONE;
-    this.#size = this.#used = 0;
+    this.#nextFree = new Int32Array(0);
+    this.#free = NONE;
+    this.#size = this.#used = this.#cursor = 0;
     return Promise.resolve();
   }
 
-  /** The live slot of a counter, made the most recently used; an expired one is dropped (NONE). */
+  /** The live slot of a counter, counted as a use; an expired one is dropped (NONE). */
   #find(id: { rule: string; tag: string }, now: number): number {
-    const slot = this.#byRule.get(id.rule)?.get(id.tag);
+    const slot = this.#index.get(id.rule, id.tag);
     if (slot === undefined) return NONE;
     if (this.#expiresAt[slot]! <= now) {
       this.#drop(slot);
       return NONE;
     }
-    this.#touch(slot);
+    this.#lru.use(slot);
     return slot;
   }
 
-  #write(check: Check, state: unknown, expiresAt: number): void {
-    let map = this.#byRule.get(check.rule);
-    if (map === undefined) {
-      map = new Map();
-      this.#byRule.set(check.rule, map);
+  /** Drops the expired counters among the next few slots, so that dead keys go without being read again. */
+  #sweep(now: number): void {
+    let cursor = this.#cursor;
+    const end = Math.min(SWEEP_PER_CALL, this.#used);
+    for (let n = 0; n < end; n++) {
+      if (cursor >= this.#used) cursor = 0;
+      if (this.#tags[cursor] !== undefined && this.#expiresAt[cursor]! <= now) this.#drop(cursor);
+      cursor++;
     }
-    let slot = map.get(check.tag);
+    this.#cursor = cursor;
+  }
+
+  #write(check: Check, state: unknown, expiresAt: number): void {
+    // Looked up again rather than kept from #find: an eviction for an earlier check of the call may have
+    // taken that slot.
+    let slot = this.#index.get(check.rule, check.tag);
     if (slot === undefined) {
+      const map = this.#index.mapFor(check.rule, check.tag);
       slot = this.#allocate();
       map.set(check.tag, slot);
       this.#tags[slot] = check.tag;
       this.#maps[slot] = map;
-      this.#pushHead(slot);
+      this.#lru.insert(slot);
     }
-    // An existing slot was already made the most recently used by the read of this evaluation.
     this.#states[slot] = state;
     this.#expiresAt[slot] = expiresAt;
   }
 
-  /** A free slot: a dropped one, a new one, or the least recently used one, evicted. */
+  /** A free slot: a dropped one, a new one, or the eviction victim. */
   #allocate(): number {
     if (this.#free !== NONE) {
       const slot = this.#free;
-      this.#free = this.#older[slot]!;
+      this.#free = this.#nextFree[slot]!;
       this.#size++;
       return slot;
     }
@@ -154,21 +185,22 @@ export class MemoryStore implements Store {
       this.#size++;
       return this.#used++;
     }
-    const slot = this.#tail;
-    this.#unlink(slot);
+    const slot = this.#lru.victim();
+    this.#lru.remove(slot);
     this.#forget(slot);
+    this.#evictions++;
     return slot;
   }
 
   #drop(slot: number): void {
-    this.#unlink(slot);
+    this.#lru.remove(slot);
     this.#forget(slot);
-    this.#older[slot] = this.#free;
+    this.#nextFree[slot] = this.#free;
     this.#free = slot;
     this.#size--;
   }
 
-  /** Removes a slot's counter from its rule's map and lets its state go. */
+  /** Removes a slot's counter from its Map and lets its state go. */
   #forget(slot: number): void {
     this.#maps[slot]!.delete(this.#tags[slot]!);
     this.#tags[slot] = undefined;
@@ -176,40 +208,12 @@ export class MemoryStore implements Store {
     this.#states[slot] = undefined;
   }
 
-  #touch(slot: number): void {
-    if (slot === this.#head) return;
-    this.#unlink(slot);
-    this.#pushHead(slot);
-  }
-
-  #pushHead(slot: number): void {
-    this.#newer[slot] = NONE;
-    this.#older[slot] = this.#head;
-    if (this.#head !== NONE) this.#newer[this.#head] = slot;
-    this.#head = slot;
-    if (this.#tail === NONE) this.#tail = slot;
-  }
-
-  #unlink(slot: number): void {
-    const newer = this.#newer[slot]!;
-    const older = this.#older[slot]!;
-    if (newer === NONE) this.#head = older;
-    else this.#older[newer] = older;
-    if (older === NONE) this.#tail = newer;
-    else this.#newer[older] = newer;
-  }
-
   /** Doubles the slot arrays, up to maxKeys. */
   #grow(): void {
     const capacity = Math.min(this.#maxKeys, Math.max(FIRST_CAPACITY, this.#capacity * 2));
-    const grown = <T extends Float64Array | Int32Array>(old: T, make: (n: number) => T): T => {
-      const next = make(capacity);
-      next.set(old);
-      return next;
-    };
-    this.#expiresAt = grown(this.#expiresAt, (n) => new Float64Array(n));
-    this.#newer = grown(this.#newer, (n) => new Int32Array(n));
-    this.#older = grown(this.#older, (n) => new Int32Array(n));
+    this.#expiresAt = grown(this.#expiresAt, new Float64Array(capacity));
+    this.#nextFree = grown(this.#nextFree, new Int32Array(capacity));
+    this.#lru.grow(capacity);
     this.#capacity = capacity;
   }
 }
