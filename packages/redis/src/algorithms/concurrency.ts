@@ -1,3 +1,4 @@
+import { storedLua } from './stored.js';
 import type { LuaAlgorithm } from './types.js';
 
 /**
@@ -11,6 +12,7 @@ export const concurrencyLua: LuaAlgorithm = {
   keys: ['cc', 'cc:w'],
   extra: (check) => check.leaseId ?? '',
   lua: `
+${storedLua}
 -- concurrency
 -- KEYS[k]:     sorted set, member = lease id, score = expiry (ms)
 -- KEYS[k + 1]: hash, lease id -> cost, for leases whose cost is not 1
@@ -18,59 +20,69 @@ export const concurrencyLua: LuaAlgorithm = {
 -- window:      lease duration, ms
 -- cost:        units this lease holds
 -- extra:       this request's lease id (taking a held id renews it)
-local function cc_held(k, now, except_id)
-  local flat = redis.call('ZRANGEBYSCORE', KEYS[k], '(' .. fmt(now), '+inf', 'WITHSCORES')
+-- Leases held at now, earliest expiry first, except except_id. A lease expires at most window after now,
+-- or up to twice that after a clock step back; one expiring later still is stale or corrupt (core's held).
+local function cc_held(k, now, window, except_id)
+  local flat = redis.call('ZRANGEBYSCORE', KEYS[k], '(' .. fmt(now), fmt(now + 2 * window), 'WITHSCORES')
   local weights = {}
   local stored = redis.call('HGETALL', KEYS[k + 1])
   for i = 1, #stored, 2 do weights[stored[i]] = tonumber(stored[i + 1]) end
   local leases = {}
   for i = 1, #flat, 2 do
     if flat[i] ~= except_id then
-      leases[#leases + 1] = {expires = tonumber(flat[i + 1]), cost = weights[flat[i]] or 1}
+      leases[#leases + 1] = {expires = tonumber(flat[i + 1]), cost = stored_count(weights[flat[i]] or 1)}
     end
   end
   return leases
 end
 
-local function cc_until_all_expire(leases, now)
+-- Time until every lease has expired, each expiry capped at horizon.
+local function cc_until_all_expire(leases, now, horizon)
   local last = now
-  for _, lease in ipairs(leases) do last = math.max(last, lease.expires) end
+  for _, lease in ipairs(leases) do last = math.max(last, math.min(lease.expires, horizon)) end
   return last - now
 end
 
-local function cc_wait_to_free(leases, excess, now)
+-- The wait until expiring leases free excess units, a lease held at most window more.
+local function cc_wait_to_free(leases, excess, now, window)
   local freed = 0
   for _, lease in ipairs(leases) do
     freed = freed + lease.cost
-    if freed >= excess then return lease.expires - now end
+    if freed >= excess then return math.min(lease.expires - now, window) end
   end
   return 0
 end
 
-WRITERS.cc = function(k, now, id, expires, cost, reset)
+-- Drops the leases of a score range from the set and their costs from the hash.
+local function cc_drop(set, weights, from, to)
+  local dropped = redis.call('ZRANGEBYSCORE', set, from, to)
+  for _, old in ipairs(dropped) do redis.call('HDEL', weights, old) end
+  redis.call('ZREMRANGEBYSCORE', set, from, to)
+end
+
+WRITERS.cc = function(k, now, id, expires, cost, keep)
   local set, weights = KEYS[k], KEYS[k + 1]
-  local expired = redis.call('ZRANGEBYSCORE', set, '-inf', fmt(now))
-  for _, old in ipairs(expired) do redis.call('HDEL', weights, old) end
-  redis.call('ZREMRANGEBYSCORE', set, '-inf', fmt(now))
+  cc_drop(set, weights, '-inf', fmt(now))
+  cc_drop(set, weights, '(' .. fmt(now + 2 * (expires - now)), '+inf')
   redis.call('ZADD', set, fmt(expires), id)
   if cost == 1 then redis.call('HDEL', weights, id) else redis.call('HSET', weights, id, fmt(cost)) end
-  local ttl = math.ceil(reset) + MARGIN_MS
+  local ttl = math.ceil(keep) + MARGIN_MS
   redis.call('PEXPIRE', set, ttl)
   redis.call('PEXPIRE', weights, ttl)
 end
 
 ALGORITHMS.cc = function(k, t, limit, window, burst, cost, id)
-  local others = cc_held(k, t, id)
+  local others = cc_held(k, t, window, id)
   local in_use = 0
   for _, lease in ipairs(others) do in_use = in_use + lease.cost end
   if cost > limit or in_use + cost > limit then
     local retry = NEVER
-    if cost <= limit then retry = cc_wait_to_free(others, in_use + cost - limit, t) end
-    return false, limit, math.max(0, limit - in_use), cc_until_all_expire(others, t), retry
+    if cost <= limit then retry = cc_wait_to_free(others, in_use + cost - limit, t, window) end
+    return false, limit, math.max(0, limit - in_use), cc_until_all_expire(others, t, t + window), retry
   end
   local expires = t + window
-  local reset = math.max(cc_until_all_expire(others, t), expires - t)
-  return true, limit, math.max(0, limit - in_use - cost), reset, 0, nil, 'cc', t, id, expires, cost, reset
+  local keep = math.max(cc_until_all_expire(others, t, math.huge), window)
+  return true, limit, math.max(0, limit - in_use - cost), window, 0, nil, 'cc', t, id, expires, cost, keep
 end
 `,
 };

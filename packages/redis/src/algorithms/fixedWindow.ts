@@ -15,8 +15,12 @@ ${periodCountLua}
 -- window:  window length, ms
 -- cost:    units this request takes
 ALGORITHMS.fw = function(k, now, limit, window, burst, cost)
-  local start = math.floor(now / window) * window
-  return count_in_period(k, now, start, start + window, limit, cost)
+  local stored_start, stored = read2(KEYS[k])
+  local current = math.floor(now / window) * window
+  local at = now
+  if is_next_period(stored_start, current, current + window) then at = stored_start end
+  local start = math.floor(at / window) * window
+  return count_in_period(at, start, start + window, limit, cost, stored_start, stored, at - now)
 end
 `,
 };

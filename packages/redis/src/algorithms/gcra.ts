@@ -1,3 +1,4 @@
+import { storedLua } from './stored.js';
 import { type LuaAlgorithm, noExtra } from './types.js';
 
 /**
@@ -6,17 +7,23 @@ import { type LuaAlgorithm, noExtra } from './types.js';
  * them (the script defines a fragment only when a call uses it).
  */
 export const gcraSharedLua = `
+${storedLua}
 -- gcra helpers; limit > 0 whenever a debt exists (a rule with no rate has no tolerance)
 local function gcra_tolerance(limit, window, burst)
   if limit > 0 then return burst * window end
   return 0
 end
 
--- What KEYS[k] still owes at now, in 1/limit ms.
-local function gcra_debt(k, now, limit)
+-- What KEYS[k] still owes at now, in 1/limit ms, at most the tolerance (core's debtAt): a TAT up to one
+-- tolerance further ahead (a clock that stepped back) reads as the tolerance; one further still, or not
+-- a number, as no debt.
+local function gcra_debt(k, now, limit, tolerance)
   local whole, sub = read2(KEYS[k])
-  if whole == nil or whole < now then return 0 end
-  return (whole - now) * limit + sub
+  if not finite(whole) or sub == nil or whole < now then return 0 end
+  local debt = (whole - now) * limit + sub
+  if debt <= tolerance then return math.max(0, debt) end
+  if debt <= 2 * tolerance then return tolerance end
+  return 0
 end
 
 local function gcra_ms(debt, limit)
@@ -48,7 +55,7 @@ ${gcraSharedLua}
 -- cost:    units this request takes
 ALGORITHMS.gc = function(k, t, limit, window, burst, cost)
   local tolerance = gcra_tolerance(limit, window, burst)
-  local debt = gcra_debt(k, t, limit)
+  local debt = gcra_debt(k, t, limit, tolerance)
   local added = cost * window
   if added > tolerance or debt + added > tolerance then
     local retry = NEVER

@@ -17,7 +17,7 @@ ${gcraSharedLua}
 -- cost:    units this request takes
 ALGORITHMS.lb = function(k, t, limit, window, burst, cost)
   local capacity = gcra_tolerance(limit, window, burst)
-  local queued = gcra_debt(k, t, limit)
+  local queued = gcra_debt(k, t, limit, capacity)
   local added = cost * window
   if added > capacity or queued + added > capacity then
     local retry = NEVER
@@ -48,7 +48,7 @@ ${gcraSharedLua}
 -- limit, window, burst: the rule's, as for leaky_bucket
 -- cost:    units to give back
 ALGORITHMS.lr = function(k, t, limit, window, burst, cost)
-  local owed = math.max(0, gcra_debt(k, t, limit) - cost * window)
+  local owed = math.max(0, gcra_debt(k, t, limit, gcra_tolerance(limit, window, burst)) - cost * window)
   local reset = gcra_ms(owed, limit)
   local whole, sub = gcra_state(t, owed, limit)
   return true, limit, 0, reset, 0, nil, 2, whole, sub, reset

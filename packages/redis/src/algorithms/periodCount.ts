@@ -1,20 +1,30 @@
+import { storedLua } from './stored.js';
+
 /**
  * Lua port of core's periodCount.ts, shared by fixed_window and quota: units counted in the period
- * [start, finish) that holds `now`, stored as the string "<start> <count>". Both fragments start with
+ * [start, finish) that holds `now`, stored as the string "<start> <count>" (KEYS[k]). Both fragments start with
  * it (the script defines a fragment only when a call uses it).
  */
 export const periodCountLua = `
--- count_in_period(k, now, start, finish, limit, cost): an algorithm's return values (see types.ts)
--- KEYS[k]: string "<period start> <count>"
--- now:     ms (whole)
--- start:   period start, ms
--- finish:  period end (exclusive), ms
--- limit:   units per period
--- cost:    units this request takes
-local function count_in_period(k, now, start, finish, limit, cost)
+${storedLua}
+-- Whether a stored period start lies in the period right after [start, finish): the clock stepped back by
+-- less than a period since it was written (core's isNextPeriod). That count still holds; the caller
+-- decides as at its start. A start further ahead is stale or corrupt.
+local function is_next_period(stored_start, start, finish)
+  return stored_start ~= nil and stored_start > start and stored_start <= finish
+end
+
+-- count_in_period(now, start, finish, limit, cost, stored_start, stored, lead): an algorithm's return values (see types.ts)
+-- now:          ms (whole), or the start of the period ahead (see is_next_period)
+-- start:        period start, ms
+-- finish:       period end (exclusive), ms
+-- limit:        units per period
+-- cost:         units this request takes
+-- stored_start: the key's period start (nil if none), stored: its count
+-- lead:         how far now lies ahead of the clock: the state is kept that much longer
+local function count_in_period(now, start, finish, limit, cost, stored_start, stored, lead)
   local count = 0
-  local stored_start, stored_count = read2(KEYS[k])
-  if stored_start == start then count = stored_count end
+  if stored_start == start then count = stored_count(stored) end
   local reset = finish - now
   if cost > limit or count + cost > limit then
     local retry = NEVER
@@ -22,6 +32,6 @@ local function count_in_period(k, now, start, finish, limit, cost)
     return false, limit, math.max(0, limit - count), reset, retry
   end
   local counted = count + cost
-  return true, limit, math.max(0, limit - counted), reset, 0, nil, 2, start, counted, reset
+  return true, limit, math.max(0, limit - counted), reset, 0, nil, 2, start, counted, reset + lead
 end
 `;

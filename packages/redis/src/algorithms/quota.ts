@@ -67,8 +67,13 @@ local function quota_period(period, window, now)
 end
 
 ALGORITHMS.qt = function(k, now, limit, window, burst, cost, period)
+  local stored_start, stored = read2(KEYS[k])
   local start, finish = quota_period(period, window, now)
-  return count_in_period(k, now, start, finish, limit, cost)
+  if not is_next_period(stored_start, start, finish) then
+    return count_in_period(now, start, finish, limit, cost, stored_start, stored, 0)
+  end
+  local ahead_start, ahead_finish = quota_period(period, window, stored_start)
+  return count_in_period(stored_start, ahead_start, ahead_finish, limit, cost, stored_start, stored, stored_start - now)
 end
 `,
 };

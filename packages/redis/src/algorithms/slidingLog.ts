@@ -1,3 +1,4 @@
+import { storedLua } from './stored.js';
 import { type LuaAlgorithm, noExtra } from './types.js';
 
 /**
@@ -10,52 +11,63 @@ export const slidingLogLua: LuaAlgorithm = {
   keys: ['sl'],
   extra: noExtra,
   lua: `
+${storedLua}
 -- sliding_log
 -- KEYS[k]: sorted set, score = request time (ms), member = "<time>:<cost>"
 -- limit:   units per window
 -- window:  window length, ms
 -- cost:    units this request takes
+-- The cost a member "<time>:<cost>" holds (0 for a member that holds none).
+local function sl_cost(member)
+  return stored_count(tonumber(string.match(member, ':(.+)$')))
+end
+
+-- Entries still counted at now: within the last window, or up to one window ahead (a clock that stepped
+-- back); further ahead they are stale or corrupt (core's live).
 local function sl_live(key, now, window)
-  local flat = redis.call('ZRANGEBYSCORE', key, '(' .. fmt(now - window), '+inf', 'WITHSCORES')
+  local flat = redis.call('ZRANGEBYSCORE', key, '(' .. fmt(now - window), fmt(now + window), 'WITHSCORES')
   local entries = {}
   for i = 1, #flat, 2 do
-    local entry_cost = string.match(flat[i], ':(.+)$')
-    entries[#entries + 1] = {at = tonumber(flat[i + 1]), cost = tonumber(entry_cost)}
+    entries[#entries + 1] = {at = tonumber(flat[i + 1]), cost = sl_cost(flat[i])}
   end
   return entries
 end
 
+-- An entry ahead of now counts as made now, so that the wait stays within the window.
 local function sl_wait_to_free(entries, excess, now, window)
   local freed = 0
   for _, entry in ipairs(entries) do
     freed = freed + entry.cost
-    if freed >= excess then return entry.at + window - now end
+    if freed >= excess then return math.min(entry.at, now) + window - now end
   end
   return 0
 end
 
+-- The time until every entry has left the window (entries ahead of now counted as made now), and how
+-- long the log must be kept (until its newest entry, wherever it lies, has left the window).
 local function sl_until_empty(entries, now, window, extra_at)
   local newest = extra_at
   for _, entry in ipairs(entries) do
     if newest == nil or entry.at > newest then newest = entry.at end
   end
-  if newest == nil then return 0 end
-  return newest + window - now
+  if newest == nil then return 0, 0 end
+  return math.min(newest, now) + window - now, newest + window - now
 end
 
-WRITERS.sl = function(k, now, window, cost, reset)
+WRITERS.sl = function(k, now, window, cost, keep)
   local key = KEYS[k]
   redis.call('ZREMRANGEBYSCORE', key, '-inf', fmt(now - window))
+  redis.call('ZREMRANGEBYSCORE', key, '(' .. fmt(now + window), '+inf')
   if cost > 0 then
     local merged = cost
     local same = redis.call('ZRANGEBYSCORE', key, fmt(now), fmt(now))
     for _, member in ipairs(same) do
-      merged = merged + tonumber(string.match(member, ':(.+)$'))
+      merged = merged + sl_cost(member)
       redis.call('ZREM', key, member)
     end
     redis.call('ZADD', key, fmt(now), fmt(now) .. ':' .. fmt(merged))
   end
-  if reset > 0 then redis.call('PEXPIRE', key, math.ceil(reset) + MARGIN_MS) end
+  if keep > 0 then redis.call('PEXPIRE', key, math.ceil(keep) + MARGIN_MS) end
 end
 
 ALGORITHMS.sl = function(k, t, limit, window, burst, cost)
@@ -65,12 +77,12 @@ ALGORITHMS.sl = function(k, t, limit, window, burst, cost)
   if cost > limit or used + cost > limit then
     local retry = NEVER
     if cost <= limit then retry = sl_wait_to_free(entries, used + cost - limit, t, window) end
-    return false, limit, math.max(0, limit - used), sl_until_empty(entries, t, window, nil), retry
+    return false, limit, math.max(0, limit - used), (sl_until_empty(entries, t, window, nil)), retry
   end
   local newest_extra = nil
   if cost > 0 then newest_extra = t end
-  local reset = sl_until_empty(entries, t, window, newest_extra)
-  return true, limit, math.max(0, limit - used - cost), reset, 0, nil, 'sl', t, window, cost, reset
+  local reset, keep = sl_until_empty(entries, t, window, newest_extra)
+  return true, limit, math.max(0, limit - used - cost), reset, 0, nil, 'sl', t, window, cost, keep
 end
 `,
 };

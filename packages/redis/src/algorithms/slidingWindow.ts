@@ -1,3 +1,4 @@
+import { storedLua } from './stored.js';
 import { type LuaAlgorithm, noExtra } from './types.js';
 
 /**
@@ -10,6 +11,7 @@ export const slidingWindowLua: LuaAlgorithm = {
   keys: ['sw'],
   extra: noExtra,
   lua: `
+${storedLua}
 -- sliding_window
 -- KEYS[k]: string "<window index> <prev count> <curr count>"
 -- limit:   requests per window
@@ -65,10 +67,21 @@ local function sw_remaining(limit, size, prev, elapsed, counted)
   return math.max(0, math.floor((limit * size - prev * (size - elapsed) - counted * size) / size))
 end
 
-ALGORITHMS.sw = function(k, t, limit, size, burst, cost)
+-- The stored state as read at window index w (core's usable): none unless its window index is whole and at
+-- most one window ahead (a clock that stepped back by less than a window) and its counts are finite.
+local function sw_read(key, w)
+  local sw, sp, sc = read3(key)
+  if not (finite(sw) and sw == math.floor(sw) and sw <= w + 1 and finite(sp) and finite(sc)) then return nil end
+  return sw, math.max(0, sp), math.max(0, sc)
+end
+
+ALGORITHMS.sw = function(k, clock, limit, size, burst, cost)
+  local sw, sp, sc = sw_read(KEYS[k], math.floor(clock / size))
+  -- A state one window ahead counts in full: decide as at the start of its window.
+  local t = clock
+  if sw ~= nil and sw * size > clock then t = sw * size end
   local w = math.floor(t / size)
   local elapsed = t - w * size
-  local sw, sp, sc = read3(KEYS[k])
   local prev, curr = sw_counts(sw, sp, sc, w)
   if cost > limit or not sw_fits(prev, curr, elapsed, limit, size, cost) then
     local retry = NEVER
@@ -77,7 +90,7 @@ ALGORITHMS.sw = function(k, t, limit, size, burst, cost)
   end
   local counted = curr + cost
   local reset = sw_until_empty(prev, counted, w, t, size)
-  return true, limit, sw_remaining(limit, size, prev, elapsed, counted), reset, 0, nil, 3, w, prev, counted, reset
+  return true, limit, sw_remaining(limit, size, prev, elapsed, counted), reset, 0, nil, 3, w, prev, counted, reset + t - clock
 end
 `,
 };

@@ -26,11 +26,17 @@ ALGORITHMS.tb = function(k, t, limit, window, burst, cost)
   if limit > 0 then capacity = burst * window end
   local stored, counted_at = read2(KEYS[k])
   local units = capacity
-  if stored then
-    local missing = capacity - stored
-    if missing > 0 then
-      local elapsed = math.max(0, t - counted_at)
-      if elapsed < math.ceil(missing / limit) then units = stored + elapsed * limit end
+  -- As core's unitsAt: before counted_at (a clock that stepped back) the refill runs backwards, down to
+  -- an empty bucket; a state further ahead still, or not a number, reads as a full bucket.
+  if stored ~= nil and stored == stored and counted_at ~= nil then
+    local tokens = math.min(capacity, math.max(0, stored))
+    local elapsed = t - counted_at
+    if elapsed >= 0 then
+      local missing = capacity - tokens
+      if missing > 0 and elapsed < math.ceil(missing / limit) then units = tokens + elapsed * limit end
+    else
+      local back = tokens + elapsed * limit
+      if back >= 0 then units = back elseif back >= -capacity then units = 0 end
     end
   end
   local needed = cost * window
@@ -41,9 +47,7 @@ ALGORITHMS.tb = function(k, t, limit, window, burst, cost)
   end
   local left = units - needed
   local reset = tb_refill_ms(capacity - left, limit)
-  local at = t
-  if stored then at = math.max(t, counted_at) end
-  return true, limit, math.floor(left / window), reset, 0, nil, 2, left, at, reset
+  return true, limit, math.floor(left / window), reset, 0, nil, 2, left, t, reset
 end
 `,
 };
