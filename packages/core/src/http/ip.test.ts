@@ -36,4 +36,32 @@ describe('normalizeIp', () => {
     expect(normalizeIp('')).toBeUndefined();
     expect(normalizeIp(undefined)).toBeUndefined();
   });
+
+  it('drops a port, as proxies write it in X-Forwarded-For: IP:port and [v6]:port', () => {
+    expect(normalizeIp('203.0.113.7:51234')).toBe('203.0.113.7');
+    expect(normalizeIp('203.0.113.7:1')).toBe(normalizeIp('203.0.113.7:65535'));
+    expect(normalizeIp('[2001:db8:1:2::1]:443', 128)).toBe('2001:db8:1:2::1');
+    expect(normalizeIp('[2001:db8:1:2::1]:443')).toBe('2001:db8:1:2::/64');
+    expect(normalizeIp('[::ffff:203.0.113.7]:8080')).toBe('203.0.113.7');
+    expect(normalizeIp('[fe80::1%eth0]:80', 128)).toBe('fe80::1');
+  });
+
+  it('leaves a bare IPv6 address whole, even when its last group looks like a port', () => {
+    expect(normalizeIp('2001:db8::1:443', 128)).toBe('2001:db8::1:443');
+    expect(normalizeIp('::1:80', 128)).toBe('::1:80');
+  });
+
+  it('keeps text that only looks like an address with a port as text', () => {
+    expect(normalizeIp('host.example:80')).toBe('host.example:80');
+    expect(normalizeIp('203.0.113.7:123456')).toBe('203.0.113.7:123456');
+    expect(normalizeIp('[2001:db8::1]:x')).toBe('[2001:db8::1]:x');
+  });
+
+  it('keys a NAT64 address (64:ff9b::/96) by the IPv4 client it embeds', () => {
+    expect(normalizeIp('64:ff9b::203.0.113.7')).toBe('203.0.113.7');
+    expect(normalizeIp('64:ff9b::cb00:7107')).toBe('203.0.113.7');
+    expect(normalizeIp('[64:ff9b::cb00:7107]:443')).toBe('203.0.113.7');
+    // Another prefix is an ordinary IPv6 address.
+    expect(normalizeIp('64:ff9b:1::cb00:7107', 128)).toBe('64:ff9b:1::cb00:7107');
+  });
 });

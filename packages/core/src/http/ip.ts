@@ -5,7 +5,10 @@ export const DEFAULT_IPV6_SUBNET = 64;
 
 /**
  * Turns a client address into the value of the `ip` descriptor.
- * - IPv4-mapped IPv6 (`::ffff:203.0.113.7`) folds to plain IPv4, so dual-stack sockets key alike.
+ * - A port is dropped: `203.0.113.7:51234` and `[2001:db8::1]:443` (as some proxies write X-Forwarded-For)
+ *   key as the address alone, so a client cannot get a fresh counter per source port.
+ * - IPv4-mapped IPv6 (`::ffff:203.0.113.7`) folds to plain IPv4, so dual-stack sockets key alike; so does a
+ *   NAT64 address (`64:ff9b::203.0.113.7`, RFC 6052), which is the IPv4 client behind the translator.
  * - Other IPv6 addresses are masked to `subnet` bits (default /64) and written as `prefix/len`, because
  *   one subscriber can hop freely inside its /64 and must not escape a per-IP limit by doing so.
  * - Anything that is not an IP address (a garbage forwarded header, say) is returned trimmed and
@@ -15,13 +18,13 @@ export function normalizeIp(address: string | undefined, subnet = DEFAULT_IPV6_S
   if (address === undefined) return undefined;
   let text = address.trim();
   if (text === '') return undefined;
-  if (text.startsWith('[') && text.endsWith(']')) text = text.slice(1, -1);
+  text = withoutPort(text);
   const zone = text.indexOf('%');
   if (zone !== -1) text = text.slice(0, zone);
   if (isIPv4(text)) return text;
   if (!isIPv6(text)) return text.toLowerCase();
   const groups = ipv6Groups(text);
-  if (isIpv4Mapped(groups)) return ipv4FromGroups(groups[6] ?? 0, groups[7] ?? 0);
+  if (isIpv4Mapped(groups) || isNat64(groups)) return ipv4FromGroups(groups[6] ?? 0, groups[7] ?? 0);
   return formatIpv6(maskGroups(groups, subnet), subnet);
 }
 
@@ -42,8 +45,30 @@ function ipv6Groups(address: string): number[] {
   return [...headGroups, ...zeros, ...restGroups].map((group) => Number.parseInt(group, 16));
 }
 
+/** `[v6]:port` and `[v6]` to the address; `a.b.c.d:port` to the IPv4 address; anything else as it is. */
+function withoutPort(text: string): string {
+  if (text.startsWith('[')) {
+    const end = text.indexOf(']');
+    if (end !== -1 && (end === text.length - 1 || PORT.test(text.slice(end + 1)))) return text.slice(1, end);
+    return text;
+  }
+  // A bare IPv6 address has several colons, and its last group may look like a port: only IPv4 has one.
+  const colon = text.indexOf(':');
+  if (colon === -1 || colon !== text.lastIndexOf(':') || !PORT.test(text.slice(colon))) return text;
+  const address = text.slice(0, colon);
+  return isIPv4(address) ? address : text;
+}
+
+/** `:` and a port number. */
+const PORT = /^:\d{1,5}$/;
+
 function isIpv4Mapped(groups: readonly number[]): boolean {
   return groups.slice(0, 5).every((group) => group === 0) && groups[5] === 0xffff;
+}
+
+/** The NAT64 well-known prefix 64:ff9b::/96 (RFC 6052): the last 32 bits are the IPv4 client's address. */
+function isNat64(groups: readonly number[]): boolean {
+  return groups[0] === 0x64 && groups[1] === 0xff9b && groups.slice(2, 6).every((group) => group === 0);
 }
 
 function ipv4FromGroups(high: number, low: number): string {

@@ -1,14 +1,22 @@
 import { describe, expect, it } from 'vitest';
 import type { RequestFacts } from './descriptors.js';
-import { proxyNotice } from './proxy.js';
+import { PROXY_NOTICES, proxyNotice } from './proxy.js';
 
-function facts(proxyTrust: RequestFacts['proxyTrust'], forwarded?: string): RequestFacts {
+function facts(
+  proxyTrust: RequestFacts['proxyTrust'],
+  forwardedFor?: string,
+  forwarded?: string,
+): RequestFacts {
+  const headers: Record<string, string | undefined> = {
+    'x-forwarded-for': forwardedFor,
+    forwarded,
+  };
   return {
     ip: '10.0.0.1',
     method: 'GET',
     url: '/',
     ...(proxyTrust ? { proxyTrust } : {}),
-    header: (name) => (name === 'x-forwarded-for' ? forwarded : undefined),
+    header: (name) => headers[name],
   };
 }
 
@@ -22,5 +30,21 @@ describe('proxyNotice', () => {
     expect(proxyNotice(facts('all'))).toBe('SLUICE_TRUST_ALL_PROXIES');
     expect(proxyNotice(facts('bounded', '1.2.3.4'))).toBeUndefined();
     expect(proxyNotice(facts(undefined, '1.2.3.4'))).toBeUndefined();
+  });
+
+  it('flags a Forwarded header with no X-Forwarded-For, which no framework reads, whatever the trust', () => {
+    for (const trust of ['none', 'bounded', undefined] as const)
+      expect(proxyNotice(facts(trust, undefined, 'for=203.0.113.7'))).toBe('SLUICE_FORWARDED_IGNORED');
+    expect(proxyNotice(facts('bounded', '203.0.113.7', 'for=203.0.113.7'))).toBeUndefined();
+    expect(PROXY_NOTICES.SLUICE_FORWARDED_IGNORED).toMatch(/X-Forwarded-For/);
+  });
+
+  it('passes over notices already given or silenced', () => {
+    const request = facts('all', undefined, 'for=203.0.113.7');
+    expect(proxyNotice(request)).toBe('SLUICE_TRUST_ALL_PROXIES');
+    expect(proxyNotice(request, new Set(['SLUICE_TRUST_ALL_PROXIES']))).toBe('SLUICE_FORWARDED_IGNORED');
+    expect(
+      proxyNotice(request, new Set(['SLUICE_TRUST_ALL_PROXIES', 'SLUICE_FORWARDED_IGNORED'])),
+    ).toBeUndefined();
   });
 });

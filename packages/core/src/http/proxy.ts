@@ -12,15 +12,32 @@ export const PROXY_NOTICES = {
   SLUICE_TRUST_ALL_PROXIES:
     'the app trusts every proxy, so a client can choose its own IP with X-Forwarded-For and escape per-IP ' +
     'limits. Trust a hop count or the proxy addresses instead (Koa: set app.maxIpsCount).',
+  SLUICE_FORWARDED_IGNORED:
+    'requests carry a Forwarded header (RFC 7239) and no X-Forwarded-For. Fastify, Express and Koa read the ' +
+    'client IP from X-Forwarded-For only, so the Forwarded header is ignored and every client behind that ' +
+    'proxy shares its IP limit. Have the proxy send X-Forwarded-For (and trust it), or set the ip descriptor ' +
+    'yourself in descriptors(req).',
 } as const;
 
 /** A proxy notice code. */
 export type ProxyNotice = keyof typeof PROXY_NOTICES;
 
-/** The notice a request gives reason for, if any. */
-export function proxyNotice(facts: RequestFacts): ProxyNotice | undefined {
-  if (facts.proxyTrust === 'all') return 'SLUICE_TRUST_ALL_PROXIES';
-  if (facts.proxyTrust === 'none' && facts.header('x-forwarded-for') !== undefined)
+/**
+ * The first notice a request gives reason for that is not in `noticed` (codes already given or silenced),
+ * if any.
+ */
+export function proxyNotice(
+  facts: RequestFacts,
+  noticed: ReadonlySet<string> = NONE,
+): ProxyNotice | undefined {
+  if (facts.proxyTrust === 'all' && !noticed.has('SLUICE_TRUST_ALL_PROXIES'))
+    return 'SLUICE_TRUST_ALL_PROXIES';
+  const forwardedFor = facts.header('x-forwarded-for') !== undefined;
+  if (forwardedFor && facts.proxyTrust === 'none' && !noticed.has('SLUICE_XFF_UNTRUSTED'))
     return 'SLUICE_XFF_UNTRUSTED';
+  if (!forwardedFor && !noticed.has('SLUICE_FORWARDED_IGNORED') && facts.header('forwarded') !== undefined)
+    return 'SLUICE_FORWARDED_IGNORED';
   return undefined;
 }
+
+const NONE: ReadonlySet<string> = new Set();
