@@ -8,7 +8,8 @@ import { createServer, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import type { Cluster, Redis } from 'ioredis';
+import { type Cluster, Redis } from 'ioredis';
+import { afterAll, beforeAll } from 'vitest';
 
 const HOST = '127.0.0.1';
 const SHARED_PORT = 6379;
@@ -226,4 +227,51 @@ export async function ready(client: Redis | Cluster): Promise<void> {
     client.once('ready', () => resolve());
     client.once('end', () => reject(new Error('client ended before ready')));
   });
+}
+
+/** One private redis-server for a test file: a client for the code under test and one to inspect with. */
+export interface RedisSuite {
+  readonly server: RedisServer;
+  readonly client: Redis;
+  readonly admin: Redis;
+}
+
+/** Registers the file's beforeAll/afterAll; read the fields inside tests, once the server is up. */
+export function redisSuite(options: StartRedisOptions = {}): RedisSuite {
+  let suite: RedisSuite | undefined;
+  beforeAll(async () => {
+    const server = await startRedis(options);
+    const client = new Redis({ host: server.host, port: server.port });
+    const admin = new Redis({ host: server.host, port: server.port });
+    await Promise.all([ready(client), ready(admin)]);
+    suite = { server, client, admin };
+  });
+  afterAll(async () => {
+    suite?.client.disconnect();
+    suite?.admin.disconnect();
+    await suite?.server.stop();
+  });
+  const get = () => {
+    if (suite === undefined) throw new Error('redisSuite fields are readable inside tests only');
+    return suite;
+  };
+  return {
+    get server() {
+      return get().server;
+    },
+    get client() {
+      return get().client;
+    },
+    get admin() {
+      return get().admin;
+    },
+  };
+}
+
+/** Script calls (EVALSHA and EVAL) the server counted so far, from INFO commandstats. */
+export async function scriptCalls(admin: Redis): Promise<number> {
+  const stats = await admin.info('commandstats');
+  let calls = 0;
+  for (const match of stats.matchAll(/cmdstat_(?:evalsha|eval):calls=(\d+)/g)) calls += Number(match[1]);
+  return calls;
 }
