@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { formatProblem, RulesError } from '@sluice/core';
 import { parseCommandArgs, stringOption } from '../args.js';
-import { type Command, describeFsError, EXIT, UsageError } from '../io.js';
+import { type Command, describeFsError, EXIT, type Io, UsageError } from '../io.js';
 import { countOf } from '../rulesFile.js';
 
 /** A Redis URL without its password, to print. */
@@ -13,6 +13,34 @@ export function redactUrl(url: string): string {
   } catch {
     return '(invalid URL)';
   }
+}
+
+/** What push needs from ioredis and @sluice/redis. */
+interface RedisModules {
+  readonly Redis: typeof import('ioredis').Redis;
+  readonly publishRules: typeof import('@sluice/redis').publishRules;
+}
+
+/**
+ * ioredis and @sluice/redis, loaded only here: they are optional peer dependencies of @sluice/cli, so that the other
+ * commands install and run without a Redis client. When one is missing, says which and how to install it.
+ */
+async function loadRedis(io: Io): Promise<RedisModules | undefined> {
+  const [ioredis, redis] = await Promise.allSettled([import('ioredis'), import('@sluice/redis')]);
+  if (ioredis.status === 'fulfilled' && redis.status === 'fulfilled')
+    return { Redis: ioredis.value.Redis, publishRules: redis.value.publishRules };
+  const errors = [ioredis, redis].flatMap((result) => (result.status === 'rejected' ? [result.reason] : []));
+  const other = errors.find((error) => (error as { code?: unknown } | null)?.code !== 'ERR_MODULE_NOT_FOUND');
+  if (other !== undefined) throw other;
+  // Node names the package it could not find, also when @sluice/redis is there but its ioredis is not.
+  const missing = ['ioredis', '@sluice/redis'].filter((name) =>
+    errors.some((e) => String(e).includes(`'${name}'`)),
+  );
+  io.err(
+    `push needs ioredis and @sluice/redis (not installed: ${missing.join(', ') || 'one of them'}); ` +
+      'install them with: npm install ioredis @sluice/redis',
+  );
+  return undefined;
 }
 
 /** `sluice push <file> --redis <url>`: validate, compile, store and announce a version to the gateways. */
@@ -32,7 +60,8 @@ Options:
   --prefix <prefix>   key prefix, as given to redisRules; default sluice
   -h, --help          show this help
 
-Exit codes: 0 published, 1 invalid rules or Redis failure, 2 usage error or unreadable file.`,
+Exit codes: 0 published, 1 invalid rules or Redis failure, 2 usage error, unreadable file, or ioredis or
+@sluice/redis not installed (npm install ioredis @sluice/redis).`,
   async run(args, io) {
     const parsed = parseCommandArgs(args, {
       redis: { type: 'string' },
@@ -50,8 +79,9 @@ Exit codes: 0 published, 1 invalid rules or Redis failure, 2 usage error or unre
       io.err(describeFsError(file, error));
       return EXIT.usage;
     }
-    // Loaded only here: the other commands need neither ioredis nor @sluice/redis.
-    const [{ Redis }, { publishRules }] = await Promise.all([import('ioredis'), import('@sluice/redis')]);
+    const redis = await loadRedis(io);
+    if (redis === undefined) return EXIT.usage;
+    const { Redis, publishRules } = redis;
     const client = new Redis(url, {
       lazyConnect: true,
       connectTimeout: 3000,
