@@ -7,6 +7,7 @@ import { guardObserver } from './observe/guarded.js';
 import { type LimiterHealth, limiterHealth } from './observe/health.js';
 import { LIMITER_NOTICES, type LimiterNotice, misuseWatch, type NoticeLogger } from './observe/misuse.js';
 import { effectiveMode, type PlannedCheck, planChecks } from './plan.js';
+import { isRulesSource } from './rules/resolve.js';
 import { isPromise, type Maybe, StoreCaller } from './storeCall.js';
 import { MemoryStore } from './stores/memory.js';
 import type {
@@ -313,8 +314,4 @@ function silenced(options: LimiterOptions): ReadonlySet<string> {
       );
   }
   return new Set(codes);
-}
-
-function isRulesSource(rules: CompiledRules | RulesSource): rules is RulesSource {
-  return typeof (rules as Partial<RulesSource>).subscribe === 'function';
 }

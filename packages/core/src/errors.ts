@@ -1,3 +1,5 @@
+import type { StoreErrorKind } from './types.js';
+
 /** Where a problem sits in a rules file. */
 export interface RuleProblem {
   /** File name or source label given to the parser. */
@@ -40,6 +42,15 @@ export class StoreError extends Error {
     this.name = 'StoreError';
     this.code = code;
   }
+}
+
+/** The kind of store failure an error stands for, as observers and metrics report it. */
+export function storeErrorKind(error: unknown): StoreErrorKind {
+  if (error instanceof StoreError) {
+    if (error.code === 'ERR_SLUICE_STORE_TIMEOUT') return 'timeout';
+    if (error.code === 'ERR_SLUICE_BREAKER_OPEN') return 'breaker_open';
+  }
+  return 'error';
 }
 
 /** A wrong option or argument given in code (bad cost, bad store object, ...). */

@@ -1,9 +1,9 @@
 import type { StoreOutcome } from './decision.js';
-import { StoreError } from './errors.js';
+import { StoreError, storeErrorKind } from './errors.js';
 import type { GuardedObserver } from './observe/guarded.js';
 import type { PlannedCheck } from './plan.js';
 import { MemoryStore } from './stores/memory.js';
-import type { Check, CheckResult, Store, StoreErrorKind } from './types.js';
+import type { Check, CheckResult, Store } from './types.js';
 
 /** A value now, or later. */
 export type Maybe<T> = T | Promise<T>;
@@ -31,6 +31,8 @@ export class StoreCaller {
   readonly #observer: GuardedObserver;
   readonly #onFailure: (error: unknown) => StoreOutcome;
   readonly #clock: () => number;
+  readonly #timedOut = (): Error =>
+    new StoreError('ERR_SLUICE_STORE_TIMEOUT', `store call over ${this.#timeoutMs} ms`);
   #pending = 0;
   #failingSince: number | undefined;
 
@@ -75,7 +77,7 @@ export class StoreCaller {
   /** A failure as an outcome, told to the observer. */
   failed(error: unknown): StoreOutcome {
     this.#failingSince ??= this.#clock();
-    const kind = errorKind(error);
+    const kind = storeErrorKind(error);
     this.#observer.onStoreError(kind, error instanceof Error ? error : new Error(String(error)));
     return { ok: false, kind };
   }
@@ -83,7 +85,7 @@ export class StoreCaller {
   #remote(call: Promise<CheckResult[]>): Promise<StoreOutcome> {
     const observer = this.#observer;
     const started = observer.timesStore ? performance.now() : 0;
-    const bounded = this.#timeoutMs === undefined ? call : withTimeout(call, this.#timeoutMs);
+    const bounded = this.#timeoutMs === undefined ? call : withTimeout(call, this.#timeoutMs, this.#timedOut);
     this.#pending++;
     return bounded.then((results): StoreOutcome => {
       this.#pending--;
@@ -96,21 +98,13 @@ export class StoreCaller {
   }
 }
 
-function errorKind(error: unknown): StoreErrorKind {
-  if (error instanceof StoreError) {
-    if (error.code === 'ERR_SLUICE_STORE_TIMEOUT') return 'timeout';
-    if (error.code === 'ERR_SLUICE_BREAKER_OPEN') return 'breaker_open';
-  }
-  return 'error';
-}
-
-/** Rejects with ERR_SLUICE_STORE_TIMEOUT after `ms`; one promise and one unref'd timer per call. */
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+/**
+ * Rejects with `onTimeout()` after `ms` unless `promise` settles first; one promise and one unref'd timer per
+ * call, so a bounded wait never keeps the process alive.
+ */
+export function withTimeout<T>(promise: PromiseLike<T>, ms: number, onTimeout: () => Error): Promise<T> {
   return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(
-      () => reject(new StoreError('ERR_SLUICE_STORE_TIMEOUT', `store call over ${ms} ms`)),
-      ms,
-    );
+    const timer = setTimeout(() => reject(onTimeout()), ms);
     timer.unref();
     promise.then(
       (value) => {

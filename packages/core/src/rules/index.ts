@@ -11,6 +11,7 @@ export {
 } from './parse.js';
 export {
   isCompiledRules,
+  isRulesSource,
   type ResolveOptions,
   type RulesLike,
   resolveRules,

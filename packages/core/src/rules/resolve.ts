@@ -1,5 +1,5 @@
 import { ConfigError } from '../errors.js';
-import type { CompiledRules } from '../types.js';
+import type { CompiledRules, RulesSource } from '../types.js';
 import { type CompileOptions, compileRules, type RulesInput } from './compile.js';
 import { loadRules, loadRulesSync, type ParseOptions, type RulesDocument } from './parse.js';
 
@@ -19,6 +19,11 @@ export function isCompiledRules(value: unknown): value is CompiledRules {
     Array.isArray(table.rules) &&
     typeof table.match === 'function'
   );
+}
+
+/** True for rules that reload (a watched file, rules distributed through Redis): anything with subscribe(). */
+export function isRulesSource(value: unknown): value is RulesSource {
+  return typeof (value as Partial<RulesSource> | null | undefined)?.subscribe === 'function';
 }
 
 /**
