@@ -5,7 +5,7 @@ type Options = NonNullable<ParseArgsConfig['options']>;
 
 /** Parsed arguments: option values by name and positionals. */
 export interface ParsedArgs {
-  readonly values: Readonly<Record<string, string | boolean | undefined>>;
+  readonly values: Readonly<Record<string, string | boolean | readonly string[] | undefined>>;
   readonly positionals: readonly string[];
 }
 
@@ -47,4 +47,10 @@ export function dateOption(parsed: ParsedArgs, name: string): string | undefined
     throw new UsageError(`--${name} must be a date (YYYY-MM-DD), got "${text}"`);
   }
   return text;
+}
+
+/** A repeatable string option's values (`--field a=b --field c=d`), in order. */
+export function listOption(parsed: ParsedArgs, name: string): readonly string[] {
+  const value = parsed.values[name];
+  return Array.isArray(value) ? value : typeof value === 'string' ? [value] : [];
 }

@@ -15,12 +15,15 @@ export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
 export interface Io {
   out(line: string): void;
   err(line: string): void;
+  /** A transient status line, redrawn in place on a terminal; absent when output is not a terminal. */
+  progress?(line: string): void;
 }
 
 /** An Io on the process's streams. */
 export const processIo: Io = {
   out: (line) => process.stdout.write(`${line}\n`),
   err: (line) => process.stderr.write(`${line}\n`),
+  ...(process.stderr.isTTY ? { progress: (line: string) => process.stderr.write(`\r\x1b[K${line}`) } : {}),
 };
 
 /** A command used wrongly; main prints it with the command's usage line and exits 2. */

@@ -1,6 +1,7 @@
 import { explainCommand } from './commands/explain.js';
 import { testCommand } from './commands/policyTest.js';
 import { pushCommand } from './commands/push.js';
+import { replayCommand } from './commands/replay.js';
 import { reportCommand } from './commands/report.js';
 import { validateCommand } from './commands/validate.js';
 import { type Command, EXIT, type ExitCode, type Io, UsageError } from './io.js';
@@ -10,6 +11,7 @@ const COMMANDS: readonly Command[] = [
   explainCommand,
   testCommand,
   reportCommand,
+  replayCommand,
   pushCommand,
 ];
 

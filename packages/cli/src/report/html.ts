@@ -8,12 +8,13 @@ export function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 
-function colourOf(index: number): string {
+/** The colour of series `index` in every chart. */
+export function colourOf(index: number): string {
   return COLOURS[index % COLOURS.length] ?? '#333';
 }
 
 /** An inline SVG line chart of denials (would-be and enforced) per hour, one line per rule. */
-export function denialChart(report: DenialReport): string {
+export function denialChart(report: Pick<DenialReport, 'hours' | 'perHour'>): string {
   const { width, height, left, right, top, bottom } = CHART;
   const plotWidth = width - left - right;
   const plotHeight = height - top - bottom;
@@ -54,17 +55,30 @@ export function denialChart(report: DenialReport): string {
   ].join('\n');
 }
 
-function table(headers: readonly string[], rows: readonly (readonly string[])[]): string {
+/** An HTML table of text cells (escaped). */
+export function table(headers: readonly string[], rows: readonly (readonly string[])[]): string {
   const head = headers.map((h) => `<th>${escapeHtml(h)}</th>`).join('');
   const body = rows.map((row) => `<tr>${row.map((cell) => `<td>${escapeHtml(cell)}</td>`).join('')}</tr>`);
   return `<table><thead><tr>${head}</tr></thead><tbody>${body.join('')}</tbody></table>`;
 }
 
+/** The stylesheet of every report page, inline (the page loads nothing). */
+export const PAGE_STYLE = `
+body{font:14px/1.4 system-ui,sans-serif;margin:2em;color:#222}
+table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:4px 8px;text-align:left}
+th{background:#f3f3f3}td:nth-child(n+3){text-align:right;font-variant-numeric:tabular-nums}
+svg{max-width:100%;font-size:11px}.key{margin-right:1em}.key i{display:inline-block;width:12px;height:12px;margin-right:4px}
+`;
+
+/** The legend of a chart's series, in the charts' colours. */
+export function legend(names: readonly string[]): string {
+  return names
+    .map((name, i) => `<span class="key"><i style="background:${colourOf(i)}"></i>${escapeHtml(name)}</span>`)
+    .join(' ');
+}
+
 /** The report as one self-contained HTML page (no scripts, no external files). */
 export function renderHtml(report: DenialReport, title: string, top: number): string {
-  const legend = [...report.perHour.keys()]
-    .map((rule, i) => `<span class="key"><i style="background:${colourOf(i)}"></i>${escapeHtml(rule)}</span>`)
-    .join(' ');
   const span =
     report.from === undefined || report.to === undefined
       ? 'no timed denials'
@@ -72,17 +86,12 @@ export function renderHtml(report: DenialReport, title: string, top: number): st
   const versions = [...report.versions.entries()].map(([v, n]) => `${v} (${n})`).join(', ') || 'none';
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)}</title>
-<style>
-body{font:14px/1.4 system-ui,sans-serif;margin:2em;color:#222}
-table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:4px 8px;text-align:left}
-th{background:#f3f3f3}td:nth-child(n+3){text-align:right;font-variant-numeric:tabular-nums}
-svg{max-width:100%;font-size:11px}.key{margin-right:1em}.key i{display:inline-block;width:12px;height:12px;margin-right:4px}
-</style></head><body>
+<style>${PAGE_STYLE}</style></head><body>
 <h1>${escapeHtml(title)}</h1>
 <p>${report.decisions} decisions read, ${span}. Rules versions seen: ${escapeHtml(versions)}.
 Would-be denials come from shadow rules and keys outside a rollout; keys are hashed counter tags (see <code>sluice explain</code>).</p>
 <h2>Denials per hour</h2>
-<p>${legend}</p>
+<p>${legend([...report.perHour.keys()])}</p>
 ${denialChart(report)}
 <h2>By rule</h2>
 ${table(
