@@ -42,7 +42,13 @@ export interface AppSpec {
   readonly customDenial?: string;
   /** Counts handler runs, by path. */
   readonly served?: Map<string, number>;
+  /** A path an earlier middleware answers (200 `{"early":true}`) before the limiter runs, passing it on. */
+  readonly sendsFirst?: string;
+  /** Collects errors that reach the framework's error handling. */
+  readonly errors?: unknown[];
 }
+
+const EARLY = JSON.stringify({ early: true });
 
 /** A started app: its base URL, its limiter, and how to stop it. */
 export interface RunningApp {
@@ -82,6 +88,14 @@ const fastify: AdapterFactory = {
   name: 'fastify',
   async start(spec) {
     const app = Fastify({ trustProxy: spec.trustProxy ?? false });
+    const { sendsFirst, errors } = spec;
+    if (sendsFirst !== undefined) {
+      app.addHook('onRequest', async (request, reply) => {
+        if (request.url === sendsFirst) return reply.type('application/json').send(EARLY);
+      });
+    }
+    if (errors !== undefined)
+      app.addHook('onError', async (_request, _reply, error) => void errors.push(error));
     await app.register(fastifyRateLimit, {
       ...spec.options,
       ...(spec.customDenial !== undefined
@@ -111,6 +125,13 @@ const expressFactory: AdapterFactory = {
   async start(spec) {
     const app = express();
     app.set('trust proxy', spec.trustProxy ?? false);
+    const { sendsFirst } = spec;
+    if (sendsFirst !== undefined) {
+      app.use((req, res, next) => {
+        if (req.path === sendsFirst) res.type('application/json').send(EARLY);
+        next();
+      });
+    }
     const limiter = expressRateLimit({
       ...spec.options,
       ...(spec.customDenial !== undefined
@@ -128,11 +149,13 @@ const expressFactory: AdapterFactory = {
     for (const path of [...PLAIN, '/slow', '/boom']) {
       const before = path === '/limited' && spec.routeRule ? [limiter.route(spec.routeRule)] : [];
       app.get(path, ...before, async (_req, res) => {
-        res.json(await handle(spec, path));
+        const body = await handle(spec, path);
+        if (!res.headersSent) res.json(body);
       });
     }
-    app.use((_error: unknown, _req: express.Request, res: express.Response, _next: express.NextFunction) => {
-      res.status(500).json({ error: 'boom' });
+    app.use((error: unknown, _req: express.Request, res: express.Response, _next: express.NextFunction) => {
+      spec.errors?.push(error);
+      if (!res.headersSent) res.status(500).json({ error: 'boom' });
     });
     const server = createServer(app);
     const url = await listen(server);
@@ -146,6 +169,17 @@ const koa: AdapterFactory = {
     const app = new Koa();
     app.proxy = spec.trustProxy ?? false;
     app.silent = true;
+    app.on('error', (error: unknown) => spec.errors?.push(error));
+    const { sendsFirst } = spec;
+    if (sendsFirst !== undefined) {
+      app.use(async (ctx, next) => {
+        if (ctx.path === sendsFirst) {
+          ctx.respond = false;
+          ctx.res.writeHead(200, { 'content-type': 'application/json' }).end(EARLY);
+        }
+        await next();
+      });
+    }
     const limiter = koaRateLimit({
       ...spec.options,
       ...(spec.customDenial !== undefined

@@ -6,7 +6,6 @@ import {
   type CheckResult,
   type Lease,
   MemoryStore,
-  type RuleSpec,
   type Store,
 } from '@sluice/core';
 import request from 'supertest';
@@ -19,8 +18,7 @@ import {
   Gate,
   type RunningApp,
 } from './apps.js';
-
-const T0 = Date.UTC(2026, 10, 30, 12, 0, 0);
+import { perIp, rules, T0 } from './fixtures.js';
 
 /** A MemoryStore that counts how often each lease is given back. */
 class CountingStore implements Store {
@@ -47,17 +45,6 @@ const downStore: Store = {
   release: () => Promise.reject(new Error('store down')),
   close: () => Promise.resolve(),
 };
-
-const perIp = (requests: number, extra: Partial<RuleSpec> = {}): RuleSpec => ({
-  name: 'per_ip',
-  key: ['ip'],
-  limit: { requests, per: '60s' },
-  ...extra,
-});
-
-function rules(...list: RuleSpec[]) {
-  return { domain: 'test', rules: list };
-}
 
 /** Sends a GET and drops the connection once the handler has it; resolves when the socket is gone. */
 function abortedGet(url: string, until: () => boolean): Promise<void> {

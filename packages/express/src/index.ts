@@ -31,7 +31,8 @@ export interface ExpressRateLimit extends RequestHandler {
 
 /** Express middleware: `app.use(rateLimit(options))`. Without options: 60 requests a minute per IP. */
 export function rateLimit(options?: ExpressRateLimitOptions): ExpressRateLimit {
-  const http = createHttpLimiter<Request, ExpressRateLimitOptions>(options);
+  // The global middleware runs before Express routes: it sees paths, and templates only in limiter.route().
+  const http = createHttpLimiter<Request, ExpressRateLimitOptions>(options, { globalSeesPaths: true });
 
   // No async function: a request decided in process goes on to `next` without waiting on a promise.
   const middleware = (scope: CheckScope): RequestHandler =>
@@ -41,17 +42,20 @@ export function rateLimit(options?: ExpressRateLimitOptions): ExpressRateLimit {
       else act(req, res, next, verdict);
     };
 
-  /** Carries out a verdict: on to `next`, or a denial sent here. */
+  /**
+   * Carries out a verdict: on to `next`, or a denial sent here. A response an earlier middleware already
+   * sent is left alone (setting a header would throw ERR_HTTP_HEADERS_SENT): counted, never touched.
+   */
   function act(req: Request, res: Response, next: NextFunction, verdict: Verdict): void {
     if (verdict.action === 'skip') {
       next();
       return;
     }
     if (verdict.action === 'deny') {
-      deny(req, res, verdict.denied).catch(next);
+      if (!res.headersSent) deny(req, res, verdict.denied).catch(next);
       return;
     }
-    res.set(verdict.headers);
+    if (!res.headersSent) res.set(verdict.headers);
     // Leases to hand back when the response ends; none (the usual case): no listeners.
     if (verdict.decision.leases.length > 0) releaseWhenDone(res, verdict.release);
     if (verdict.delayMs <= 0) {

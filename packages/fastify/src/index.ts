@@ -5,6 +5,7 @@ import {
   createHttpLimiter,
   type DeniedResponse,
   type Limiter,
+  type ProxyTrust,
   type RateLimitOptions,
   type RequestFacts,
   type RuleSpec,
@@ -14,6 +15,7 @@ import {
 } from '@sluice/core';
 import type {
   HookHandlerDoneFunction as Done,
+  FastifyInstance,
   FastifyPluginAsync,
   FastifyReply,
   FastifyRequest,
@@ -49,6 +51,7 @@ const REGISTER_KEYS = new Set(['prefix', 'logLevel', 'logSerializers']);
 const plugin: FastifyPluginAsync<FastifyRateLimitOptions> = async (fastify, given) => {
   const options = Object.fromEntries(Object.entries(given).filter(([key]) => !REGISTER_KEYS.has(key)));
   const http = createHttpLimiter<FastifyRequest, FastifyRateLimitOptions>(options);
+  const trust = configuredTrust(fastify);
   /** Each route's scope by its `config.rateLimit` object (shared by a GET route and its HEAD twin). */
   const routeScopes = new WeakMap<object, CheckScope>();
 
@@ -115,7 +118,7 @@ const plugin: FastifyPluginAsync<FastifyRateLimitOptions> = async (fastify, give
     scope: CheckScope,
     template: string | undefined,
   ): void {
-    const verdict = http.check(request, new FastifyFacts(request, template), scope);
+    const verdict = http.check(request, new FastifyFacts(request, template, trust), scope);
     if (verdict instanceof Promise) verdict.then((settled) => act(request, reply, settled, done)).catch(done);
     else act(request, reply, verdict, done);
   }
@@ -162,6 +165,24 @@ const plugin: FastifyPluginAsync<FastifyRateLimitOptions> = async (fastify, give
   }
 };
 
+/**
+ * Fastify's `trustProxy` setting. Fastify has no public accessor for it: it is read from the options the
+ * instance keeps (Fastify 5); undefined when they cannot be found.
+ */
+function configuredTrust(fastify: FastifyInstance): ProxyTrust | undefined {
+  for (let holder: object | null = fastify; holder !== null; holder = Object.getPrototypeOf(holder)) {
+    const key = Object.getOwnPropertySymbols(holder).find(
+      (symbol) => symbol.description === 'fastify.options',
+    );
+    if (key === undefined) continue;
+    const trust = (holder as Record<symbol, { trustProxy?: unknown } | undefined>)[key]?.trustProxy;
+    // Fastify trusts nothing for a falsy setting and every hop for `true`; a count, list or function bounds it.
+    if (!trust) return 'none';
+    return trust === true ? 'all' : 'bounded';
+  }
+  return undefined;
+}
+
 /** What the limiter reads off a Fastify request; a class, so no closure is made per request. */
 class FastifyFacts implements RequestFacts {
   readonly ip: string;
@@ -169,20 +190,23 @@ class FastifyFacts implements RequestFacts {
   readonly url: string;
   readonly route: string | undefined;
   readonly #request: FastifyRequest;
+  readonly #trust: ProxyTrust | undefined;
 
-  constructor(request: FastifyRequest, route: string | undefined) {
+  constructor(request: FastifyRequest, route: string | undefined, trust: ProxyTrust | undefined) {
     this.ip = request.ip;
     this.method = request.method;
     this.url = request.url;
     this.route = route;
     this.#request = request;
+    this.#trust = trust;
   }
 
   /**
-   * Fastify does not expose trustProxy: a forwarded header that did not change the address was ignored.
+   * The app's setting; when it could not be read, 'none' if a forwarded header did not change the address.
    * A getter: only read until every start-up notice has been given.
    */
-  get proxyTrust(): 'none' | undefined {
+  get proxyTrust(): ProxyTrust | undefined {
+    if (this.#trust !== undefined) return this.#trust;
     const request = this.#request;
     return request.headers['x-forwarded-for'] !== undefined && this.ip === request.socket.remoteAddress
       ? 'none'

@@ -31,7 +31,8 @@ export interface KoaRateLimit extends Middleware {
 
 /** Koa middleware: `app.use(rateLimit(options))`. Without options: 60 requests a minute per IP. */
 export function rateLimit(options?: KoaRateLimitOptions): KoaRateLimit {
-  const http = createHttpLimiter<Context, KoaRateLimitOptions>(options);
+  // Mounted with app.use, the middleware runs before @koa/router: it sees paths, not templates.
+  const http = createHttpLimiter<Context, KoaRateLimitOptions>(options, { globalSeesPaths: true });
 
   // No async function: a request decided in process goes on to `next` without an extra promise.
   const middleware = (scope: CheckScope): Middleware =>
@@ -41,11 +42,14 @@ export function rateLimit(options?: KoaRateLimitOptions): KoaRateLimit {
       return act(ctx, next, verdict);
     };
 
-  /** Carries out a verdict: on to `next`, or a denial set on the context. */
+  /**
+   * Carries out a verdict: on to `next`, or a denial set on the context. A response an earlier middleware
+   * already sent is left alone: counted, never touched.
+   */
   function act(ctx: Context, next: Next, verdict: Verdict): Promise<void> {
     if (verdict.action === 'skip') return next();
-    if (verdict.action === 'deny') return deny(ctx, verdict.denied);
-    ctx.set(verdict.headers);
+    if (verdict.action === 'deny') return ctx.headerSent ? Promise.resolve() : deny(ctx, verdict.denied);
+    ctx.set(verdict.headers); // Koa sets nothing once headers are sent
     // Leases to hand back when the response ends; none (the usual case): no listeners.
     if (verdict.decision.leases.length > 0) releaseWhenDone(ctx.res, verdict.release);
     if (verdict.delayMs <= 0) return next();

@@ -45,8 +45,7 @@ export function buildDescriptors(
 ): Descriptors {
   const max = settings.maxValueLength;
   const caseSensitive = facts.caseSensitive ?? settings.caseSensitiveRoutes;
-  const apiKey =
-    extra && 'apiKey' in extra ? toValue(extra.apiKey) : firstValue(facts.header(settings.apiKeyHeader));
+  const apiKey = extra && 'apiKey' in extra ? toValue(extra.apiKey) : headerApiKey(facts, settings);
   const result: Record<string, string> = {};
   put(result, 'ip', normalizeIp(facts.ip, settings.ipv6Subnet), max);
   put(result, 'method', facts.method.toUpperCase(), max);
@@ -85,7 +84,9 @@ function toValue(value: unknown): string | undefined {
   return undefined;
 }
 
-function firstValue(header: string | readonly string[] | undefined): string | undefined {
+/** The API key header's (first) value, trimmed; undefined when absent or blank. */
+export function headerApiKey(facts: RequestFacts, settings: DescriptorSettings): string | undefined {
+  const header = facts.header(settings.apiKeyHeader);
   const value = typeof header === 'string' ? header : header?.[0];
   const trimmed = value?.trim();
   return trimmed === '' ? undefined : trimmed;

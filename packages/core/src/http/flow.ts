@@ -3,12 +3,14 @@ import { ConfigError } from '../errors.js';
 import type { RuleSpec } from '../rules/schema.js';
 import type { Maybe } from '../storeCall.js';
 import type { CompiledRules, Decision, Descriptors, RuleResult } from '../types.js';
-import { buildDescriptors, type RequestFacts } from './descriptors.js';
+import { buildDescriptors, headerApiKey, type RequestFacts } from './descriptors.js';
+import { type AdapterNotice, Notices } from './notices.js';
 import { type AdapterStage, type RateLimitOptions, type ResolvedOptions, resolveOptions } from './options.js';
 import { PROXY_NOTICES, type ProxyNotice, proxyNotice } from './proxy.js';
 import { type DeniedResponse, deniedResponse, type HeaderValues, rateLimitHeaders } from './responses.js';
 import { limiterFor, routeRuleCompiler } from './rules-option.js';
 import { shownResult } from './shown.js';
+import { rawIpv6Descriptor, ruleSmells } from './smells.js';
 
 /** True for a promise or any thenable a user hook may return. */
 function isPromise<T>(value: Maybe<T>): value is Promise<T> {
@@ -57,6 +59,15 @@ export type Verdict =
     }
   | { readonly action: 'deny'; readonly denied: DeniedResponse };
 
+/** What an adapter's global middleware can know of a request, for the notices that depend on it. */
+export interface AdapterTraits {
+  /**
+   * True when the global middleware runs before the router (Express, Koa) and sees a path, not the route
+   * template, whenever the request's facts carry no `route`.
+   */
+  readonly globalSeesPaths?: boolean;
+}
+
 /** The per-request flow every adapter shares, built once at start-up. */
 export interface HttpLimiter<Req, O extends RateLimitOptions<Req> = RateLimitOptions<Req>> {
   readonly limiter: Limiter;
@@ -87,15 +98,22 @@ export interface HttpLimiter<Req, O extends RateLimitOptions<Req> = RateLimitOpt
  */
 export function createHttpLimiter<Req, O extends RateLimitOptions<Req>>(
   given: O | undefined,
+  traits: AdapterTraits = {},
 ): HttpLimiter<Req, O> {
   const options = resolveOptions<Req, O>(given);
   const limiter = limiterFor(options);
-  const compileRouteRules = routeRuleCompiler(limiter);
+  const compileRoute = routeRuleCompiler(limiter);
   const warned = new Set<AdapterStage>();
   // What this limiter noted on a request object: a property, not a WeakMap entry (those cost the garbage
   // collector on every request). A symbol of its own per limiter, so two limiters never mix their notes.
   const seen = Symbol('sluice.seen');
-  const noticed = new Set<ProxyNotice>(options.silence);
+  const silence: readonly string[] = options.silence ?? [];
+  const noticed = new Set(silence.filter((code): code is ProxyNotice => code in PROXY_NOTICES));
+  const notices = new Notices(options.logger, silence);
+  // Keys read from the header unchecked: rules keyed by api_key deserve a notice.
+  const rawKeys = options.apiKey === undefined && options.validateApiKey === undefined;
+  /** The global table last looked at for smells: each table is looked at once. */
+  let smelledTable: CompiledRules | undefined;
 
   function noticeProxySmell(facts: RequestFacts): void {
     if (noticed.size === NOTICE_COUNT) return;
@@ -146,20 +164,43 @@ export function createHttpLimiter<Req, O extends RateLimitOptions<Req>>(
     return undefined;
   }
 
-  /** Hooks in order (api key, descriptors, cost), then the engine; the verdict of the decision. */
+  /** Hooks in order (api key and its validation, descriptors, cost), then the engine; the verdict. */
   function decide(req: Req, facts: RequestFacts, scope: CheckScope): Maybe<Verdict> {
-    const { apiKey, descriptors } = options;
-    const key = apiKey ? hook('api_key', () => apiKey(req)) : undefined;
-    return then(key, (keyValue) => {
+    const { descriptors } = options;
+    return then(apiKeyOf(req, facts), (keyValue) => {
       const own = descriptors ? hook('descriptors', () => descriptors(req)) : undefined;
       return then(own, (ownValue) => {
-        const extra = apiKey ? { apiKey: keyValue, descriptors: ownValue } : { descriptors: ownValue };
+        if (ownValue !== undefined && notices.pending('SLUICE_RAW_IPV6_KEY')) noticeRawIpv6(ownValue);
+        const extra = rawKeys ? { descriptors: ownValue } : { apiKey: keyValue, descriptors: ownValue };
         const cost = options.cost ? hook('cost', () => options.cost?.(req)) : undefined;
         return then(cost, (costValue) =>
           judge(req, buildDescriptors(facts, options, extra), costValue, scope),
         );
       });
     });
+  }
+
+  /**
+   * The request's API key when the app reads or validates it (`apiKey`, `validateApiKey`); undefined when
+   * there is none or the validator refused it (so the request is anonymous). Read from the header by
+   * buildDescriptors otherwise.
+   */
+  function apiKeyOf(req: Req, facts: RequestFacts): Maybe<unknown> {
+    const { apiKey, validateApiKey } = options;
+    if (rawKeys) return undefined;
+    const key = apiKey ? hook('api_key', () => apiKey(req)) : headerApiKey(facts, options);
+    if (validateApiKey === undefined) return key;
+    return then(key, (value) => {
+      if (typeof value !== 'string' || value === '') return undefined;
+      // A validator that throws refuses the key: failing towards the per-IP rules is the safe side.
+      const valid = hook('validate_api_key', () => validateApiKey(value, req));
+      return then(valid, (ok) => (ok === true ? value : undefined));
+    });
+  }
+
+  function noticeRawIpv6(own: unknown): void {
+    const name = rawIpv6Descriptor(own);
+    if (name !== undefined) notices.give('SLUICE_RAW_IPV6_KEY', `descriptor ${JSON.stringify(name)}`);
   }
 
   function judge(
@@ -235,6 +276,7 @@ export function createHttpLimiter<Req, O extends RateLimitOptions<Req>>(
     noticeProxySmell(facts);
     const scope = effectiveScope(req, requested);
     if (scope === undefined) return SKIP;
+    if (scope.global !== false && limiter.rules !== smelledTable) noticeRuleSmells(limiter.rules, facts);
     const { skip } = options;
     const verdict = skip
       ? then(
@@ -267,6 +309,32 @@ export function createHttpLimiter<Req, O extends RateLimitOptions<Req>>(
       holder[seen] = notes;
     }
     return notes;
+  }
+
+  /**
+   * Notices about the global rule table, looked at once per table (a reload brings a new one): api_key rules
+   * counting raw header values, and where the global middleware sees paths, rules matching or keyed by route.
+   */
+  function noticeRuleSmells(table: CompiledRules, facts: RequestFacts): void {
+    const pathsOnly = traits.globalSeesPaths === true && facts.route === undefined;
+    // Until a request arrives without a template, a router-mounted limiter may still see templates.
+    if (pathsOnly || !traits.globalSeesPaths) smelledTable = table;
+    const smells = ruleSmells(table);
+    if (rawKeys) noticeRule('SLUICE_UNVALIDATED_API_KEY', smells.apiKeyed);
+    if (!pathsOnly) return;
+    noticeRule('SLUICE_ROUTE_TEMPLATE_UNSEEN', smells.templateMatched);
+    noticeRule('SLUICE_ROUTE_KEY_PATH', smells.routeKeyed);
+  }
+
+  function noticeRule(code: AdapterNotice, rules: readonly string[]): void {
+    if (rules.length > 0) notices.give(code, `rule ${rules.map((rule) => JSON.stringify(rule)).join(', ')}`);
+  }
+
+  /** Route-level rules, compiled once; rules keyed by api_key counting raw header values get a notice. */
+  function compileRouteRules(rules: unknown, label: string): CompiledRules {
+    const compiled = compileRoute(rules, label);
+    if (rawKeys) noticeRule('SLUICE_UNVALIDATED_API_KEY', ruleSmells(compiled).apiKeyed);
+    return compiled;
   }
 
   function routeScope(rules: RuleSpec | readonly RuleSpec[]): CheckScope {

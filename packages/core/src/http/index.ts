@@ -1,16 +1,25 @@
 export {
   buildDescriptors,
   type DescriptorSettings,
+  headerApiKey,
   MAX_DESCRIPTOR_LENGTH,
   type RequestFacts,
 } from './descriptors.js';
-export { type CheckScope, createHttpLimiter, type HttpLimiter, type Verdict } from './flow.js';
+export {
+  type AdapterTraits,
+  type CheckScope,
+  createHttpLimiter,
+  type HttpLimiter,
+  type Verdict,
+} from './flow.js';
 export { DEFAULT_IPV6_SUBNET, normalizeIp } from './ip.js';
 export { isResponseClosed, releaseWhenDone, waitUnlessClosed } from './node.js';
+export { ADAPTER_NOTICES, type AdapterNotice } from './notices.js';
 export {
   type AdapterObserver,
   type AdapterStage,
   type DescriptorValue,
+  type NoticeCode,
   type RateLimitLogger,
   type RateLimitOptions,
   type ResolvedOptions,
@@ -29,3 +38,4 @@ export {
 } from './responses.js';
 export { normalizePath, type PathOptions } from './route.js';
 export { DEFAULT_RULES } from './rules-option.js';
+export { constrainsMore, shownResult } from './shown.js';

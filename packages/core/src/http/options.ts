@@ -2,14 +2,24 @@ import { z } from 'zod';
 import { ConfigError } from '../errors.js';
 import type { SampleRates } from '../observe/decisionLog.js';
 import type { RulesLike } from '../rules/index.js';
+import { closest } from '../rules/show.js';
 import type { Observer, RulesSource, Store } from '../types.js';
 import { MAX_DESCRIPTOR_LENGTH } from './descriptors.js';
 import { DEFAULT_IPV6_SUBNET } from './ip.js';
+import { ADAPTER_NOTICES, type AdapterNotice } from './notices.js';
 import { PROXY_NOTICES, type ProxyNotice } from './proxy.js';
 import type { HeaderFormat } from './responses.js';
 
 /** Where a limiter step failed inside an adapter (never surfaced to the user's route). */
-export type AdapterStage = 'skip' | 'descriptors' | 'api_key' | 'cost' | 'check' | 'release' | 'on_denied';
+export type AdapterStage =
+  | 'skip'
+  | 'descriptors'
+  | 'api_key'
+  | 'validate_api_key'
+  | 'cost'
+  | 'check'
+  | 'release'
+  | 'on_denied';
 
 /** An {@link Observer} that also hears of failures inside the adapter (a throwing `descriptors`, say). */
 export interface AdapterObserver extends Observer {
@@ -22,6 +32,9 @@ export interface RateLimitLogger {
   /** Receives decision lines (objects) when `decisionLog` is on; pino's and console's both do. */
   info?(entry: object): void;
 }
+
+/** A notice code the `silence` option accepts. */
+export type NoticeCode = ProxyNotice | AdapterNotice;
 
 /** A descriptor value the app may return; numbers and booleans are stringified. */
 export type DescriptorValue = string | number | boolean | undefined;
@@ -43,6 +56,12 @@ export interface RateLimitOptions<Req> {
   ) => Readonly<Record<string, DescriptorValue>> | Promise<Readonly<Record<string, DescriptorValue>>>;
   /** The request's API key. Default: the `apiKeyHeader` header. */
   apiKey?: (req: Req) => string | undefined;
+  /**
+   * Whether the request's API key is a real one (a lookup, a signature check; may be async, cache it). A key
+   * it refuses (false, a throw) is treated as no key: `auth` is `anonymous` and the per-IP rules apply, so a
+   * client cannot escape them with random keys. Without it, rules keyed by `api_key` count any header value.
+   */
+  validateApiKey?: (key: string, req: Req) => boolean | Promise<boolean>;
   /** Header holding the API key. Default `x-api-key`. */
   apiKeyHeader?: string;
   /** The request's cost, for rules without a cost of their own. Default 1. */
@@ -59,7 +78,7 @@ export interface RateLimitOptions<Req> {
   timeoutMs?: number;
   /** HMAC secret for counter tags. */
   keySecret?: string;
-  /** IPv6 prefix length a client is keyed by. Default 64. */
+  /** IPv6 prefix length a client is keyed by, 32 to 64. Default 64. */
   ipv6Subnet?: number;
   /** Whether the router tells `/Search` from `/search` (for the `route` descriptor). Default false. */
   caseSensitiveRoutes?: boolean;
@@ -72,8 +91,10 @@ export interface RateLimitOptions<Req> {
    * `true` for the default rates (denied, shadow-denied and failed-open all logged, allowed none), or rates.
    */
   decisionLog?: true | SampleRates;
-  /** Notice codes not to log (`SLUICE_XFF_UNTRUSTED`, `SLUICE_TRUST_ALL_PROXIES`). */
-  silence?: readonly ProxyNotice[];
+  /** Notice codes not to log (`SLUICE_XFF_UNTRUSTED`, `SLUICE_UNVALIDATED_API_KEY`, ...). */
+  silence?: readonly NoticeCode[];
+  /** Every rule behaves as `mode: shadow` (counted, logged, never denied): for a first deployment. Default false. */
+  dryRun?: boolean;
 }
 
 /** The options after validation, defaults filled in. */
@@ -105,6 +126,14 @@ const sampleRates = z
   .object({ allowed: rate, denied: rate, shadowDenied: rate, failedOpen: rate })
   .strict() satisfies z.ZodType<SampleRates>;
 
+// Shorter prefixes lump many subscribers into one counter; longer ones let one subscriber hop between many.
+const IPV6_SUBNET_RANGE = 'must be a prefix length from 32 to 64 (64: one subscriber)';
+
+const NOTICE_CODES = [...Object.keys(PROXY_NOTICES), ...Object.keys(ADAPTER_NOTICES)] as [
+  NoticeCode,
+  ...NoticeCode[],
+];
+
 /** The one schema of the options all three adapters take (`onDenied` is typed per framework). */
 export const rateLimitOptionsSchema = z
   .object({
@@ -113,6 +142,7 @@ export const rateLimitOptionsSchema = z
     localStore: store.optional(),
     descriptors: fn.optional(),
     apiKey: fn.optional(),
+    validateApiKey: fn.optional(),
     apiKeyHeader: z
       .string()
       .regex(/^[!#$%&'*+.^_`|~0-9a-z-]+$/i, 'must be a header name')
@@ -129,10 +159,11 @@ export const rateLimitOptionsSchema = z
     clock: fn.optional(),
     timeoutMs: z.number().positive().optional(),
     keySecret: z.string().min(1).optional(),
-    ipv6Subnet: z.number().int().min(1).max(128).optional(),
+    ipv6Subnet: z.number().int().min(32, IPV6_SUBNET_RANGE).max(64, IPV6_SUBNET_RANGE).optional(),
     caseSensitiveRoutes: z.boolean().optional(),
     maxValueLength: z.number().int().min(16).optional(),
-    silence: z.array(z.enum(Object.keys(PROXY_NOTICES) as [ProxyNotice, ...ProxyNotice[]])).optional(),
+    silence: z.array(z.enum(NOTICE_CODES)).optional(),
+    dryRun: z.boolean().optional(),
     logger: z
       .custom<RateLimitLogger>((value) => hasMethods(value, ['warn']), {
         message: 'must have a warn(message) method',
@@ -168,11 +199,16 @@ export function resolveOptions<Req, O extends RateLimitOptions<Req>>(
   };
 }
 
+/** `unknown option "timeoutMS" (did you mean "timeoutMs"?)`. */
+function unknownOption(key: string): string {
+  const hint = closest(key, Object.keys(rateLimitOptionsSchema.shape));
+  return `unknown option "${key}"${hint ? ` (did you mean "${hint}"?)` : ''}`;
+}
+
 function describeIssues(issues: readonly z.core.$ZodIssue[]): string {
   return issues
     .map((issue) => {
-      if (issue.code === 'unrecognized_keys')
-        return issue.keys.map((key) => `unknown option "${key}"`).join('; ');
+      if (issue.code === 'unrecognized_keys') return issue.keys.map(unknownOption).join('; ');
       const name = issue.path.map(String).join('.');
       const message = issue.message.charAt(0).toLowerCase() + issue.message.slice(1);
       return name ? `option "${name}": ${message}` : message;

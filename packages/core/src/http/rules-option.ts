@@ -31,9 +31,14 @@ const DEFAULT_NOTICE =
   'sluice: no rules given, using the default: 60 requests a minute per client IP (sliding window, ' +
   'in-memory store). Pass `rules` to choose your own.';
 
-/** The engine behind an adapter, built once from validated options (the default rules announced). */
+const DRY_RUN_NOTICE =
+  'sluice: dryRun is on: every rule is in shadow mode, counted and logged but never denying a request. ' +
+  'Turn it off to enforce.';
+
+/** The engine behind an adapter, built once from validated options (defaults and dry runs announced). */
 export function limiterFor<Req>(options: ResolvedOptions<Req>): Limiter {
   if (options.rules === undefined) options.logger.warn(DEFAULT_NOTICE);
+  if (options.dryRun === true) options.logger.warn(DRY_RUN_NOTICE);
   return createLimiter({
     rules: rulesOption(options.rules ?? DEFAULT_RULES, options.logger),
     ...(options.store ? { store: options.store } : {}),
@@ -42,6 +47,7 @@ export function limiterFor<Req>(options: ResolvedOptions<Req>): Limiter {
     ...observerOption(options),
     ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
     ...(options.keySecret !== undefined ? { keySecret: options.keySecret } : {}),
+    ...(options.dryRun === true ? { dryRun: true } : {}),
   });
 }
 
@@ -53,6 +59,7 @@ function observerOption<Req>(options: ResolvedOptions<Req>): { observer?: Observ
     logger: options.logger as unknown as DecisionLogger,
     ...(options.decisionLog === true ? {} : { sample: options.decisionLog }),
     ...(options.keySecret !== undefined ? { keySecret: options.keySecret } : {}),
+    ...(options.dryRun === true ? { dryRun: true } : {}),
   });
   return { observer: options.observer ? combineObservers(options.observer, log) : log };
 }
