@@ -23,7 +23,7 @@ rules:
 );
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-const cleanups: (() => Promise<void> | void)[] = [];
+const cleanups: (() => unknown)[] = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });

@@ -137,6 +137,7 @@ function whenReady(redis: RulesClient, timeoutMs: number): Promise<void> {
  * connection) and switches on each publish. A bad payload or a Redis error keeps the last good version and is
  * reported to subscribers' `onError`. When Redis cannot be reached at start, the local `file` is used (and the
  * fallback is reported through `warn` and `onError`); after a reconnect the published version is read again.
+ * The subscription closes with `close()`, or by itself when `client` ends (quit or disconnect).
  */
 export async function redisRules(client: RulesClient, options: RedisRulesOptions): Promise<RulesSource> {
   const { domain } = options;
@@ -231,6 +232,14 @@ export async function redisRules(client: RulesClient, options: RedisRulesOptions
   }
   const initial: CompiledRules = current;
 
+  // The subscriber connection is ours: it closes with the client it was duplicated from, so that an app
+  // that quits its client (and forgets close()) is not kept alive by the subscription.
+  const closeSubscriber = () => {
+    subscribers.clear();
+    subscriber.disconnect();
+  };
+  client.once('end', closeSubscriber);
+
   return {
     get current() {
       return current ?? initial;
@@ -243,8 +252,8 @@ export async function redisRules(client: RulesClient, options: RedisRulesOptions
       return () => subscribers.delete(entry);
     },
     async close() {
-      subscribers.clear();
-      subscriber.disconnect();
+      client.off('end', closeSubscriber);
+      closeSubscriber();
     },
   };
 }
