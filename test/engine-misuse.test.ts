@@ -57,6 +57,17 @@ describe('a limiter built per request', () => {
     expect(lines[0]).toContain('domain "per_request"');
   });
 
+  it('is not suspected of limiters that are closed after use (a tool running one per test case)', async () => {
+    const { lines, logger } = recorder();
+    const rules = rulesOf('closed_each');
+    for (let i = 0; i < PER_REQUEST_THRESHOLD * 2; i++) {
+      const limiter = createLimiter({ rules, logger });
+      await limiter.check({ ip: '192.0.2.1' });
+      await limiter.close();
+    }
+    expect(lines).toEqual([]);
+  });
+
   it('is not suspected of a limiter built once', async () => {
     const { lines, logger } = recorder();
     const limiter = createLimiter({ rules: rulesOf('built_once'), logger });

@@ -166,6 +166,15 @@ describe('createLimiter', () => {
     expect((await dry.check({ user: 'u' })).allowed).toBe(true);
   });
 
+  it('refuses rules given as a promise (a missing await) or as anything but a table or a source', () => {
+    const pending = Promise.resolve(seedRules);
+    expect(() => createLimiter({ rules: pending as never })).toThrow(
+      'rules is a Promise: did you forget await? (rules: await redisRules(...))',
+    );
+    expect(() => createLimiter({ rules: { domain: 'd', rules: [] } as never })).toThrow(ConfigError);
+    expect(() => createLimiter({ rules: undefined as never })).toThrow(/rules must be a compiled rule table/);
+  });
+
   it('evaluates every matched rule in one store call', async () => {
     const store = new RecordingStore();
     const limiter = createLimiter({ rules: seedRules, store, clock: () => T0 });

@@ -7,7 +7,7 @@ import { guardObserver } from './observe/guarded.js';
 import { type LimiterHealth, limiterHealth } from './observe/health.js';
 import { LIMITER_NOTICES, type LimiterNotice, misuseWatch, type NoticeLogger } from './observe/misuse.js';
 import { effectiveMode, type PlannedCheck, planChecks } from './plan.js';
-import { isRulesSource } from './rules/resolve.js';
+import { assertNotPromise, isCompiledRules, isRulesSource } from './rules/resolve.js';
 import { isPromise, type Maybe, StoreCaller } from './storeCall.js';
 import { MemoryStore } from './stores/memory.js';
 import type {
@@ -128,6 +128,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
   const timeoutMs = options.timeoutMs ?? 1000;
   const secret = options.keySecret;
   const dryRun = options.dryRun === true;
+  assertRules(options.rules);
   const source = isRulesSource(options.rules) ? options.rules : undefined;
   let table = source ? source.current : (options.rules as CompiledRules);
   const tags = new TagCache(secret);
@@ -301,6 +302,15 @@ function byScope(planned: readonly PlannedCheck[]): [readonly PlannedCheck[], re
   if (local === 0) return [planned, NO_CHECKS];
   if (local === planned.length) return [NO_CHECKS, planned];
   return [planned.filter((p) => p.rule.scope !== 'local'), planned.filter((p) => p.rule.scope === 'local')];
+}
+
+/** The rules option is a compiled table or a source of them; anything else is refused at once, not per request. */
+function assertRules(rules: unknown): void {
+  assertNotPromise(rules);
+  if (isCompiledRules(rules) || isRulesSource(rules)) return;
+  throw new ConfigError(
+    'rules must be a compiled rule table (compileRules, resolveRules) or a rules source (watchRules, redisRules)',
+  );
 }
 
 /** The `silence` option as a set; an unknown code is refused, so a typo does not silently keep a notice on. */

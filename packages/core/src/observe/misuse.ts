@@ -49,8 +49,8 @@ class MisuseWatch {
   /** Stores and rule versions already warned about: each smell is logged once. */
   readonly #warnedStores = new WeakSet<Store>();
   readonly #warnedVersions = new Set<string>();
-  /** Rule version -> build times (ms, monotonic) within the window. */
-  readonly #builds = new Map<string, number[]>();
+  /** Rule version -> recent builds. */
+  readonly #builds = new Map<string, Build[]>();
 
   /**
    * Registers a limiter built with `table` that counts its `store`-scope rules on `store` and its `local`-scope
@@ -83,7 +83,8 @@ class MisuseWatch {
       if (clash !== undefined) warn('SLUICE_STORE_SHARED', `rule "${clash}" of domain "${rules.domain}"`);
     };
     take(table);
-    const built = this.#built(table.version);
+    const build: Build = { at: performance.now(), open: true };
+    const built = this.#built(table.version, build);
     if (built !== undefined)
       warn(
         'SLUICE_LIMITER_PER_REQUEST',
@@ -92,6 +93,7 @@ class MisuseWatch {
     return {
       rules: take,
       close: () => {
+        build.open = false;
         this.#release(self, held);
         held = [];
       },
@@ -127,21 +129,33 @@ class MisuseWatch {
     }
   }
 
-  /** Counts a build of this rule version; the number built within the window when it crosses the threshold. */
-  #built(version: string): number | undefined {
+  /**
+   * Counts a build of this rule version; the number built within the window and still open when it crosses
+   * the threshold. Closed limiters do not count: a tool that builds, uses and closes one per test case is fine.
+   */
+  #built(version: string, build: Build): number | undefined {
     if (this.#warnedVersions.has(version)) return undefined;
-    const now = performance.now();
+    const now = build.at;
     // Versions left behind by reloads: forget them once their builds are out of the window.
-    for (const [other, times] of this.#builds)
-      if (other !== version && now - (times.at(-1) ?? 0) >= PER_REQUEST_WINDOW_MS) this.#builds.delete(other);
-    const times = (this.#builds.get(version) ?? []).filter((t) => now - t < PER_REQUEST_WINDOW_MS);
-    times.push(now);
-    this.#builds.set(version, times);
-    if (times.length < PER_REQUEST_THRESHOLD) return undefined;
+    for (const [other, builds] of this.#builds)
+      if (other !== version && now - (builds.at(-1)?.at ?? 0) >= PER_REQUEST_WINDOW_MS)
+        this.#builds.delete(other);
+    const recent = (this.#builds.get(version) ?? []).filter(
+      (b) => b.open && now - b.at < PER_REQUEST_WINDOW_MS,
+    );
+    recent.push(build);
+    this.#builds.set(version, recent);
+    if (recent.length < PER_REQUEST_THRESHOLD) return undefined;
     this.#warnedVersions.add(version);
     this.#builds.delete(version);
-    return times.length;
+    return recent.length;
   }
+}
+
+/** One limiter build: when (ms, monotonic), and whether it is still open. */
+interface Build {
+  readonly at: number;
+  open: boolean;
 }
 
 /** The process-wide watch every createLimiter registers with. */

@@ -24,6 +24,10 @@ describe('resolveRules', () => {
   it('rejects invalid rules with a RulesError and anything else with a ConfigError', async () => {
     await expect(resolveRules({ rules: [{ name: 'x' }] } as never)).rejects.toThrow(RulesError);
     await expect(resolveRules(42 as never)).rejects.toThrow(ConfigError);
+    // A missing await in plain JavaScript: said as such, not as a rules object lacking `rules`.
+    expect(() => resolveRulesSync(Promise.resolve(rules) as never)).toThrow(
+      'rules is a Promise: did you forget await?',
+    );
     expect(() => resolveRulesSync({ rules: [{ name: 'x' }] } as never, { source: 'route /x' })).toThrow(
       'route /x rules[0].limit: missing required field "limit"',
     );

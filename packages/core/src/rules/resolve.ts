@@ -41,7 +41,17 @@ export function resolveRulesSync(input: RulesLike, options: ResolveOptions = {})
   return resolveLoaded(input, options);
 }
 
+/**
+ * Throws a ConfigError for rules given as a promise: in plain JavaScript a missing `await` (on redisRules(...),
+ * resolveRules(...)) would otherwise read as rules with no `rules` field.
+ */
+export function assertNotPromise(input: unknown): void {
+  if (typeof (input as { then?: unknown } | null | undefined)?.then === 'function')
+    throw new ConfigError('rules is a Promise: did you forget await? (rules: await redisRules(...))');
+}
+
 function resolveLoaded(input: unknown, options: CompileOptions): CompiledRules {
+  assertNotPromise(input);
   if (isCompiledRules(input)) return input;
   if (typeof input === 'object' && input !== null) return compileRules(input as RulesInput, options);
   throw new ConfigError('rules must be a file path, a rules object ({domain, rules}) or a compiled table');
