@@ -45,6 +45,7 @@ export function ruleResult(planned: PlannedCheck, outcome: StoreOutcome, index: 
       retryAfterMs: allowed ? 0 : FAIL_CLOSED_RETRY_MS,
       shadowDenied: false,
       failed: true,
+      fallback: false,
     };
   }
   const r = outcome.results[index];
@@ -61,6 +62,7 @@ export function ruleResult(planned: PlannedCheck, outcome: StoreOutcome, index: 
     retryAfterMs: r.retryAfterMs,
     shadowDenied,
     failed: r.degraded !== undefined,
+    fallback: r.degraded !== undefined,
   };
 }
 

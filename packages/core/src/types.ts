@@ -225,6 +225,8 @@ export interface RuleResult {
   readonly shadowDenied: boolean;
   /** The store failed for this rule and its on_store_error decided. */
   readonly failed: boolean;
+  /** With `failed`: a store's in-process fallback counted instead (its denial is a 429, not a 503). */
+  readonly fallback?: boolean;
 }
 
 /** The engine's answer for one request. */
