@@ -1,5 +1,5 @@
+import { isThenable } from '../storeCall.js';
 import type { Observer } from '../types.js';
-import { isThenable } from './guarded.js';
 
 type Hook = (...args: never[]) => unknown;
 

@@ -1,3 +1,4 @@
+import { isThenable } from '../storeCall.js';
 import type { CompiledRules, Decision, Descriptors, Observer, StoreErrorKind } from '../types.js';
 
 /** An Observer whose every hook exists and never throws nor rejects: the engine calls it without checks. */
@@ -15,11 +16,6 @@ export interface GuardedObserver {
 }
 
 const nothing = (): void => {};
-
-/** True for anything a hook may return that will settle later (an async hook's promise, any thenable). */
-export function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return typeof (value as { then?: unknown } | null | undefined)?.then === 'function';
-}
 
 /**
  * Wraps an observer once, at start-up: hooks it lacks become no-ops, and a hook that throws or (async) rejects

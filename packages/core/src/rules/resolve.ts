@@ -1,4 +1,5 @@
 import { ConfigError } from '../errors.js';
+import { isThenable } from '../storeCall.js';
 import type { CompiledRules, RulesSource } from '../types.js';
 import { type CompileOptions, compileRules, type RulesInput } from './compile.js';
 import { loadRules, loadRulesSync, type ParseOptions, type RulesDocument } from './parse.js';
@@ -46,7 +47,7 @@ export function resolveRulesSync(input: RulesLike, options: ResolveOptions = {})
  * resolveRules(...)) would otherwise read as rules with no `rules` field.
  */
 export function assertNotPromise(input: unknown): void {
-  if (typeof (input as { then?: unknown } | null | undefined)?.then === 'function')
+  if (isThenable(input))
     throw new ConfigError('rules is a Promise: did you forget await? (rules: await redisRules(...))');
 }
 
