@@ -74,6 +74,14 @@ describe('deniedResponse', () => {
       'Cache-Control': 'no-store',
     });
   });
+
+  it('is a 429 when a store fallback counter denied during an outage: a counter said no', () => {
+    const counted = result({ failed: true, fallback: true, retryAfterMs: 4200 });
+    const denied = deniedResponse(decision({ reason: 'store_error', retryAfterMs: 4200 }, [counted]), 'none');
+    expect(denied.status).toBe(429);
+    expect(denied.body).toEqual({ error: 'rate_limited', rule: 'key_default', retryAfter: 5 });
+    expect(denied.headers['Retry-After']).toBe('5');
+  });
 });
 
 describe('rateLimitHeaders', () => {

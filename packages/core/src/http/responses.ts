@@ -136,7 +136,7 @@ export function deniedResponse(decision: Decision, format: HeaderFormat): Denied
 /** The denying rule failed closed: the store is down and no counter stood in, the client is over no limit. */
 function failedClosed(decision: Decision): boolean {
   for (const result of decision.results) {
-    if (result.rule === decision.rule && result.failed) return true;
+    if (result.rule === decision.rule && result.failed) return result.fallback !== true;
   }
   return false;
 }
