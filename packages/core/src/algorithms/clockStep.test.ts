@@ -8,7 +8,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ALGORITHMS } from '../rules/schema.js';
 import type { AlgorithmName, LimitParams, Outcome } from '../types.js';
-import { decideByName } from './index.js';
+import { decideByName, type GcraState, gcra, type TokenBucketState, tokenBucket } from './index.js';
 
 const NOW = Date.UTC(2026, 10, 30, 9, 30);
 const HOUR = 3_600_000;
@@ -183,6 +183,29 @@ describe.each(ALGORITHMS)('%s when the clock steps', (name) => {
         }
       }),
       { numRuns: 300 },
+    );
+  });
+});
+
+describe('token_bucket and gcra when the clock steps', () => {
+  it('still give identical decisions: a step back un-refills the bucket as it pushes the TAT ahead', () => {
+    fc.assert(
+      fc.property(paramsArb, anySteps, (base, sequence) => {
+        const params = paramsFor('gcra', base);
+        let bucket: TokenBucketState | undefined;
+        let cell: GcraState | undefined;
+        let clock = NOW;
+        for (const { gap, jump, cost } of sequence) {
+          clock += gap + jump;
+          const a = tokenBucket.decide(bucket, clock, params, cost);
+          const b = gcra.decide(cell, clock, params, cost);
+          const pick = (o: Outcome<unknown>) => [o.allowed, o.remaining, o.retryAfterMs, o.resetMs, o.ttlMs];
+          expect(pick(a)).toEqual(pick(b));
+          if (a.allowed) bucket = a.state;
+          if (b.allowed) cell = b.state;
+        }
+      }),
+      { numRuns: 500 },
     );
   });
 });
