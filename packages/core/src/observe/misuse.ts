@@ -44,8 +44,8 @@ function noticeText(code: LimiterNotice, detail: string): string {
 
 /** Open limiters by store, and recent limiter builds by rule version, for the whole process. */
 class MisuseWatch {
-  /** Store -> counter id -> the limiters counting it there. */
-  readonly #counting = new WeakMap<Store, Map<string, Set<symbol>>>();
+  /** Store -> counter id -> how many open limiters count it there (a count: never a list that grows). */
+  readonly #counting = new WeakMap<Store, Map<string, number>>();
   /** Stores and rule versions already warned about: each smell is logged once. */
   readonly #warnedStores = new WeakSet<Store>();
   readonly #warnedVersions = new Set<string>();
@@ -63,7 +63,6 @@ class MisuseWatch {
     logger: NoticeLogger,
     silence: ReadonlySet<string>,
   ): WatchedLimiter {
-    const self = Symbol('limiter');
     let held: [Store, string][] = [];
     const warn = (code: LimiterNotice, detail: string) => {
       if (silence.has(code)) return;
@@ -74,12 +73,12 @@ class MisuseWatch {
       }
     };
     const take = (rules: CompiledRules) => {
-      this.#release(self, held);
+      this.#release(held);
       held = rules.rules.map((rule) => [
         rule.scope === 'local' ? stores.localStore : stores.store,
         counterId(rule),
       ]);
-      const clash = this.#hold(self, held);
+      const clash = this.#hold(held);
       if (clash !== undefined) warn('SLUICE_STORE_SHARED', `rule "${clash}" of domain "${rules.domain}"`);
     };
     take(table);
@@ -94,14 +93,14 @@ class MisuseWatch {
       rules: take,
       close: () => {
         build.open = false;
-        this.#release(self, held);
+        this.#release(held);
         held = [];
       },
     };
   }
 
   /** Records the limiter's counters; the name of the first rule another limiter already counts on a store not yet warned about. */
-  #hold(self: symbol, held: readonly [Store, string][]): string | undefined {
+  #hold(held: readonly [Store, string][]): string | undefined {
     let clash: string | undefined;
     for (const [store, id] of held) {
       let ids = this.#counting.get(store);
@@ -109,23 +108,23 @@ class MisuseWatch {
         ids = new Map();
         this.#counting.set(store, ids);
       }
-      const holders = ids.get(id) ?? new Set<symbol>();
-      ids.set(id, holders);
-      if (holders.size > 0 && clash === undefined && !this.#warnedStores.has(store)) {
+      const holders = ids.get(id) ?? 0;
+      if (holders > 0 && clash === undefined && !this.#warnedStores.has(store)) {
         this.#warnedStores.add(store);
         clash = id.slice(0, id.indexOf('|'));
       }
-      holders.add(self);
+      ids.set(id, holders + 1);
     }
     return clash;
   }
 
-  #release(self: symbol, held: readonly [Store, string][]): void {
+  /** Forgets counters a limiter no longer counts (closed, or its rules replaced). */
+  #release(held: readonly [Store, string][]): void {
     for (const [store, id] of held) {
       const ids = this.#counting.get(store);
-      const holders = ids?.get(id);
-      holders?.delete(self);
-      if (holders?.size === 0) ids?.delete(id);
+      const holders = ids?.get(id) ?? 0;
+      if (holders <= 1) ids?.delete(id);
+      else ids?.set(id, holders - 1);
     }
   }
 
