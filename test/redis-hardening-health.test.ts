@@ -129,6 +129,23 @@ describe('health() and the outage notices', () => {
   });
 });
 
+describe('stores sharing a client', () => {
+  it('add one listener per event however many share it, and give the client back when the last closes', async () => {
+    const server = await startRedis();
+    cleanups.push(() => server.stop());
+    const client = new Redis({ host: server.host, port: server.port });
+    cleanups.push(() => client.disconnect());
+    await ready(client);
+    const before = ['error', 'close', 'ready'].map((event) => client.listenerCount(event));
+    const stores = Array.from({ length: 20 }, () => new RedisStore({ client, logger: { warn: () => {} } }));
+    expect(['error', 'close', 'ready'].map((event) => client.listenerCount(event))).toEqual(
+      before.map((n) => n + 1),
+    );
+    for (const store of stores) await store.close();
+    expect(['error', 'close', 'ready'].map((event) => client.listenerCount(event))).toEqual(before);
+  });
+});
+
 describe('maxmemory-policy', () => {
   it('warns once when Redis may evict limiter keys (allkeys-lru), also for a client not ready yet', async () => {
     const server = await startRedis({ args: ['--maxmemory', '100mb', '--maxmemory-policy', 'allkeys-lru'] });

@@ -13,6 +13,7 @@ import {
 import type { Cluster, Redis } from 'ioredis';
 import { luaAlgorithms } from './algorithms/index.js';
 import { Breaker, type BreakerOptions, DEFAULT_BREAKER } from './breaker.js';
+import { type ClientWatcher, watchClient } from './clientEvents.js';
 import { Coalescer } from './coalescer.js';
 import { KeyStateError, toStoreError } from './errors.js';
 import { InFlight } from './inflight.js';
@@ -200,13 +201,16 @@ export class RedisStore implements Store {
   readonly #inFlight: InFlight;
   readonly #monitor: FailureMonitor;
   readonly #logger: StoreLogger;
-  readonly #onClientError = (error: Error) => this.#monitor.clientError(error);
-  readonly #onClose = () => {
-    if (dropsUnansweredOnClose(this.#client)) this.#inFlight.connectionLost();
+  #evictionChecked = false;
+  /** The store's side of the client's events; held here, weakly by the client (see watchClient). */
+  readonly #watcher: ClientWatcher = {
+    clientError: (error) => this.#monitor.clientError(error),
+    connectionClosed: () => {
+      if (dropsUnansweredOnClose(this.#client)) this.#inFlight.connectionLost();
+    },
+    clientReady: () => this.#checkEviction(),
   };
-  readonly #checkEviction = () => {
-    warnIfEvicting(() => this.#client.config('GET', 'maxmemory-policy'), this.#logger).catch(() => {});
-  };
+  readonly #unwatch: () => void;
   /** The socket corked for this turn of the event loop, if any. */
   #corked: { uncork(): void } | undefined;
   readonly #uncork = () => {
@@ -268,10 +272,15 @@ export class RedisStore implements Store {
     client.defineCommand(this.#releaseCommand, { lua: RELEASE_SCRIPT });
     // An error listener of ours also stops ioredis from logging every failed reconnect: the store reports
     // the outage once, and the recovery once, through `logger`.
-    client.on('error', this.#onClientError);
-    client.on('close', this.#onClose);
+    this.#unwatch = watchClient(client, this.#watcher);
     if (client.status === 'ready') this.#checkEviction();
-    else client.once('ready', this.#checkEviction);
+  }
+
+  /** Warns once per store if Redis may evict limiter keys; on the first ready connection. */
+  #checkEviction(): void {
+    if (this.#evictionChecked) return;
+    this.#evictionChecked = true;
+    warnIfEvicting(() => this.#client.config('GET', 'maxmemory-policy'), this.#logger).catch(() => {});
   }
 
   /**
@@ -337,9 +346,7 @@ export class RedisStore implements Store {
   /** Stops using Redis (the client stays open: it is yours) and closes the fallback. */
   async close(): Promise<void> {
     this.#closed = true;
-    this.#client.off('error', this.#onClientError);
-    this.#client.off('close', this.#onClose);
-    this.#client.off('ready', this.#checkEviction);
+    this.#unwatch();
     await this.#fallback?.close();
   }
 
