@@ -32,19 +32,15 @@ async function send(
   state: OriginState,
   plan: RequestPlan,
 ): Promise<Response> {
-  const { events, now } = settings;
+  const { events } = settings;
   const about = { origin: plan.url.origin, method: plan.method };
-  const path = plan.url.pathname;
   state.budget?.earn();
   for (let attempt = 1; ; attempt++) {
-    const seq = await paced(settings, state, plan, attempt);
-    const response = await settings.fetch(...plan.args(attempt));
-    const infos = settings.pacing ? readRateLimits(response.headers, now()) : [];
-    if (settings.pacing) state.pacer.observe(path, seq, infos, now());
+    const { response, infos } = await sendOne(settings, state, plan, attempt);
     if (!settings.retryOn.has(response.status)) return response;
 
     const delayMs = retryDelay({
-      serverWaitMs: serverWait(response, infos, now()),
+      serverWaitMs: serverWait(response, infos, settings.now()),
       attempt,
       jitterMs: settings.jitterMs,
       backoff: settings.backoff,
@@ -66,7 +62,43 @@ async function send(
   }
 }
 
-/** Waits for the request's pacing slot (when pacing); answers its reservation number. */
+/** One attempt's response, and what its RateLimit fields said. */
+interface Sent {
+  readonly response: Response;
+  readonly infos: readonly RateLimitInfo[];
+}
+
+/**
+ * Sends one attempt in its pacing slot. While pacing, the first request to an origin goes alone (see
+ * FirstAnswer), and the others take their slots once its answer has said how fast to go.
+ */
+async function sendOne(
+  settings: ResolvedClientOptions,
+  state: OriginState,
+  plan: RequestPlan,
+  attempt: number,
+): Promise<Sent> {
+  const probe = settings.pacing && (await state.firstAnswer.turn(plan.signal));
+  let answered = false;
+  try {
+    const seq = await paced(settings, state, plan, attempt);
+    const response = await settings.fetch(...plan.args(attempt));
+    const now = settings.now();
+    const infos = settings.pacing ? readRateLimits(response.headers, now) : [];
+    // Applied before the probe lets the others go: they take their slots from this answer.
+    if (settings.pacing) state.pacer.observe(plan.url.pathname, seq, infos, now);
+    answered = true;
+    return { response, infos };
+  } finally {
+    if (probe) state.firstAnswer.settle(answered);
+  }
+}
+
+/**
+ * Waits for the request's pacing slot (when pacing); answers its reservation number. While a policy is
+ * spent, waits for its reset and asks again. A wait past the longest allowed is not made: the request
+ * goes at once, and the server's answer says what to do.
+ */
 async function paced(
   settings: ResolvedClientOptions,
   state: OriginState,
@@ -74,22 +106,26 @@ async function paced(
   attempt: number,
 ): Promise<number> {
   if (!settings.pacing) return 0;
-  const now = settings.now();
-  const slot = state.pacer.reserve(plan.url.pathname, now);
-  const ms = slot.sendAt - now;
-  // A wait past the longest allowed is not made: the server's answer then says what to do.
-  if (ms > 0 && ms <= settings.maxWaitMs) {
-    emit(settings.events.wait, {
-      origin: plan.url.origin,
-      method: plan.method,
-      reason: 'pacing',
-      ms,
-      attempt,
-      policy: slot.policy ?? '',
-    });
-    await settings.sleep(ms, plan.signal);
+  const path = plan.url.pathname;
+  const start = settings.now();
+  for (;;) {
+    const now = settings.now();
+    let slot = state.pacer.reserve(path, now);
+    if (slot.sendAt - start > settings.maxWaitMs) slot = state.pacer.reserve(path, now, true);
+    const ms = slot.sendAt - now;
+    if (ms > 0 && slot.sendAt - start <= settings.maxWaitMs) {
+      emit(settings.events.wait, {
+        origin: plan.url.origin,
+        method: plan.method,
+        reason: 'pacing',
+        ms,
+        attempt,
+        policy: slot.policy ?? '',
+      });
+      await settings.sleep(ms, plan.signal);
+    }
+    if (slot.taken) return slot.seq;
   }
-  return slot.seq;
 }
 
 /** Why the refused attempt is the last one, or undefined to retry (spending a retry from the budget). */

@@ -1,9 +1,11 @@
 import { RetryBudget, type RetryBudgetOptions } from './budget.js';
+import { FirstAnswer } from './firstAnswer.js';
 import { Pacer } from './pacer.js';
 
-/** What the client keeps per origin: its pacing schedule and its retry budget. */
+/** What the client keeps per origin: its pacing schedule, its first answer and its retry budget. */
 export interface OriginState {
   readonly pacer: Pacer;
+  readonly firstAnswer: FirstAnswer;
   readonly budget: RetryBudget | undefined;
 }
 
@@ -31,6 +33,7 @@ export class Origins {
       const { jitterMs, random, retryBudget } = this.#settings;
       state = {
         pacer: new Pacer(jitterMs, random),
+        firstAnswer: new FirstAnswer(),
         budget: retryBudget === false ? undefined : new RetryBudget(retryBudget),
       };
       if (this.#states.size >= this.#settings.maxOrigins)
