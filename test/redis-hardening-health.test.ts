@@ -6,7 +6,7 @@
  */
 import { type Check, StoreError } from '@sluice/core';
 import { publishRules, RedisStore, recommendedRedisOptions, redisRules } from '@sluice/redis';
-import { Redis } from 'ioredis';
+import { Redis, type RedisOptions } from 'ioredis';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { randomPrefix, ready, startRedis } from './support/redis.js';
 
@@ -25,6 +25,15 @@ function check(): Check {
     cost: 1,
     mode: 'enforce',
   };
+}
+
+/** A private server for one test and a client to it (not waited for), both stopped after the test. */
+async function serverAndClient(args: readonly string[] = [], options: RedisOptions = {}) {
+  const server = await startRedis({ args });
+  cleanups.push(() => server.stop());
+  const client = new Redis({ host: server.host, port: server.port, ...options });
+  cleanups.push(() => client.disconnect());
+  return { server, client };
 }
 
 /** A logger that keeps its lines. */
@@ -50,11 +59,9 @@ async function untilAnswered(store: RedisStore, start: number): Promise<number> 
 
 describe('health() and the outage notices', () => {
   it('through a real outage and restart: connected, breaker, failing open since, and one line each way', async () => {
-    let server = await startRedis();
-    cleanups.push(() => server.stop());
     // The user's client has NO error listener: ioredis would print every failed reconnect.
-    const client = new Redis({ host: server.host, port: server.port, ...recommendedRedisOptions });
-    cleanups.push(() => client.disconnect());
+    const first = await serverAndClient([], recommendedRedisOptions);
+    const client = first.client;
     await ready(client);
     const ioredisLines = vi.spyOn(console, 'error').mockImplementation(() => {});
     const { lines, logger } = recorder();
@@ -68,7 +75,7 @@ describe('health() and the outage notices', () => {
     await store.evaluate([check()], 1000);
     expect(store.health()).toEqual({ connected: true, breaker: 'closed', pending: 0 });
 
-    await server.stop();
+    await first.server.stop();
     // Let ioredis fail to reconnect several times meanwhile.
     for (let now = 2000; now < 2010; now++) {
       await expect(store.evaluate([check()], now)).rejects.toBeInstanceOf(StoreError);
@@ -79,7 +86,8 @@ describe('health() and the outage notices', () => {
     expect(codes(lines)).toEqual(['SLUICE_STORE_UNREACHABLE']);
     expect(lines[0]).toContain('failing open');
 
-    server = await startRedis({ port: server.port });
+    const restarted = await startRedis({ port: first.server.port });
+    cleanups.push(() => restarted.stop());
     const back = await untilAnswered(store, 3000);
     expect(store.health()).toEqual({ connected: true, breaker: 'closed', pending: 0 });
     expect(codes(lines)).toEqual(['SLUICE_STORE_UNREACHABLE', 'SLUICE_STORE_RECOVERED']);
@@ -90,14 +98,9 @@ describe('health() and the outage notices', () => {
   });
 
   it('a hung Redis (DEBUG SLEEP): failing since the first timeout, half_open while the probe is out', async () => {
-    const server = await startRedis();
-    cleanups.push(() => server.stop());
-    const client = new Redis({ host: server.host, port: server.port });
+    const { server, client } = await serverAndClient();
     const admin = new Redis({ host: server.host, port: server.port });
-    cleanups.push(
-      () => client.disconnect(),
-      () => admin.disconnect(),
-    );
+    cleanups.push(() => admin.disconnect());
     await Promise.all([ready(client), ready(admin)]);
     const { lines, logger } = recorder();
     const store = new RedisStore({
@@ -131,10 +134,7 @@ describe('health() and the outage notices', () => {
 
 describe('stores sharing a client', () => {
   it('add one listener per event however many share it, and give the client back when the last closes', async () => {
-    const server = await startRedis();
-    cleanups.push(() => server.stop());
-    const client = new Redis({ host: server.host, port: server.port });
-    cleanups.push(() => client.disconnect());
+    const { client } = await serverAndClient();
     await ready(client);
     const before = ['error', 'close', 'ready'].map((event) => client.listenerCount(event));
     const stores = Array.from({ length: 20 }, () => new RedisStore({ client, logger: { warn: () => {} } }));
@@ -148,10 +148,7 @@ describe('stores sharing a client', () => {
 
 describe('maxmemory-policy', () => {
   it('warns once when Redis may evict limiter keys (allkeys-lru), also for a client not ready yet', async () => {
-    const server = await startRedis({ args: ['--maxmemory', '100mb', '--maxmemory-policy', 'allkeys-lru'] });
-    cleanups.push(() => server.stop());
-    const client = new Redis({ host: server.host, port: server.port });
-    cleanups.push(() => client.disconnect());
+    const { client } = await serverAndClient(['--maxmemory', '100mb', '--maxmemory-policy', 'allkeys-lru']);
     const { lines, logger } = recorder();
     const store = new RedisStore({ client, prefix: randomPrefix(), logger }); // before the client is ready
     await ready(client);
@@ -162,10 +159,7 @@ describe('maxmemory-policy', () => {
   });
 
   it('says nothing under noeviction (the default)', async () => {
-    const server = await startRedis();
-    cleanups.push(() => server.stop());
-    const client = new Redis({ host: server.host, port: server.port });
-    cleanups.push(() => client.disconnect());
+    const { client } = await serverAndClient();
     await ready(client);
     const { lines, logger } = recorder();
     const store = new RedisStore({ client, prefix: randomPrefix(), logger });
@@ -177,10 +171,8 @@ describe('maxmemory-policy', () => {
 
 describe('redisRules() and the end of the app', () => {
   it('closes its subscriber connection when the app quits its client, close() or not', async () => {
-    const server = await startRedis();
-    cleanups.push(() => server.stop());
-    const admin = new Redis({ host: server.host, port: server.port });
-    cleanups.push(() => admin.disconnect());
+    const { server, client: admin } = await serverAndClient();
+    // The app's client: quit by the test, never by a cleanup.
     const client = new Redis({ host: server.host, port: server.port, ...recommendedRedisOptions });
     await ready(client);
     const subscribed = async () =>
