@@ -55,10 +55,12 @@ function ruleSection(rule: RuleReport): string {
 ${rule.distinctKeys} keys, ${rule.denied} denied, ${rule.wouldBe} would-be denials.</p>`;
   if (rule.topKeys.length === 0) return head;
   const keys = rule.topKeys.map((k) => ({ label: k.key, parts: [k.denied, k.wouldBe] }));
-  const retry = RETRY_AFTER_LABELS.map((label, i) => [label, String(rule.retryAfter[i] ?? 0)]);
+  const retry = RETRY_AFTER_LABELS.map((label, i) => ({ label, parts: [rule.retryAfter[i] ?? 0] }));
   return `${head}
+<p>Top keys by denials: ${legend(['denied', 'would-be'])}</p>
 ${barChart(keys, ['denied', 'would-be'], `Top keys by denials: ${rule.rule}`)}
-${table(['Retry-After', 'denials'], retry)}`;
+<p>Retry-After of the denials</p>
+${barChart(retry, ['denials'], `Retry-After distribution: ${rule.rule}`)}`;
 }
 
 function comparison(report: ComparisonReport | undefined): string {
