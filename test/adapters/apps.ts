@@ -84,6 +84,12 @@ function stop(server: Server): Promise<void> {
   return new Promise((resolve) => server.close(() => resolve()));
 }
 
+/** Stops the server, then closes the limiter (and its stores), as Fastify's onClose hook does. */
+async function closeBoth(server: Server, limiter: Limiter): Promise<void> {
+  await stop(server);
+  await limiter.close();
+}
+
 const fastify: AdapterFactory = {
   name: 'fastify',
   async start(spec) {
@@ -159,7 +165,7 @@ const expressFactory: AdapterFactory = {
     });
     const server = createServer(app);
     const url = await listen(server);
-    return { url, server, limiter: limiter.limiter, close: () => stop(server) };
+    return { url, server, limiter: limiter.limiter, close: () => closeBoth(server, limiter.limiter) };
   },
 };
 
@@ -203,7 +209,7 @@ const koa: AdapterFactory = {
     app.use(router.routes());
     const server = createServer(app.callback());
     const url = await listen(server);
-    return { url, server, limiter: limiter.limiter, close: () => stop(server) };
+    return { url, server, limiter: limiter.limiter, close: () => closeBoth(server, limiter.limiter) };
   },
 };
 

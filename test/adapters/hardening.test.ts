@@ -1,4 +1,4 @@
-import { ConfigError, type Decision } from '@sluice/core';
+import { ConfigError, type Decision, MemoryStore } from '@sluice/core';
 import request from 'supertest';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { type AdapterFactory, type AnyRequest, type AppSpec, adapters, type RunningApp } from './apps.js';
@@ -169,6 +169,38 @@ describe.each(adapters.map((adapter) => [adapter.name, adapter] as const))(
         expect(response.body).toEqual({ early: true });
       }
       expect(errors).toEqual([]);
+    });
+
+    it('takes the limiter notice codes in silence, and sends limiter notices to its logger', async () => {
+      const store = new MemoryStore();
+      const first = await adapter.start({
+        options: { store, rules: rules(perIp(5)), logger: { warn: () => {} } },
+      });
+      try {
+        await start({ options: { store, rules: rules(perIp(5)) } });
+        expect(notices(warn)).toEqual(['SLUICE_STORE_SHARED']);
+        await running?.close();
+        warn.mockReset();
+        await start({ options: { store, rules: rules(perIp(5)), silence: ['SLUICE_STORE_SHARED'] } });
+        expect(notices(warn)).toEqual([]);
+      } finally {
+        await first.close();
+      }
+    });
+
+    it('silences an adapter notice by its code', async () => {
+      const app = await start({
+        options: { rules: anonymousAndKeyed, silence: ['SLUICE_UNVALIDATED_API_KEY'] },
+      });
+      await request(app.url).get('/search').set('x-api-key', 'k_any').expect(200);
+      expect(warn).not.toHaveBeenCalled();
+    });
+
+    it('says "did you forget await?" for rules given as a promise', async () => {
+      const pending = Promise.resolve(rules(perIp(1)));
+      await expect(start({ options: { rules: pending as never } })).rejects.toThrow(
+        /rules is a Promise: did you forget await\?/,
+      );
     });
 
     it('refuses an unknown option with a did-you-mean', async () => {

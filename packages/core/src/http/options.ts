@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { ConfigError } from '../errors.js';
 import type { SampleRates } from '../observe/decisionLog.js';
+import { LIMITER_NOTICES, type LimiterNotice } from '../observe/misuse.js';
 import type { RulesLike } from '../rules/index.js';
 import { closest } from '../rules/show.js';
 import type { Observer, RulesSource, Store } from '../types.js';
@@ -34,7 +35,7 @@ export interface RateLimitLogger {
 }
 
 /** A notice code the `silence` option accepts. */
-export type NoticeCode = ProxyNotice | AdapterNotice;
+export type NoticeCode = ProxyNotice | AdapterNotice | LimiterNotice;
 
 /** A descriptor value the app may return; numbers and booleans are stringified. */
 export type DescriptorValue = string | number | boolean | undefined;
@@ -129,10 +130,11 @@ const sampleRates = z
 // Shorter prefixes lump many subscribers into one counter; longer ones let one subscriber hop between many.
 const IPV6_SUBNET_RANGE = 'must be a prefix length from 32 to 64 (64: one subscriber)';
 
-const NOTICE_CODES = [...Object.keys(PROXY_NOTICES), ...Object.keys(ADAPTER_NOTICES)] as [
-  NoticeCode,
-  ...NoticeCode[],
-];
+const NOTICE_CODES = [
+  ...Object.keys(PROXY_NOTICES),
+  ...Object.keys(ADAPTER_NOTICES),
+  ...Object.keys(LIMITER_NOTICES),
+] as [NoticeCode, ...NoticeCode[]];
 
 /** The one schema of the options all three adapters take (`onDenied` is typed per framework). */
 export const rateLimitOptionsSchema = z

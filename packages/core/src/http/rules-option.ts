@@ -2,8 +2,10 @@ import { createLimiter, type Limiter } from '../engine.js';
 import { ConfigError, formatProblem, RulesError } from '../errors.js';
 import { combineObservers } from '../observe/combine.js';
 import { type DecisionLogger, decisionLogObserver } from '../observe/decisionLog.js';
+import { LIMITER_NOTICES, type LimiterNotice } from '../observe/misuse.js';
 import {
   compileRules,
+  isRulesSource,
   loadRulesSync,
   type RulesDocument,
   type RulesInput,
@@ -48,6 +50,9 @@ export function limiterFor<Req>(options: ResolvedOptions<Req>): Limiter {
     ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
     ...(options.keySecret !== undefined ? { keySecret: options.keySecret } : {}),
     ...(options.dryRun === true ? { dryRun: true } : {}),
+    // The engine's own notices (a limiter built per request, one store counted twice) go where the adapter's do.
+    logger: options.logger,
+    silence: (options.silence ?? []).filter((code): code is LimiterNotice => code in LIMITER_NOTICES),
   });
 }
 
@@ -59,7 +64,6 @@ function observerOption<Req>(options: ResolvedOptions<Req>): { observer?: Observ
     logger: options.logger as unknown as DecisionLogger,
     ...(options.decisionLog === true ? {} : { sample: options.decisionLog }),
     ...(options.keySecret !== undefined ? { keySecret: options.keySecret } : {}),
-    ...(options.dryRun === true ? { dryRun: true } : {}),
   });
   return { observer: options.observer ? combineObservers(options.observer, log) : log };
 }
@@ -80,12 +84,6 @@ function rulesOption(input: RulesLike | RulesSource, logger: RateLimitLogger): C
   }
   for (const warning of document.warnings) logger.warn(`sluice: ${formatProblem(warning)}`);
   return compileRules(document);
-}
-
-function isRulesSource(value: unknown): value is RulesSource {
-  return (
-    typeof value === 'object' && value !== null && typeof (value as RulesSource).subscribe === 'function'
-  );
 }
 
 /**
