@@ -19,6 +19,12 @@ rules:
     key: [user]
     limit: {requests: 1000, per: 60s}
     algorithm: fixed_window
+  # Writes inside the per-request pcall (fixed_window writes after it): READONLY must still fail the call.
+  - name: per_user_log
+    match: {}
+    key: [user]
+    limit: {requests: 1000, per: 60s}
+    algorithm: sliding_log
 `),
 );
 
@@ -95,7 +101,7 @@ describe('a demoted primary (READONLY)', () => {
 
     const admin = new Redis({ host: setup.next.host, port: setup.next.port });
     cleanups.push(() => admin.disconnect());
-    expect(await scanKeys(admin, setup.prefix)).toHaveLength(1); // counting in the new primary
+    expect(await scanKeys(admin, setup.prefix)).toHaveLength(2); // counting in the new primary
     await admin.quit();
   });
 
