@@ -205,6 +205,13 @@ const corrupt: CorruptCase[] = [
     write: set('inf 3'),
     expect: { allowed: true, remaining: 4 },
   },
+  {
+    name: 'a start 30.5 s ahead that is not a whole ms is corrupt: no fractional wait',
+    algorithm: 'fixed_window',
+    write: set(`${T + 30_000.5} 3`),
+    state: { start: T + 30_000.5, count: 3 },
+    expect: { allowed: true, remaining: 4, resetMs: W },
+  },
   // sliding_window: "<window index> <prev> <curr>"
   {
     name: 'an hour ahead is stale',
@@ -371,6 +378,13 @@ const corrupt: CorruptCase[] = [
     state: { entries: [{ at: T - 1000, cost: 2.5 }] },
     expect: { allowed: true, remaining: 1 },
   },
+  {
+    name: 'an entry at a fractional time: the wait rounds up to a whole ms',
+    algorithm: 'sliding_log',
+    write: zadd(T - 1000.5, `${T - 1000.5}:5`),
+    state: { entries: [{ at: T - 1000.5, cost: 5 }] },
+    expect: { allowed: false, remaining: 0, retryAfterMs: W - 1000, resetMs: W - 1000 },
+  },
   // concurrency: sorted set of lease ids scored by expiry, and a hash of costs
   {
     name: 'a lease expiring in a year is stale',
@@ -398,6 +412,13 @@ const corrupt: CorruptCase[] = [
     algorithm: 'concurrency',
     write: (k) => client.zadd(k[0]!, T + 1000, 'x').then(() => client.hset(k[1]!, 'x', 'abc')),
     expect: { allowed: true, remaining: 3 },
+  },
+  {
+    name: 'a lease expiring at a fractional time: the wait rounds up to a whole ms',
+    algorithm: 'concurrency',
+    write: (k) => client.zadd(k[0]!, T + 1000.5, 'x').then(() => client.hset(k[1]!, 'x', '5')),
+    state: { leases: [{ id: 'x', expiresAt: T + 1000.5, cost: 5 }] },
+    expect: { allowed: false, remaining: 0, retryAfterMs: 1001, resetMs: 1001 },
   },
   // quota per calendar month
   {

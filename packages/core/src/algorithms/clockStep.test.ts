@@ -209,3 +209,67 @@ describe('token_bucket and gcra when the clock steps', () => {
     );
   });
 });
+
+/** Any number a corrupt key could hold: near now, far ahead or behind, fractional, negative, NaN, infinite. */
+const someNumber = fc.oneof(
+  fc.integer({ min: -3 * HOUR, max: 3 * HOUR }).map((d) => NOW + d),
+  fc.double({ min: NOW - YEAR, max: NOW + YEAR }),
+  fc.integer({ min: -50, max: 50 }),
+  fc.double(),
+);
+
+/** A state of the algorithm's shape whose every number is any number, often within a few windows of now. */
+function corruptState(name: AlgorithmName, size: number): fc.Arbitrary<unknown> {
+  const anyNumber = fc.oneof(
+    someNumber,
+    fc.double({ min: NOW - 3 * size, max: NOW + 3 * size, noNaN: true }),
+    fc.integer({ min: -3, max: 3 }).map((k) => Math.floor(NOW / size) * size + k * size),
+  );
+  switch (name) {
+    case 'fixed_window':
+    case 'quota':
+      return fc.record({ start: anyNumber, count: anyNumber });
+    case 'sliding_window':
+      return fc.record({
+        window: fc.oneof(
+          anyNumber.map((x) => x / size),
+          anyNumber.map((x) => Math.floor(x / size)),
+        ),
+        prev: anyNumber,
+        curr: anyNumber,
+      });
+    case 'sliding_log':
+      return fc.record({
+        entries: fc.array(fc.record({ at: anyNumber, cost: anyNumber }), { maxLength: 5 }),
+      });
+    case 'concurrency':
+      return fc.record({
+        leases: fc.array(
+          fc.record({ id: fc.constantFrom('a', 'b', 'me'), expiresAt: anyNumber, cost: anyNumber }),
+          {
+            maxLength: 5,
+          },
+        ),
+      });
+    case 'token_bucket':
+      return fc.record({ tokens: anyNumber, at: anyNumber });
+    default:
+      return fc.record({ tat: anyNumber, sub: anyNumber });
+  }
+}
+
+describe.each(ALGORITHMS)('%s on a corrupt state', (name) => {
+  it('answers whole, non-negative numbers no longer than its longest wait', () => {
+    fc.assert(
+      fc.property(
+        paramsArb.chain((base) => fc.tuple(fc.constant(base), corruptState(name, base.windowMs))),
+        fc.integer({ min: 0, max: 25 }),
+        ([base, state], cost) => {
+          const params = paramsFor(name, base);
+          expectSane(name, params, cost, decideByName(name, state, NOW, params, cost, 'me'));
+        },
+      ),
+      { numRuns: 1000 },
+    );
+  });
+});

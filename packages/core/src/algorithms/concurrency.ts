@@ -47,10 +47,10 @@ function used(leases: readonly ConcurrencyLease[]): number {
   return sum;
 }
 
-/** Time until every lease has expired; `horizon` caps each expiry (now + windowMs for the answer's times). */
+/** Time until every lease has expired (whole ms); `horizon` caps each expiry (now + windowMs for answers). */
 function msUntilAllExpire(leases: readonly ConcurrencyLease[], now: number, horizon: number): number {
   let last = now;
-  for (const lease of leases) last = Math.max(last, Math.min(lease.expiresAt, horizon));
+  for (const lease of leases) last = Math.max(last, Math.min(Math.ceil(lease.expiresAt), horizon));
   return last - now;
 }
 
@@ -64,7 +64,7 @@ function waitToFree(
   let freed = 0;
   for (const lease of leases) {
     freed += storedCount(lease.cost);
-    if (freed >= excess) return Math.min(lease.expiresAt - now, windowMs);
+    if (freed >= excess) return Math.min(Math.ceil(lease.expiresAt) - now, windowMs);
   }
   return 0;
 }

@@ -9,7 +9,7 @@ export interface PeriodCountState {
 
 /**
  * Whether `state` counts the period right after [start, end): the clock stepped back by less than a period
- * since it was written. Such a count still holds (forgetting it would let the period be spent twice), so
+ * since it was written (a start that is not a whole ms is corrupt). Such a count still holds (forgetting it would let the period be spent twice), so
  * the caller decides as at the start of the state's period. A state further ahead is stale or corrupt.
  */
 export function isNextPeriod(
@@ -17,7 +17,7 @@ export function isNextPeriod(
   start: number,
   end: number,
 ): state is PeriodCountState {
-  return state !== undefined && state.start > start && state.start <= end;
+  return state !== undefined && Number.isInteger(state.start) && state.start > start && state.start <= end;
 }
 
 /**

@@ -41,13 +41,13 @@ function append(entries: readonly LogEntry[], at: number, cost: number): LogEntr
 
 /**
  * The wait until the oldest entries leaving the window free `excess` units; an entry ahead of `now` is
- * counted as if made now, so that the wait stays within the window.
+ * counted as if made now, so that the wait stays within the window. Times round up to whole ms.
  */
 function waitToFree(entries: readonly LogEntry[], excess: number, now: number, windowMs: number): number {
   let freed = 0;
   for (const entry of entries) {
     freed += storedCount(entry.cost);
-    if (freed >= excess) return Math.min(entry.at, now) + windowMs - now;
+    if (freed >= excess) return Math.min(Math.ceil(entry.at), now) + windowMs - now;
   }
   return 0;
 }
@@ -61,12 +61,12 @@ function newestAt(entries: readonly LogEntry[]): number {
 
 /** Time until every entry has left the window, entries ahead of `now` counted as made now. */
 function msUntilEmpty(newest: number, now: number, windowMs: number): number {
-  return newest === Number.NEGATIVE_INFINITY ? 0 : Math.min(newest, now) + windowMs - now;
+  return newest === Number.NEGATIVE_INFINITY ? 0 : Math.min(Math.ceil(newest), now) + windowMs - now;
 }
 
 /** How long the log must be kept: until its newest entry, wherever it lies, has left the window. */
 function msToKeep(newest: number, now: number, windowMs: number): number {
-  return newest === Number.NEGATIVE_INFINITY ? 0 : newest + windowMs - now;
+  return newest === Number.NEGATIVE_INFINITY ? 0 : Math.ceil(newest) + windowMs - now;
 }
 
 /**

@@ -30,7 +30,8 @@ function unitsAt(state: TokenBucketState | undefined, now: number, p: LimitParam
   if (elapsed >= 0) {
     const missing = capacity - tokens;
     // Compare times, not elapsed * limit, so that a long-idle key cannot overflow 2^53.
-    return missing <= 0 || elapsed >= Math.ceil(missing / p.limit) ? capacity : tokens + elapsed * p.limit;
+    if (missing <= 0 || elapsed >= Math.ceil(missing / p.limit)) return capacity;
+    return Math.min(capacity, tokens + elapsed * p.limit); // a time that is not a whole ms could overshoot
   }
   const units = tokens + elapsed * p.limit;
   if (units >= 0) return units;

@@ -36,10 +36,10 @@ local function cc_held(k, now, window, except_id)
   return leases
 end
 
--- Time until every lease has expired, each expiry capped at horizon.
+-- Time until every lease has expired (whole ms), each expiry capped at horizon.
 local function cc_until_all_expire(leases, now, horizon)
   local last = now
-  for _, lease in ipairs(leases) do last = math.max(last, math.min(lease.expires, horizon)) end
+  for _, lease in ipairs(leases) do last = math.max(last, math.min(math.ceil(lease.expires), horizon)) end
   return last - now
 end
 
@@ -48,7 +48,7 @@ local function cc_wait_to_free(leases, excess, now, window)
   local freed = 0
   for _, lease in ipairs(leases) do
     freed = freed + lease.cost
-    if freed >= excess then return math.min(lease.expires - now, window) end
+    if freed >= excess then return math.min(math.ceil(lease.expires) - now, window) end
   end
   return 0
 end

@@ -8,10 +8,10 @@ import { storedLua } from './stored.js';
 export const periodCountLua = `
 ${storedLua}
 -- Whether a stored period start lies in the period right after [start, finish): the clock stepped back by
--- less than a period since it was written (core's isNextPeriod). That count still holds; the caller
+-- less than a period since it was written (core's isNextPeriod; a start not a whole ms is corrupt). That count still holds; the caller
 -- decides as at its start. A start further ahead is stale or corrupt.
 local function is_next_period(stored_start, start, finish)
-  return stored_start ~= nil and stored_start > start and stored_start <= finish
+  return stored_start ~= nil and stored_start == math.floor(stored_start) and stored_start > start and stored_start <= finish
 end
 
 -- count_in_period(now, start, finish, limit, cost, stored_start, stored, lead): an algorithm's return values (see types.ts)

@@ -33,12 +33,12 @@ local function sl_live(key, now, window)
   return entries
 end
 
--- An entry ahead of now counts as made now, so that the wait stays within the window.
+-- An entry ahead of now counts as made now, so that the wait stays within the window; times round up to whole ms.
 local function sl_wait_to_free(entries, excess, now, window)
   local freed = 0
   for _, entry in ipairs(entries) do
     freed = freed + entry.cost
-    if freed >= excess then return math.min(entry.at, now) + window - now end
+    if freed >= excess then return math.min(math.ceil(entry.at), now) + window - now end
   end
   return 0
 end
@@ -51,6 +51,7 @@ local function sl_until_empty(entries, now, window, extra_at)
     if newest == nil or entry.at > newest then newest = entry.at end
   end
   if newest == nil then return 0, 0 end
+  newest = math.ceil(newest)
   return math.min(newest, now) + window - now, newest + window - now
 end
 
