@@ -1,0 +1,83 @@
+import { StoreError } from '@sluice/core';
+import { describe, expect, it, vi } from 'vitest';
+import { InFlight } from './inflight.js';
+
+/** A promise settled from outside, standing for a command ioredis holds (or drops). */
+function command<T>() {
+  let resolve!: (value: T) => void;
+  let reject!: (error: unknown) => void;
+  const promise = new Promise<T>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  return { promise, resolve, reject };
+}
+
+/** An InFlight whose freed slots are summed, so that a double free shows. */
+function tracker(timeoutMs: number, strandedMs: number) {
+  const freed: number[] = [];
+  const inFlight = new InFlight(timeoutMs, strandedMs, (count) => freed.push(count));
+  return { inFlight, freed };
+}
+
+describe('InFlight', () => {
+  it('a command never settled (dropped by the client): the caller times out once, the slots free once after strandedMs', async () => {
+    const { inFlight, freed } = tracker(10, 40);
+    const never = command<string>();
+    const call = inFlight.track(never.promise, 3);
+    await expect(call).rejects.toMatchObject({ code: 'ERR_SLUICE_STORE_TIMEOUT' });
+    expect(freed).toEqual([]); // still counted: Redis may yet be running it
+    await vi.waitFor(() => expect(freed).toEqual([3]), { timeout: 5000, interval: 5 });
+    expect(inFlight.size).toBe(0);
+    never.resolve('late'); // an answer after all changes nothing
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    expect(freed).toEqual([3]);
+  });
+
+  it('an answer after the time limit frees the slots then, once; the caller keeps its timeout', async () => {
+    const { inFlight, freed } = tracker(10, 60_000);
+    const slow = command<string>();
+    const call = inFlight.track(slow.promise, 2);
+    await expect(call).rejects.toMatchObject({ code: 'ERR_SLUICE_STORE_TIMEOUT' });
+    slow.resolve('late');
+    await vi.waitFor(() => expect(freed).toEqual([2]));
+    inFlight.connectionLost();
+    expect(freed).toEqual([2]);
+  });
+
+  it('a lost connection fails what is in flight at once and frees it once; a later rejection by the client is ignored', async () => {
+    const { inFlight, freed } = tracker(60_000, 60_000);
+    const a = command<string>();
+    const b = command<string>();
+    const calls = [inFlight.track(a.promise, 1), inFlight.track(b.promise, 4)];
+    expect(inFlight.size).toBe(2);
+    inFlight.connectionLost();
+    const outcomes = await Promise.allSettled(calls);
+    expect(outcomes.map((o) => o.status === 'rejected' && o.reason instanceof StoreError)).toEqual([
+      true,
+      true,
+    ]);
+    expect(freed).toEqual([1, 4]);
+    a.reject(new Error('Connection is closed.'));
+    b.resolve('ghost');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(freed).toEqual([1, 4]);
+    expect(inFlight.size).toBe(0);
+  });
+
+  it('an answer in time resolves the caller and frees the slots; an error rejects it as a StoreError', async () => {
+    const { inFlight, freed } = tracker(60_000, 60_000);
+    const ok = command<string>();
+    const bad = command<string>();
+    const answered = inFlight.track(ok.promise, 1);
+    const failed = inFlight.track(bad.promise, 1);
+    ok.resolve('yes');
+    bad.reject(new Error('WRONGTYPE'));
+    await expect(answered).resolves.toBe('yes');
+    await expect(failed).rejects.toMatchObject({
+      code: 'ERR_SLUICE_STORE',
+      message: 'Redis call failed: WRONGTYPE',
+    });
+    expect(freed).toEqual([1, 1]);
+  });
+});
