@@ -12,6 +12,8 @@ const limiter = rateLimit({
   rules: RULES_PATH,
   ...(redis.store ? { store: redis.store } : {}),
   descriptors: accountDescriptors,
+  // Only the example's real keys count as keys: a made-up x-api-key is anonymous, limited per IP.
+  validateApiKey: (_key, req) => accountOf(req.headers) !== undefined,
   skip: (req) => req.path === '/health',
 });
 app.use(limiter);

@@ -15,6 +15,8 @@ const limiter = rateLimit({
   rules: RULES_PATH,
   ...(redis.store ? { store: redis.store } : {}),
   descriptors: accountDescriptors,
+  // Only the example's real keys count as keys: a made-up x-api-key is anonymous, limited per IP.
+  validateApiKey: (_key, ctx) => accountOf(ctx.headers) !== undefined,
   skip: (ctx) => ctx.path === '/health',
 });
 app.use(limiter);
