@@ -481,3 +481,99 @@ describe('RedisStore reads corrupt and far-future state', () => {
     expect(await client.hgetall(weights)).toEqual({ me: '2' });
   });
 });
+
+/** A number a corrupt key could hold: near T, within a few windows, far off, fractional, negative, infinite. */
+const someNumber = fc.oneof(
+  fc.integer({ min: -3 * W, max: 3 * W }).map((d) => T + d),
+  fc.double({ min: T - 3 * W, max: T + 3 * W, noNaN: true }),
+  fc.integer({ min: -3, max: 3 }).map((k) => T + k * W),
+  fc.integer({ min: -50, max: 50 }),
+  fc.double({ noNaN: true }),
+  fc.constantFrom(T + HOUR, T - YEAR, T + YEAR),
+);
+const stringNumber = fc.oneof(
+  { weight: 9, arbitrary: someNumber },
+  { weight: 1, arbitrary: fc.constant(Number.NaN) },
+);
+
+/** A corrupt state as core holds it, and the write that puts the same numbers into Redis. */
+interface Written {
+  readonly state: unknown;
+  readonly write: (keys: readonly string[]) => Promise<unknown>;
+}
+
+const twoNumbers = (a: string, b: string): fc.Arbitrary<Written> =>
+  fc
+    .tuple(stringNumber, stringNumber)
+    .map(([x, y]) => ({ state: { [a]: x, [b]: y }, write: set(`${x} ${y}`) }));
+
+function writtenState(algorithm: AlgorithmName): fc.Arbitrary<Written> {
+  switch (algorithm) {
+    case 'fixed_window':
+    case 'quota':
+      return twoNumbers('start', 'count');
+    case 'token_bucket':
+      return twoNumbers('tokens', 'at');
+    case 'gcra':
+    case 'leaky_bucket':
+      return twoNumbers('tat', 'sub');
+    case 'sliding_window':
+      return fc
+        .tuple(
+          fc.oneof(
+            someNumber.map((x) => Math.floor(x / W)),
+            stringNumber,
+          ),
+          stringNumber,
+          stringNumber,
+        )
+        .map(([window, prev, curr]) => ({
+          state: { window, prev, curr },
+          write: set(`${window} ${prev} ${curr}`),
+        }));
+    case 'sliding_log':
+      return fc.array(fc.record({ at: someNumber, cost: stringNumber }), { maxLength: 4 }).map((entries) => {
+        const unique = [...new Map(entries.map((e) => [e.at, e])).values()];
+        return {
+          state: { entries: unique.sort((a, b) => a.at - b.at) },
+          write: (k) =>
+            unique.length === 0
+              ? Promise.resolve()
+              : client.zadd(k[0]!, ...unique.flatMap((e) => [e.at, `${e.at}:${e.cost}`])),
+        };
+      });
+    case 'concurrency':
+      return fc
+        .array(fc.record({ expiresAt: someNumber, cost: someNumber }), { maxLength: 4 })
+        .map((list) => {
+          const leases = list.map((l, i) => ({ id: `x${i}`, ...l }));
+          return {
+            state: { leases },
+            write: async (k) => {
+              for (const l of leases) {
+                await client.zadd(k[0]!, l.expiresAt, l.id);
+                await client.hset(k[1]!, l.id, String(l.cost));
+              }
+            },
+          };
+        });
+  }
+}
+
+describe('RedisStore reads any corrupt state exactly as core reads the same numbers', () => {
+  it.each(ALGORITHMS)('%s', async (algorithm) => {
+    await fc.assert(
+      fc.asyncProperty(
+        writtenState(algorithm),
+        fc.integer({ min: 0, max: 7 }),
+        async ({ state, write }, cost) => {
+          const tag = freshTag();
+          await write(luaAlgorithms[algorithm].keys.map((_, n) => keyOf(algorithm, tag, n)));
+          const actual = await evaluate(algorithm, tag, FIVE, cost, T);
+          expect(visible(actual)).toEqual(visible(decideByName(algorithm, state, T, FIVE, cost, 'me')));
+        },
+      ),
+      { numRuns: Number(process.env.SLUICE_FC_RUNS ?? 150) },
+    );
+  });
+});
