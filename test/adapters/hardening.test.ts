@@ -203,6 +203,23 @@ describe.each(adapters.map((adapter) => [adapter.name, adapter] as const))(
       );
     });
 
+    it('sends the default 429 when onDenied sets no response', async () => {
+      const heard: (string | null)[] = [];
+      const onDenied = (..._args: unknown[]) => {
+        heard.push((_args.at(-1) as { body: { rule: string | null } }).body.rule);
+      };
+      const options = {
+        rules: rules(perIp(1, { algorithm: 'sliding_log' })),
+        onDenied,
+      } as AppSpec['options'];
+      const app = await start({ options });
+      await request(app.url).get('/search').expect(200);
+      const denied = await request(app.url).get('/search').expect(429);
+      expect(denied.headers['retry-after']).toBe('60');
+      expect(denied.body).toMatchObject({ error: 'rate_limited', rule: 'per_ip' });
+      expect(heard).toEqual(['per_ip']);
+    });
+
     it('refuses an unknown option with a did-you-mean', async () => {
       await expect(start({ options: { rules: rules(perIp(1)), timeoutMS: 50 } as never })).rejects.toThrow(
         /unknown option "timeoutMS" \(did you mean "timeoutMs"\?\)/,

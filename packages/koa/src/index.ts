@@ -15,7 +15,10 @@ import type { Context, Middleware, Next } from 'koa';
 
 /** Options of the Koa middleware: the shared adapter options (functions take the context) plus `onDenied`. */
 export interface KoaRateLimitOptions extends RateLimitOptions<Context> {
-  /** Sets your own denial on the context; the default is a JSON 429 (503 when a rule failed closed). */
+  /**
+   * Sets your own denial on the context. When it sets none (or throws), the default is sent: a JSON 429
+   * (503 when a rule failed closed).
+   */
   onDenied?: (ctx: Context, denied: DeniedResponse) => unknown;
 }
 
@@ -59,11 +62,12 @@ export function rateLimit(options?: KoaRateLimitOptions): KoaRateLimit {
     );
   }
 
+  /** Your `onDenied`, then the default denial unless it set a response (or it threw), as in Express and Fastify. */
   async function deny(ctx: Context, denied: DeniedResponse): Promise<void> {
     if (http.options.onDenied) {
       try {
         await http.options.onDenied(ctx, denied);
-        return;
+        if (setResponse(ctx)) return;
       } catch (error) {
         http.report(error, 'on_denied');
       }
@@ -77,6 +81,11 @@ export function rateLimit(options?: KoaRateLimitOptions): KoaRateLimit {
     route: (rules: RuleSpec | readonly RuleSpec[]) => middleware(http.routeScope(rules)),
     limiter: http.limiter,
   });
+}
+
+/** True once the context holds a response: a body, a status other than Koa's untouched 404, or bytes sent. */
+function setResponse(ctx: Context): boolean {
+  return ctx.body != null || ctx.status !== 404 || ctx.headerSent || ctx.respond === false;
 }
 
 /** What the limiter reads off a Koa context; a class, so no closure is made per request. */
