@@ -53,17 +53,14 @@ local function cc_wait_to_free(leases, excess, now, window)
   return 0
 end
 
--- Drops the leases of a score range from the set and their costs from the hash.
-local function cc_drop(set, weights, from, to)
-  local dropped = redis.call('ZRANGEBYSCORE', set, from, to)
-  for _, old in ipairs(dropped) do redis.call('HDEL', weights, old) end
-  redis.call('ZREMRANGEBYSCORE', set, from, to)
-end
-
 WRITERS.cc = function(k, now, id, expires, cost, keep)
   local set, weights = KEYS[k], KEYS[k + 1]
-  cc_drop(set, weights, '-inf', fmt(now))
-  cc_drop(set, weights, '(' .. fmt(now + 2 * (expires - now)), '+inf')
+  local expired = redis.call('ZRANGEBYSCORE', set, '-inf', fmt(now))
+  for _, old in ipairs(expired) do redis.call('HDEL', weights, old) end
+  redis.call('ZREMRANGEBYSCORE', set, '-inf', fmt(now))
+  -- Leases too far ahead to count (see cc_held) go too; a cost left behind is never read (an id taken
+  -- again sets or clears its own).
+  redis.call('ZREMRANGEBYSCORE', set, '(' .. fmt(now + 2 * (expires - now)), '+inf')
   redis.call('ZADD', set, fmt(expires), id)
   if cost == 1 then redis.call('HDEL', weights, id) else redis.call('HSET', weights, id, fmt(cost)) end
   local ttl = math.ceil(keep) + MARGIN_MS
