@@ -150,7 +150,16 @@ describe.each(FRAMEWORKS.map((framework) => [framework] as const))(
       expect(recorder.waits.every((wait) => wait.reason === 'pacing')).toBe(true);
     });
 
-    it('does not retry a POST without an Idempotency-Key', async () => {
+    it('sends anyway when an injected clock does not move with the waits', async () => {
+    const frozen = Object.assign(new VirtualTime(T0), { sleep: async () => {} });
+    const { url, hits, client } = await setUp(perIp(1, '10s'), { maxAttempts: 1 }, frozen);
+    await client(`${url}/items`);
+    // The policy is spent and its reset never comes: after its rounds of waiting, the request goes.
+    expect((await client(`${url}/items`)).status).toBe(429);
+    expect(hits).toHaveLength(2);
+  });
+
+  it('does not retry a POST without an Idempotency-Key', async () => {
       const { url, hits, recorder, client } = await setUp(perIp(1, '10s'), { pacing: false });
       await client(`${url}/items`);
       const refused = await client(`${url}/orders`, { method: 'POST', body: '{"n":1}' });

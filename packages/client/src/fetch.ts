@@ -94,6 +94,9 @@ async function sendOne(
   }
 }
 
+/** Waits for a spent policy's reset at most this many times before the request goes anyway. */
+const MAX_PACING_ROUNDS = 100;
+
 /**
  * Waits for the request's pacing slot (when pacing); answers its reservation number. While a policy is
  * spent, waits for its reset and asks again. A wait past the longest allowed is not made: the request
@@ -108,10 +111,13 @@ async function paced(
   if (!settings.pacing) return 0;
   const path = plan.url.pathname;
   const start = settings.now();
-  for (;;) {
+  for (let round = 1; ; round++) {
     const now = settings.now();
     let slot = state.pacer.reserve(path, now);
-    if (slot.sendAt - start > settings.maxWaitMs) slot = state.pacer.reserve(path, now, true);
+    // A clock that does not move with the waits (an injected one) must not keep a request here for ever.
+    if (slot.sendAt - start > settings.maxWaitMs || round > MAX_PACING_ROUNDS) {
+      slot = state.pacer.reserve(path, now, true);
+    }
     const ms = slot.sendAt - now;
     if (ms > 0 && slot.sendAt - start <= settings.maxWaitMs) {
       emit(settings.events.wait, {
