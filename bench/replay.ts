@@ -34,7 +34,8 @@ async function writeLog(path: string): Promise<void> {
     const lines = fakeRequests(Math.min(chunk, LINES - done), 15 + done).map((r) =>
       combinedLine({ ...r, time: r.time + shift }),
     );
-    if (!out.write(`${lines.join('\n')}\n`)) await new Promise((resolve) => out.once('drain', resolve));
+    if (!out.write(`${lines.join('\n')}\n`))
+      await new Promise<void>((resolve) => out.once('drain', () => resolve()));
   }
   await new Promise<void>((resolve) => out.end(() => resolve()));
 }
