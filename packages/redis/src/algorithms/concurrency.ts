@@ -20,20 +20,25 @@ ${storedLua}
 -- window:      lease duration, ms
 -- cost:        units this lease holds
 -- extra:       this request's lease id (taking a held id renews it)
--- Leases held at now, earliest expiry first, except except_id. A lease expires at most window after now,
--- or up to twice that after a clock step back; one expiring later still is stale or corrupt (core's held).
+-- Leases held at now, earliest expiry first, except except_id, and whether any lease lies too far ahead to
+-- count. A lease expires at most window after now, or up to twice that after a clock step back; one
+-- expiring later still is stale or corrupt (core's held).
 local function cc_held(k, now, window, except_id)
-  local flat = redis.call('ZRANGEBYSCORE', KEYS[k], '(' .. fmt(now), fmt(now + 2 * window), 'WITHSCORES')
+  local flat = redis.call('ZRANGEBYSCORE', KEYS[k], '(' .. fmt(now), '+inf', 'WITHSCORES')
   local weights = {}
   local stored = redis.call('HGETALL', KEYS[k + 1])
   for i = 1, #stored, 2 do weights[stored[i]] = tonumber(stored[i + 1]) end
   local leases = {}
+  local far = false
   for i = 1, #flat, 2 do
-    if flat[i] ~= except_id then
-      leases[#leases + 1] = {expires = tonumber(flat[i + 1]), cost = stored_count(weights[flat[i]] or 1)}
+    local expires = tonumber(flat[i + 1])
+    if expires - now > 2 * window then
+      far = true
+    elseif flat[i] ~= except_id then
+      leases[#leases + 1] = {expires = expires, cost = stored_count(weights[flat[i]] or 1)}
     end
   end
-  return leases
+  return leases, far
 end
 
 -- Time until every lease has expired (whole ms), each expiry capped at horizon.
@@ -58,9 +63,6 @@ WRITERS.cc = function(k, now, id, expires, cost, keep)
   local expired = redis.call('ZRANGEBYSCORE', set, '-inf', fmt(now))
   for _, old in ipairs(expired) do redis.call('HDEL', weights, old) end
   redis.call('ZREMRANGEBYSCORE', set, '-inf', fmt(now))
-  -- Leases too far ahead to count (see cc_held) go too; a cost left behind is never read (an id taken
-  -- again sets or clears its own).
-  redis.call('ZREMRANGEBYSCORE', set, '(' .. fmt(now + 2 * (expires - now)), '+inf')
   redis.call('ZADD', set, fmt(expires), id)
   if cost == 1 then redis.call('HDEL', weights, id) else redis.call('HSET', weights, id, fmt(cost)) end
   local ttl = math.ceil(keep) + MARGIN_MS
@@ -68,8 +70,15 @@ WRITERS.cc = function(k, now, id, expires, cost, keep)
   redis.call('PEXPIRE', weights, ttl)
 end
 
+-- cc, after dropping the leases too far ahead to count (see cc_held); a cost left behind in the hash is
+-- never read (an id taken again sets or clears its own).
+WRITERS.cf = function(k, now, id, expires, cost, keep)
+  redis.call('ZREMRANGEBYSCORE', KEYS[k], '(' .. fmt(now + 2 * (expires - now)), '+inf')
+  WRITERS.cc(k, now, id, expires, cost, keep)
+end
+
 ALGORITHMS.cc = function(k, t, limit, window, burst, cost, id)
-  local others = cc_held(k, t, window, id)
+  local others, far = cc_held(k, t, window, id)
   local in_use = 0
   for _, lease in ipairs(others) do in_use = in_use + lease.cost end
   if cost > limit or in_use + cost > limit then
@@ -79,7 +88,9 @@ ALGORITHMS.cc = function(k, t, limit, window, burst, cost, id)
   end
   local expires = t + window
   local keep = math.max(cc_until_all_expire(others, t, math.huge), window)
-  return true, limit, math.max(0, limit - in_use - cost), window, 0, nil, 'cc', t, id, expires, cost, keep
+  local writer = 'cc'
+  if far then writer = 'cf' end
+  return true, limit, math.max(0, limit - in_use - cost), window, 0, nil, writer, t, id, expires, cost, keep
 end
 `,
 };

@@ -22,15 +22,22 @@ local function sl_cost(member)
   return stored_count(tonumber(string.match(member, ':(.+)$')))
 end
 
--- Entries still counted at now: within the last window, or up to one window ahead (a clock that stepped
--- back); further ahead they are stale or corrupt (core's live).
+-- Entries still counted at now, and whether any lies too far ahead to count: counted are those within the
+-- last window, or up to one window ahead (a clock that stepped back); further ahead they are stale or
+-- corrupt (core's live).
 local function sl_live(key, now, window)
-  local flat = redis.call('ZRANGEBYSCORE', key, '(' .. fmt(now - window), fmt(now + window), 'WITHSCORES')
+  local flat = redis.call('ZRANGEBYSCORE', key, '(' .. fmt(now - window), '+inf', 'WITHSCORES')
   local entries = {}
+  local far = false
   for i = 1, #flat, 2 do
-    entries[#entries + 1] = {at = tonumber(flat[i + 1]), cost = sl_cost(flat[i])}
+    local at = tonumber(flat[i + 1])
+    if at - now > window then
+      far = true
+    else
+      entries[#entries + 1] = {at = at, cost = sl_cost(flat[i])}
+    end
   end
-  return entries
+  return entries, far
 end
 
 -- An entry ahead of now counts as made now, so that the wait stays within the window; times round up to whole ms.
@@ -58,7 +65,6 @@ end
 WRITERS.sl = function(k, now, window, cost, keep)
   local key = KEYS[k]
   redis.call('ZREMRANGEBYSCORE', key, '-inf', fmt(now - window))
-  redis.call('ZREMRANGEBYSCORE', key, '(' .. fmt(now + window), '+inf')
   if cost > 0 then
     local merged = cost
     local same = redis.call('ZRANGEBYSCORE', key, fmt(now), fmt(now))
@@ -71,8 +77,14 @@ WRITERS.sl = function(k, now, window, cost, keep)
   if keep > 0 then redis.call('PEXPIRE', key, math.ceil(keep) + MARGIN_MS) end
 end
 
+-- sl, after dropping the entries too far ahead to count (see sl_live).
+WRITERS.sf = function(k, now, window, cost, keep)
+  redis.call('ZREMRANGEBYSCORE', KEYS[k], '(' .. fmt(now + window), '+inf')
+  WRITERS.sl(k, now, window, cost, keep)
+end
+
 ALGORITHMS.sl = function(k, t, limit, window, burst, cost)
-  local entries = sl_live(KEYS[k], t, window)
+  local entries, far = sl_live(KEYS[k], t, window)
   local used = 0
   for _, entry in ipairs(entries) do used = used + entry.cost end
   if cost > limit or used + cost > limit then
@@ -83,7 +95,9 @@ ALGORITHMS.sl = function(k, t, limit, window, burst, cost)
   local newest_extra = nil
   if cost > 0 then newest_extra = t end
   local reset, keep = sl_until_empty(entries, t, window, newest_extra)
-  return true, limit, math.max(0, limit - used - cost), reset, 0, nil, 'sl', t, window, cost, keep
+  local writer = 'sl'
+  if far then writer = 'sf' end
+  return true, limit, math.max(0, limit - used - cost), reset, 0, nil, writer, t, window, cost, keep
 end
 `,
 };
