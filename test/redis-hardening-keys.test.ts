@@ -142,6 +142,41 @@ describe('a key of the wrong type', () => {
     await limiter.close();
   });
 
+  it('a lease set of the wrong type fails only that release, is removed, and leaves the breaker closed', async () => {
+    const prefix = randomPrefix();
+    const store = new RedisStore({
+      client: redis.client,
+      prefix,
+      timeoutMs: 5000,
+      breaker: { failures: 1, cooldownMs: 60_000 },
+      logger: { warn: () => {} },
+    });
+    const lease = (tag: string, id: string) => ({
+      rule: 'jobs',
+      tag,
+      algorithm: 'concurrency' as const,
+      params: { limit: 2, windowMs: 60_000, burst: 2 },
+      cost: 1,
+      mode: 'enforce' as const,
+      leaseId: id,
+    });
+    const bad = lease('leaseTagAAAAAAAAAAAAAA', 'l1');
+    const good = lease('leaseTagBBBBBBBBBBBBBB', 'l2');
+    await store.evaluate([bad], Date.now());
+    await store.evaluate([good], Date.now());
+    const badSet = `${prefix}:{${bad.tag}}:jobs:cc`;
+    await redis.admin.del(badSet);
+    await redis.admin.set(badSet, 'garbage');
+
+    const toLease = (c: typeof bad) => ({ rule: c.rule, tag: c.tag, id: c.leaseId, scope: 'store' as const });
+    await expect(store.release([toLease(bad)], Date.now())).rejects.toMatchObject({ rules: ['jobs'] });
+    expect(await redis.admin.exists(badSet)).toBe(0);
+    expect(store.health().breaker).toBe('closed');
+    await store.release([toLease(good)], Date.now());
+    expect(await redis.admin.zcard(`${prefix}:{${good.tag}}:jobs:cc`)).toBe(0);
+    expect((await store.evaluate([bad], Date.now()))[0]).toMatchObject({ allowed: true, remaining: 1 });
+  });
+
   it('without coalescing too, one call per request: only that request fails', async () => {
     const prefix = randomPrefix();
     const store = new RedisStore({

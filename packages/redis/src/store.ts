@@ -136,6 +136,12 @@ function dropsUnansweredOnClose(client: Redis | Cluster): boolean {
   return !client.isCluster && (client as Redis).options.autoResendUnfulfilledCommands === false;
 }
 
+/** A Redis reply error about a key of the wrong type (as a StoreError, its cause). */
+function isWrongType(error: unknown): boolean {
+  const cause = error instanceof StoreError ? error.cause : error;
+  return cause instanceof Error && cause.message.startsWith('WRONGTYPE');
+}
+
 function kindOf(error: StoreError): StoreErrorKind {
   if (error.code === 'ERR_SLUICE_STORE_TIMEOUT') return 'timeout';
   if (error.code === 'ERR_SLUICE_BREAKER_OPEN') return 'breaker_open';
@@ -504,9 +510,26 @@ export class RedisStore implements Store {
         const refused = this.#countPending();
         if (refused !== undefined) return Promise.reject(refused);
         const argv = [keys.length, ...keys, ...group.map((lease) => lease.id)];
-        return this.#run(this.#releaseCommand, argv, 1, true);
+        return this.#run(this.#releaseCommand, argv, 1, true).catch(async (error: unknown) => {
+          if (!isWrongType(error)) throw error;
+          throw await this.#repairLeaseKeys(group, keys);
+        });
       }),
     );
+  }
+
+  /**
+   * A release met a key of the wrong type: deletes the keys that are not a lease set (zset) or cost hash
+   * as they should be, so that the rule counts afresh, and answers the error naming their rules. One
+   * more round trip, on this rare path only.
+   */
+  async #repairLeaseKeys(leases: readonly Lease[], keys: readonly string[]): Promise<KeyStateError> {
+    const expected = ['zset', 'hash'];
+    const types = await Promise.all(keys.map((key) => this.#client.type(key)));
+    const bad = keys.filter((_, i) => types[i] !== 'none' && types[i] !== expected[i % 2]);
+    await Promise.all(bad.map((key) => this.#client.del(key)));
+    const rules = leases.filter((_, i) => bad.includes(keys[2 * i]!) || bad.includes(keys[2 * i + 1]!));
+    return new KeyStateError([...new Set(rules.map((lease) => lease.rule))]);
   }
 
   /** Counts one more pending request, or returns the error that refuses it (beyond `maxPending`). */
