@@ -1,0 +1,147 @@
+import { retryDelay } from './backoff.js';
+import { emit, type GiveUpReason } from './events.js';
+import type { ResolvedClientOptions } from './options.js';
+import type { OriginState } from './origins.js';
+import type { NoRetryReason } from './plan.js';
+import { type HeaderSource, type RateLimitInfo, readRateLimits } from './rateLimitFields.js';
+import { parseRetryAfter } from './retryAfter.js';
+
+/** What the attempt logic needs of a request, whichever API sends it (fetch, an undici dispatch). */
+export interface Target {
+  readonly url: URL;
+  readonly method: string;
+  readonly noRetry: NoRetryReason | undefined;
+  readonly signal: AbortSignal | undefined;
+}
+
+/** Waits for a spent policy's reset at most this many times before the request goes anyway. */
+const MAX_PACING_ROUNDS = 100;
+
+/**
+ * Waits for the request's pacing slot (when pacing); answers its reservation number. While a policy is
+ * spent, waits for its reset and asks again. A wait past the longest allowed is not made: the request
+ * goes at once, and the server's answer says what to do.
+ */
+export async function paced(
+  settings: ResolvedClientOptions,
+  state: OriginState,
+  target: Target,
+  attempt: number,
+): Promise<number> {
+  if (!settings.pacing) return 0;
+  const path = target.url.pathname;
+  const start = settings.now();
+  for (let round = 1; ; round++) {
+    const now = settings.now();
+    let slot = state.pacer.reserve(path, now);
+    // A clock that does not move with the waits (an injected one) must not keep a request here for ever.
+    if (slot.sendAt - start > settings.maxWaitMs || round > MAX_PACING_ROUNDS) {
+      slot = state.pacer.reserve(path, now, true);
+    }
+    const ms = slot.sendAt - now;
+    if (ms > 0 && slot.sendAt - start <= settings.maxWaitMs) {
+      emit(settings.events.wait, {
+        origin: target.url.origin,
+        method: target.method,
+        reason: 'pacing',
+        ms,
+        attempt,
+        policy: slot.policy ?? '',
+      });
+      await settings.sleep(ms, target.signal);
+    }
+    if (slot.taken) return slot.seq;
+  }
+}
+
+/** Reads an answer's RateLimit fields into the pacer (when pacing); answers them. */
+export function observe(
+  settings: ResolvedClientOptions,
+  state: OriginState,
+  target: Target,
+  seq: number,
+  headers: HeaderSource,
+): RateLimitInfo[] {
+  if (!settings.pacing) return [];
+  const now = settings.now();
+  const infos = readRateLimits(headers, now);
+  state.pacer.observe(target.url.pathname, seq, infos, now);
+  return infos;
+}
+
+/**
+ * What to do with a refused answer (a `retryOn` status): the wait before the next attempt, spending a
+ * retry from the budget; or undefined when the answer goes back to the caller. Emits the events.
+ */
+export function nextWait(
+  settings: ResolvedClientOptions,
+  state: OriginState,
+  target: Target,
+  answer: { readonly status: number; readonly attempt: number; readonly headers: HeaderSource },
+  infos: readonly RateLimitInfo[],
+): number | undefined {
+  const { events } = settings;
+  const delayMs = retryDelay({
+    serverWaitMs: serverWait(answer.headers, infos, settings.now()),
+    attempt: answer.attempt,
+    jitterMs: settings.jitterMs,
+    backoff: settings.backoff,
+    random: settings.random,
+  });
+  const refused = {
+    origin: target.url.origin,
+    method: target.method,
+    status: answer.status,
+    attempt: answer.attempt,
+  };
+  const reason = giveUpReason(settings, state, target, answer.attempt, delayMs);
+  if (reason !== undefined) {
+    const event = { ...refused, reason };
+    if (reason === 'budget_exhausted') emit(events.budgetExhausted, event);
+    emit(events.giveUp, event);
+    return undefined;
+  }
+  emit(events.retry, { ...refused, delayMs });
+  return delayMs;
+}
+
+/** Waits before attempt `attempt` (a retry), telling the `wait` hook. */
+export function waitToRetry(
+  settings: ResolvedClientOptions,
+  target: Target,
+  attempt: number,
+  ms: number,
+): Promise<void> {
+  emit(settings.events.wait, {
+    origin: target.url.origin,
+    method: target.method,
+    reason: 'retry',
+    ms,
+    attempt,
+  });
+  return settings.sleep(ms, target.signal);
+}
+
+/** Why the refused attempt is the last one, or undefined to retry (spending a retry from the budget). */
+function giveUpReason(
+  settings: ResolvedClientOptions,
+  state: OriginState,
+  target: Target,
+  attempt: number,
+  delayMs: number,
+): GiveUpReason | undefined {
+  if (target.noRetry !== undefined) return target.noRetry;
+  if (attempt >= settings.maxAttempts) return 'max_attempts';
+  if (delayMs > settings.maxWaitMs) return 'wait_too_long';
+  if (state.budget !== undefined && !state.budget.spend()) return 'budget_exhausted';
+  return undefined;
+}
+
+/** The wait the server asked for: Retry-After, else the reset of a policy with nothing remaining. */
+function serverWait(headers: HeaderSource, infos: readonly RateLimitInfo[], now: number): number | undefined {
+  const retryAfter = parseRetryAfter(headers.get('retry-after'), now);
+  if (retryAfter !== undefined) return retryAfter;
+  let wait: number | undefined;
+  for (const info of infos) if (info.remaining === 0) wait = Math.max(wait ?? 0, info.resetMs);
+  return wait;
+}
