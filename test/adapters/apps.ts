@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Router from '@koa/router';
-import type { Limiter, RateLimitOptions, RuleSpec } from '@sluice/core';
+import type { Limiter, RateLimitInfo, RateLimitOptions, RuleSpec } from '@sluice/core';
 import { rateLimit as expressRateLimit } from '@sluice/express';
 import { rateLimit as fastifyRateLimit } from '@sluice/fastify';
 import { rateLimit as koaRateLimit } from '@sluice/koa';
@@ -49,6 +49,13 @@ export interface AppSpec {
 }
 
 const EARLY = JSON.stringify({ early: true });
+
+/** What `/info` answers: the limit the handler read, each framework its own typed way. */
+function infoBody(info: RateLimitInfo | undefined) {
+  return info
+    ? { rule: info.rule ?? null, limit: info.limit, remaining: info.remaining, resetMs: info.resetMs }
+    : null;
+}
 
 /** A started app: its base URL, its limiter, and how to stop it. */
 export interface RunningApp {
@@ -115,6 +122,7 @@ const fastify: AdapterFactory = {
       const rateLimit = path === '/limited' && spec.routeRule ? { rules: [spec.routeRule] } : undefined;
       app.get(path, { config: rateLimit ? { rateLimit } : {} }, () => handle(spec, path));
     }
+    app.get('/info', async (request) => infoBody(request.rateLimit));
     await app.listen({ port: 0, host: '127.0.0.1' });
     const { port } = app.server.address() as AddressInfo;
     return {
@@ -159,6 +167,9 @@ const expressFactory: AdapterFactory = {
         if (!res.headersSent) res.json(body);
       });
     }
+    app.get('/info', (req, res) => {
+      res.json(infoBody(req.rateLimit));
+    });
     app.use((error: unknown, _req: express.Request, res: express.Response, _next: express.NextFunction) => {
       spec.errors?.push(error);
       if (!res.headersSent) res.status(500).json({ error: 'boom' });
@@ -206,6 +217,9 @@ const koa: AdapterFactory = {
         ctx.body = await handle(spec, path);
       });
     }
+    router.get('/info', (ctx) => {
+      ctx.body = infoBody(ctx.state.rateLimit);
+    });
     app.use(router.routes());
     const server = createServer(app.callback());
     const url = await listen(server);

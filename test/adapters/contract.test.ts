@@ -99,10 +99,14 @@ describe.each(adapters.map((adapter) => [adapter.name, adapter] as const))(
     });
 
     it('sends legacy headers when asked, and none when asked', async () => {
-      const app = await start({ options: { rules: rules(perIp(1)), headers: 'legacy' } });
+      const app = await start({
+        options: { rules: rules(perIp(1, { algorithm: 'sliding_log' })), headers: 'legacy' },
+      });
       const ok = await request(app.url).get('/search').expect(200);
       expect(ok.headers['x-ratelimit-limit']).toBe('1');
       expect(ok.headers['x-ratelimit-remaining']).toBe('0');
+      // The window's reset as a Unix time in seconds, as express-rate-limit's legacy headers and GitHub send it.
+      expect(ok.headers['x-ratelimit-reset']).toBe(String(T0 / 1000 + 60));
       expect(ok.headers.ratelimit).toBeUndefined();
       await app.close();
       const quiet = await start({ options: { rules: rules(perIp(1)), headers: 'none' } });
@@ -220,6 +224,13 @@ describe.each(adapters.map((adapter) => [adapter.name, adapter] as const))(
       await request(app.url).get('/search').expect(200);
       await request(app.url).get('/search').expect(200);
       expect((await request(app.url).get('/search').expect(429)).headers['x-ratelimit-rule']).toBe('per_ip');
+    });
+
+    it("gives handlers the limit their response's headers show, typed", async () => {
+      const app = await start({ options: { rules: rules(perIp(3, { algorithm: 'sliding_log' })) } });
+      const first = await request(app.url).get('/info').expect(200);
+      expect(first.body).toEqual({ rule: 'per_ip', limit: 3, remaining: 2, resetMs: 60_000 });
+      expect(first.headers.ratelimit).toBe('"per_ip";r=2;t=60');
     });
 
     it('shows the same rule when a global and a route rule are equally constrained', async () => {

@@ -4,6 +4,7 @@ import {
   type DeniedResponse,
   type Limiter,
   type ProxyTrust,
+  type RateLimitInfo,
   type RateLimitOptions,
   type RequestFacts,
   type RuleSpec,
@@ -12,6 +13,15 @@ import {
   waitUnlessClosed,
 } from '@sluice/core';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
+
+declare global {
+  namespace Express {
+    interface Request {
+      /** This request's limit as its RateLimit headers show it (set by @sluice/express). */
+      rateLimit?: RateLimitInfo;
+    }
+  }
+}
 
 /** Options of the Express middleware: the shared adapter options plus an Express-typed `onDenied`. */
 export interface ExpressRateLimitOptions extends RateLimitOptions<Request> {
@@ -51,6 +61,7 @@ export function rateLimit(options?: ExpressRateLimitOptions): ExpressRateLimit {
       next();
       return;
     }
+    req.rateLimit = verdict.info;
     if (verdict.action === 'deny') {
       if (!res.headersSent) deny(req, res, verdict.denied).catch(next);
       return;

@@ -6,6 +6,7 @@ import {
   type DeniedResponse,
   type Limiter,
   type ProxyTrust,
+  type RateLimitInfo,
   type RateLimitOptions,
   type RequestFacts,
   type RuleSpec,
@@ -41,6 +42,10 @@ declare module 'fastify' {
     /** The limiter behind the plugin (reload rules with `setRules`, explain, release). */
     rateLimiter: Limiter;
   }
+  interface FastifyRequest {
+    /** This request's limit as its RateLimit headers show it (set by @sluice/fastify). */
+    rateLimit?: RateLimitInfo;
+  }
 }
 
 const ALL_RULES: CheckScope = Object.freeze({});
@@ -56,6 +61,7 @@ const plugin: FastifyPluginAsync<FastifyRateLimitOptions> = async (fastify, give
   const routeScopes = new WeakMap<object, CheckScope>();
 
   fastify.decorate('rateLimiter', http.limiter);
+  fastify.decorateRequest('rateLimit', undefined);
   fastify.addHook('onClose', async () => http.limiter.close());
 
   // Route rules are compiled when the route registers, so a wrong config fails at start-up.
@@ -129,6 +135,7 @@ const plugin: FastifyPluginAsync<FastifyRateLimitOptions> = async (fastify, give
       done();
       return;
     }
+    request.rateLimit = verdict.info;
     if (verdict.action === 'deny') {
       deny(request, reply, verdict.denied).catch(done);
       return;

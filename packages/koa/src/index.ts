@@ -4,6 +4,7 @@ import {
   type DeniedResponse,
   type Limiter,
   type ProxyTrust,
+  type RateLimitInfo,
   type RateLimitOptions,
   type RequestFacts,
   type RuleSpec,
@@ -12,6 +13,13 @@ import {
   waitUnlessClosed,
 } from '@sluice/core';
 import type { Context, Middleware, Next } from 'koa';
+
+declare module 'koa' {
+  interface DefaultState {
+    /** This request's limit as its RateLimit headers show it (set by @sluice/koa). */
+    rateLimit?: RateLimitInfo;
+  }
+}
 
 /** Options of the Koa middleware: the shared adapter options (functions take the context) plus `onDenied`. */
 export interface KoaRateLimitOptions extends RateLimitOptions<Context> {
@@ -51,6 +59,7 @@ export function rateLimit(options?: KoaRateLimitOptions): KoaRateLimit {
    */
   function act(ctx: Context, next: Next, verdict: Verdict): Promise<void> {
     if (verdict.action === 'skip') return next();
+    ctx.state.rateLimit = verdict.info;
     if (verdict.action === 'deny') return ctx.headerSent ? Promise.resolve() : deny(ctx, verdict.denied);
     ctx.set(verdict.headers); // Koa sets nothing once headers are sent
     // Leases to hand back when the response ends; none (the usual case): no listeners.

@@ -4,6 +4,7 @@ import type { RuleSpec } from '../rules/schema.js';
 import type { Maybe } from '../storeCall.js';
 import type { CompiledRules, Decision, Descriptors, RuleResult } from '../types.js';
 import { buildDescriptors, headerApiKey, type RequestFacts } from './descriptors.js';
+import { type RateLimitInfo, rateLimitInfo } from './info.js';
 import { type AdapterNotice, Notices } from './notices.js';
 import { type AdapterStage, type RateLimitOptions, type ResolvedOptions, resolveOptions } from './options.js';
 import { PROXY_NOTICES, type ProxyNotice, proxyNotice } from './proxy.js';
@@ -50,6 +51,8 @@ export type Verdict =
       readonly action: 'allow';
       readonly decision: Decision;
       readonly headers: HeaderValues;
+      /** For handlers: `req.rateLimit` (Express), `request.rateLimit` (Fastify), `ctx.state.rateLimit` (Koa). */
+      readonly info: RateLimitInfo;
       /** leaky_bucket: wait this long before passing the request on. */
       readonly delayMs: number;
       /** Gives back the decision's leases when the response ends; idempotent, never rejects. */
@@ -57,7 +60,7 @@ export type Verdict =
       /** The request will not be served (the client left while it waited): also gives its queue place back. */
       cancel(): Promise<void>;
     }
-  | { readonly action: 'deny'; readonly denied: DeniedResponse };
+  | { readonly action: 'deny'; readonly denied: DeniedResponse; readonly info: RateLimitInfo };
 
 /** What an adapter's global middleware can know of a request, for the notices that depend on it. */
 export interface AdapterTraits {
@@ -110,6 +113,7 @@ export function createHttpLimiter<Req, O extends RateLimitOptions<Req>>(
   const silence: readonly string[] = options.silence ?? [];
   const noticed = new Set(silence.filter((code): code is ProxyNotice => code in PROXY_NOTICES));
   const notices = new Notices(options.logger, silence);
+  const clock = options.clock ?? Date.now;
   // Keys read from the header unchecked: rules keyed by api_key deserve a notice.
   const rawKeys = options.apiKey === undefined && options.validateApiKey === undefined;
   /** The global table last looked at for smells: each table is looked at once. */
@@ -232,14 +236,20 @@ export function createHttpLimiter<Req, O extends RateLimitOptions<Req>>(
   }
 
   function verdictOf(req: Req, decision: Decision): Verdict {
-    if (!decision.allowed) return { action: 'deny', denied: deniedResponse(decision, options.headers) };
-    const headers = rateLimitHeaders(decision, options.headers, shownFor(req, decision));
+    if (!decision.allowed) {
+      const denied = deniedResponse(decision, options.headers, clock);
+      return { action: 'deny', denied, info: rateLimitInfo(decision, undefined) };
+    }
+    const shown = shownFor(req, decision);
+    const headers = rateLimitHeaders(decision, options.headers, shown, clock);
+    const info = rateLimitInfo(decision, shown);
     // Nothing to hand back: share no-op functions instead of making two closures per request.
     if (decision.leases.length === 0) {
       return {
         action: 'allow',
         decision,
         headers,
+        info,
         delayMs: decision.delayMs,
         release: NOTHING,
         cancel: NOTHING,
@@ -250,6 +260,7 @@ export function createHttpLimiter<Req, O extends RateLimitOptions<Req>>(
       action: 'allow',
       decision,
       headers,
+      info,
       delayMs: decision.delayMs,
       release() {
         released ??= limiter.release(decision).catch((error: unknown) => report(error, 'release'));

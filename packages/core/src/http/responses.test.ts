@@ -93,10 +93,11 @@ describe('rateLimitHeaders', () => {
       'RateLimit-Policy': '"key_default";q=600;w=60',
       RateLimit: '"key_default";r=41;t=2',
     });
-    expect(rateLimitHeaders(allowed, 'legacy')).toEqual({
+    // Legacy reset: a Unix time in seconds, as express-rate-limit and GitHub send it.
+    expect(rateLimitHeaders(allowed, 'legacy', undefined, () => 1_700_000_000_250)).toEqual({
       'X-RateLimit-Limit': '600',
       'X-RateLimit-Remaining': '41',
-      'X-RateLimit-Reset': '2',
+      'X-RateLimit-Reset': '1700000003',
     });
     expect(Object.keys(rateLimitHeaders(allowed, 'both'))).toHaveLength(5);
     expect(rateLimitHeaders(allowed, 'none')).toEqual({});
@@ -108,12 +109,14 @@ describe('rateLimitHeaders', () => {
 
   it('never shows a negative or fractional count, nor a negative time', () => {
     const odd = result({ allowed: true, remaining: -3.5, resetMs: -200, limit: 10.7 });
-    expect(rateLimitHeaders(decision({ allowed: true }, [odd]), 'both')).toMatchObject({
-      RateLimit: '"key_default";r=0;t=0',
-      'RateLimit-Policy': '"key_default";q=10;w=60',
-      'X-RateLimit-Remaining': '0',
-      'X-RateLimit-Reset': '0',
-    });
+    expect(rateLimitHeaders(decision({ allowed: true }, [odd]), 'both', undefined, () => 5000)).toMatchObject(
+      {
+        RateLimit: '"key_default";r=0;t=0',
+        'RateLimit-Policy': '"key_default";q=10;w=60',
+        'X-RateLimit-Remaining': '0',
+        'X-RateLimit-Reset': '5',
+      },
+    );
   });
 
   it('shows the same rule of two tied results whatever their order', () => {

@@ -37,44 +37,50 @@ export function retryAfterSeconds(decision: Decision): number | undefined {
  * The RateLimit fields of a decision: the denying rule's, or when allowed the most constrained rule's
  * (`shown`, else chosen among the decision's results by {@link shownResult}), as IETF
  * draft-ietf-httpapi-ratelimit-headers structured fields, legacy X-RateLimit-* fields, both or none.
- * Empty when no rule applied. Seconds are whole, rounded up; counts are whole and never negative.
+ * Empty when no rule applied. Seconds are whole, rounded up; counts are whole and never negative. The legacy
+ * `X-RateLimit-Reset` is a Unix time in seconds (read from `clock`), as express-rate-limit and GitHub send it.
  */
-export function rateLimitHeaders(decision: Decision, format: HeaderFormat, shown?: RuleResult): HeaderValues {
+export function rateLimitHeaders(
+  decision: Decision,
+  format: HeaderFormat,
+  shown?: RuleResult,
+  clock: () => number = Date.now,
+): HeaderValues {
   if (format === 'none') return {};
   if (!decision.allowed) {
     const rule = decision.rule;
     if (rule === undefined) return {};
     const reset = retryAfterSeconds(decision) ?? toSeconds(decision.resetMs);
     const windowMs = windowOf(decision, rule);
-    return limitHeaders(rule, decision.limit, decision.remaining, reset, windowMs, format);
+    return limitHeaders(
+      { rule, limit: decision.limit, remaining: decision.remaining, windowMs },
+      reset,
+      format,
+      clock,
+    );
   }
   const result = shown ?? shownResult(decision.results);
   if (result === undefined) return {};
-  const { rule, limit, remaining, resetMs, windowMs } = result;
-  return limitHeaders(rule, limit, remaining, toSeconds(resetMs), windowMs, format);
+  return limitHeaders(result, toSeconds(result.resetMs), format, clock);
 }
 
 /** A count as a header shows it: a whole number, never negative. */
 const count = (value: number): number => (value > 0 ? Math.floor(value) : 0);
 
-function limitHeaders(
-  rule: string,
-  limit: number,
-  remaining: number,
-  reset: number,
-  windowMs: number,
-  format: HeaderFormat,
-): HeaderValues {
+/** The numbers of one rule that headers show. */
+type Shown = Pick<RuleResult, 'rule' | 'limit' | 'remaining' | 'windowMs'>;
+
+function limitHeaders(shown: Shown, reset: number, format: HeaderFormat, clock: () => number): HeaderValues {
   const headers: HeaderValues = {};
   if (format === 'draft' || format === 'both') {
-    const text = ruleText(rule, count(limit), windowMs);
+    const text = ruleText(shown.rule, count(shown.limit), shown.windowMs);
     headers['RateLimit-Policy'] = text.policy;
-    headers.RateLimit = `${text.quoted};r=${count(remaining)};t=${reset}`;
+    headers.RateLimit = `${text.quoted};r=${count(shown.remaining)};t=${reset}`;
   }
   if (format === 'legacy' || format === 'both') {
-    headers['X-RateLimit-Limit'] = String(count(limit));
-    headers['X-RateLimit-Remaining'] = String(count(remaining));
-    headers['X-RateLimit-Reset'] = String(reset);
+    headers['X-RateLimit-Limit'] = String(count(shown.limit));
+    headers['X-RateLimit-Remaining'] = String(count(shown.remaining));
+    headers['X-RateLimit-Reset'] = String(Math.ceil(clock() / 1000) + reset);
   }
   return headers;
 }
@@ -114,10 +120,14 @@ function ruleText(rule: string, limit: number, windowMs: number): RuleText {
  * counting during an outage included), 503 when the denying rule failed closed with nothing counting.
  * Both carry `Cache-Control: no-store`, so no cache replays a denial to other clients or past its time.
  */
-export function deniedResponse(decision: Decision, format: HeaderFormat): DeniedResponse {
+export function deniedResponse(
+  decision: Decision,
+  format: HeaderFormat,
+  clock: () => number = Date.now,
+): DeniedResponse {
   const retryAfter = retryAfterSeconds(decision) ?? null;
   const unavailable = failedClosed(decision);
-  const headers = rateLimitHeaders(decision, format);
+  const headers = rateLimitHeaders(decision, format, undefined, clock);
   if (retryAfter !== null) headers['Retry-After'] = String(retryAfter);
   if (decision.rule !== undefined) headers['X-RateLimit-Rule'] = decision.rule;
   headers['Cache-Control'] = 'no-store';

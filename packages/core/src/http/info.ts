@@ -1,0 +1,28 @@
+import type { Decision, RuleResult } from '../types.js';
+
+/**
+ * What a handler reads of its request's limit (`req.rateLimit` in Express, `request.rateLimit` in Fastify,
+ * `ctx.state.rateLimit` in Koa): the numbers the RateLimit headers show.
+ */
+export interface RateLimitInfo {
+  /** The rule shown: the denying one, or the most constrained; undefined when no rule applied. */
+  readonly rule: string | undefined;
+  /** Its limit (Infinity when no rule applied). */
+  readonly limit: number;
+  /** Requests (units) left in it now (Infinity when no rule applied). */
+  readonly remaining: number;
+  /** Milliseconds until it has room again (its window resets, its bucket refills). */
+  readonly resetMs: number;
+  /** The whole decision: every rule's result, shadow denials, whether the store failed. */
+  readonly decision: Decision;
+}
+
+/** The info of a decision; `shown` is the rule an allowed response's headers show. */
+export function rateLimitInfo(decision: Decision, shown: RuleResult | undefined): RateLimitInfo {
+  if (!decision.allowed || shown === undefined) {
+    const { rule, limit, remaining, resetMs } = decision;
+    return { rule, limit, remaining, resetMs, decision };
+  }
+  const { rule, limit, remaining, resetMs } = shown;
+  return { rule, limit, remaining, resetMs, decision };
+}
