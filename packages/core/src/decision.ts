@@ -1,6 +1,7 @@
 import type { PlannedCheck } from './plan.js';
 import type {
   CheckResult,
+  CompiledRule,
   Decision,
   DecisionReason,
   Descriptors,
@@ -155,6 +156,8 @@ export interface PlannedRequest {
   readonly remote: readonly PlannedCheck[];
   /** Checks of `scope: local` rules, counted in process. */
   readonly local: readonly PlannedCheck[];
+  /** Results decided without a store (shadow deny rules), added after the counted ones. */
+  readonly extra?: readonly RuleResult[];
 }
 
 /** The decision of a request from its two stores' outcomes; pure. */
@@ -163,12 +166,13 @@ export function decideRequest(
   storeOutcome: StoreOutcome,
   localOutcome: StoreOutcome,
 ): Decision {
-  const { remote, local } = request;
+  const { remote, local, extra } = request;
   const results: RuleResult[] = new Array(remote.length + local.length);
   const delayMs = Math.max(
     collectResults(results, 0, remote, storeOutcome),
     collectResults(results, remote.length, local, localOutcome),
   );
+  if (extra !== undefined) results.push(...extra);
   return buildDecision({
     results,
     delayMs,
@@ -241,4 +245,49 @@ function failureOf(outcome: StoreOutcome): StoreErrorKind | undefined {
   if (!outcome.ok) return outcome.kind;
   for (const result of outcome.results) if (result.degraded !== undefined) return result.degraded;
   return undefined;
+}
+
+/** A deny rule's result: nothing counted; `shadow` reports a would-be denial and lets the request through. */
+export function denyResult(rule: CompiledRule, shadow: boolean): RuleResult {
+  return {
+    rule: rule.name,
+    mode: shadow ? 'shadow' : 'enforce',
+    windowMs: 0,
+    allowed: shadow,
+    limit: 0,
+    remaining: 0,
+    resetMs: 0,
+    retryAfterMs: Number.POSITIVE_INFINITY,
+    shadowDenied: shadow,
+    failed: false,
+    fallback: false,
+    action: 'deny',
+  };
+}
+
+/**
+ * The decision of an action rule, made without a store call: refused by a deny rule (no wait helps, so no
+ * Retry-After), or exempted from every rule by an allow rule (no counter, so no RateLimit numbers).
+ */
+export function actionDecision(
+  rule: CompiledRule,
+  version: string,
+  shadowDenies: readonly RuleResult[],
+): Decision {
+  const deny = rule.action === 'deny';
+  return {
+    allowed: !deny,
+    rule: rule.name,
+    retryAfterMs: deny ? Number.POSITIVE_INFINITY : 0,
+    delayMs: 0,
+    limit: deny ? 0 : Number.POSITIVE_INFINITY,
+    remaining: deny ? 0 : Number.POSITIVE_INFINITY,
+    resetMs: 0,
+    failedOpen: false,
+    reason: deny ? 'deny' : 'allowed',
+    results: deny ? [denyResult(rule, false), ...shadowDenies] : shadowDenies,
+    leases: NO_LEASES,
+    version,
+    action: deny ? 'deny' : 'allow',
+  };
 }

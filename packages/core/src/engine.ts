@@ -1,5 +1,12 @@
 import { assertCost } from './cost.js';
-import { decideRequest, heldLeases, type PlannedRequest, type StoreOutcome } from './decision.js';
+import {
+  actionDecision,
+  decideRequest,
+  denyResult,
+  heldLeases,
+  type PlannedRequest,
+  type StoreOutcome,
+} from './decision.js';
 import { ConfigError } from './errors.js';
 import { TagCache, tagFor } from './keys.js';
 import { type LeasePlan, LocalLeases } from './localLeases.js';
@@ -7,6 +14,7 @@ import { guardObserver } from './observe/guarded.js';
 import { type LimiterHealth, limiterHealth } from './observe/health.js';
 import { LIMITER_NOTICES, type LimiterNotice, misuseWatch, type NoticeLogger } from './observe/misuse.js';
 import { effectiveMode, type PlannedCheck, planChecks } from './plan.js';
+import { type ActionOutcome, resolveActions } from './rules/actions.js';
 import { assertNotPromise, isCompiledRules, isRulesSource } from './rules/resolve.js';
 import { isPromise, type Maybe, StoreCaller } from './storeCall.js';
 import { MemoryStore } from './stores/memory.js';
@@ -16,8 +24,11 @@ import type {
   Decision,
   Descriptors,
   Lease,
+  Lists,
   Mode,
   Observer,
+  RuleAction,
+  RuleResult,
   RuleScope,
   RulesSource,
   Store,
@@ -47,6 +58,11 @@ export interface LimiterOptions {
   logger?: NoticeLogger;
   /** Notice codes not to log (`SLUICE_LIMITER_PER_REQUEST`, `SLUICE_STORE_SHARED`). */
   silence?: readonly LimiterNotice[];
+  /**
+   * Lists that rules name (`match: {ip: {list: blocked_ips}}`), by name: `fileList(path)`, `redisList(...)`.
+   * Every list the rules name must be given; a rules reload naming a missing one is refused.
+   */
+  lists?: Lists;
 }
 
 /** Options of one check. */
@@ -62,6 +78,10 @@ export interface CheckOptions {
 /** One rule that applies to a request, as `explain` shows it. */
 export interface ExplainedRule {
   readonly rule: string;
+  /** `limit` counts; `deny` refuses; `allow` exempts from other rules. */
+  readonly action: RuleAction;
+  /** The allow rule that exempts the request from this rule; the rule is then not evaluated. */
+  readonly exemptedBy?: string;
   readonly algorithm: string;
   readonly key: readonly string[];
   /** Hashed counter tag, as stored; undefined when a key descriptor is missing. */
@@ -77,6 +97,11 @@ export interface ExplainedRule {
 export interface Explanation {
   readonly version: string;
   readonly rules: readonly ExplainedRule[];
+  /**
+   * Set when an action rule decides the request before anything is counted: `deny` (refused by `rule`) or
+   * `allow` (`rule` exempts it from every other rule). Precedence: allow, then deny, then limit.
+   */
+  readonly decidedBy?: { readonly rule: string; readonly action: 'deny' | 'allow' };
 }
 
 /** The engine: matches rules, evaluates them in one store call per store, decides. */
@@ -129,8 +154,10 @@ export function createLimiter(options: LimiterOptions): Limiter {
   const secret = options.keySecret;
   const dryRun = options.dryRun === true;
   assertRules(options.rules);
+  const lists = assertLists(options.lists);
   const source = isRulesSource(options.rules) ? options.rules : undefined;
   let table = source ? source.current : (options.rules as CompiledRules);
+  assertListsGiven(table, lists);
   const tags = new TagCache(secret);
   const pools = new LocalLeases();
   const remoteCalls = new StoreCaller(store, timeoutMs, observer, clock);
@@ -158,15 +185,23 @@ export function createLimiter(options: LimiterOptions): Limiter {
     const codeCost = opts.cost === undefined ? 1 : assertCost(opts.cost);
     const rules = table;
     const now = clock();
-    const planned = planChecks(
-      matchedRules(rules, descriptors, opts, now),
-      descriptors,
-      codeCost,
-      tags,
-      dryRun,
-    );
+    let matched = matchedRules(rules, descriptors, opts, now, lists);
+    let extra: readonly RuleResult[] | undefined;
+    // Only tables with deny or allow rules look for them: others pay nothing.
+    if (rules.actions === true || opts.rules?.actions === true) {
+      const acted = resolveActions(matched, dryRun);
+      const shadowDenies = acted.shadowDenies.map((rule) => denyResult(rule, true));
+      if (acted.decidedBy !== undefined) {
+        const decision = actionDecision(acted.decidedBy, rules.version, shadowDenies);
+        observer.onDecision(decision, descriptors);
+        return decision;
+      }
+      matched = acted.counted;
+      if (shadowDenies.length > 0) extra = shadowDenies;
+    }
+    const planned = planChecks(matched, descriptors, codeCost, tags, dryRun);
     const [remote, local] = byScope(planned);
-    const request: PlannedRequest = { descriptors, version: rules.version, now, remote, local };
+    const request: PlannedRequest = { descriptors, version: rules.version, now, remote, local, extra };
     // Rules with local leases send batch-sized checks, or none when their pool serves them.
     const plan = pools.take(remote, now);
     const sent = remoteCalls.outcome(plan === undefined ? remote : plan.send, now);
@@ -201,12 +236,51 @@ export function createLimiter(options: LimiterOptions): Limiter {
   }
 
   function setRules(rules: CompiledRules): void {
+    assertListsGiven(rules, lists);
     table = rules;
     watched.rules(rules);
     observer.onRulesLoaded(rules);
   }
-  const unsubscribe = source?.subscribe(setRules, (error) => observer.onRulesError(error));
+  const unsubscribe = source?.subscribe(
+    (rules) => {
+      // A reload naming a list this limiter was not given is refused like a broken file: the last table stays.
+      try {
+        setRules(rules);
+      } catch (error) {
+        observer.onRulesError(error as Error);
+      }
+    },
+    (error) => observer.onRulesError(error),
+  );
   observer.onRulesLoaded(table);
+
+  function explainRule(
+    rule: CompiledRule,
+    descriptors: Descriptors,
+    acted: ActionOutcome | undefined,
+  ): ExplainedRule {
+    const counts = rule.action === undefined;
+    const tag = counts ? tagFor(rule, descriptors, secret) : undefined;
+    const exemptedBy = acted?.exempted.get(rule.name);
+    return {
+      rule: rule.name,
+      action: rule.action ?? 'limit',
+      ...(exemptedBy === undefined ? {} : { exemptedBy }),
+      algorithm: rule.algorithm,
+      key: rule.key,
+      tag,
+      mode: rule.mode,
+      effectiveMode: counts
+        ? tag === undefined
+          ? undefined
+          : effectiveMode(rule, tag, dryRun)
+        : dryRun
+          ? 'shadow'
+          : rule.mode,
+      rollout: rule.rollout,
+      scope: rule.scope,
+    };
+  }
 
   return {
     check(descriptors, opts) {
@@ -238,22 +312,15 @@ export function createLimiter(options: LimiterOptions): Limiter {
     },
     explain(descriptors, opts = {}) {
       const rules = table;
-      const matched: readonly CompiledRule[] = matchedRules(rules, descriptors, opts, clock());
+      const matched: readonly CompiledRule[] = matchedRules(rules, descriptors, opts, clock(), lists);
+      const acted =
+        rules.actions === true || opts.rules?.actions === true ? resolveActions(matched, dryRun) : undefined;
       return {
         version: rules.version,
-        rules: matched.map((rule) => {
-          const tag = tagFor(rule, descriptors, secret);
-          return {
-            rule: rule.name,
-            algorithm: rule.algorithm,
-            key: rule.key,
-            tag,
-            mode: rule.mode,
-            effectiveMode: tag === undefined ? undefined : effectiveMode(rule, tag, dryRun),
-            rollout: rule.rollout,
-            scope: rule.scope,
-          };
-        }),
+        rules: matched.map((rule) => explainRule(rule, descriptors, acted)),
+        ...(acted?.decidedBy === undefined
+          ? {}
+          : { decidedBy: { rule: acted.decidedBy.name, action: acted.decidedBy.action ?? 'allow' } }),
       };
     },
     setRules,
@@ -289,9 +356,10 @@ function matchedRules(
   descriptors: Descriptors,
   opts: CheckOptions,
   now: number,
+  lists: Lists | undefined,
 ): readonly CompiledRule[] {
-  const own = opts.global === false ? NO_RULES : rules.match(descriptors, now);
-  const extra = opts.rules ? opts.rules.match(descriptors, now) : NO_RULES;
+  const own = opts.global === false ? NO_RULES : rules.match(descriptors, now, lists);
+  const extra = opts.rules ? opts.rules.match(descriptors, now, lists) : NO_RULES;
   return extra.length === 0 ? own : own.length === 0 ? extra : [...own, ...extra];
 }
 
@@ -310,6 +378,31 @@ function assertRules(rules: unknown): void {
   if (isCompiledRules(rules) || isRulesSource(rules)) return;
   throw new ConfigError(
     'rules must be a compiled rule table (compileRules, resolveRules) or a rules source (watchRules, redisRules)',
+  );
+}
+
+/** The `lists` option: a map of name -> list whose `current` set answers `has`; anything else is refused. */
+function assertLists(lists: unknown): Lists | undefined {
+  if (lists === undefined) return undefined;
+  if (lists === null || typeof lists !== 'object' || Array.isArray(lists))
+    throw new ConfigError('lists must be a map of list name -> list (fileList, redisList)');
+  for (const [name, list] of Object.entries(lists)) {
+    const current = (list as { current?: { has?: unknown } } | null)?.current;
+    if (typeof current?.has !== 'function')
+      throw new ConfigError(
+        `lists.${name} is not a list: use fileList(path), redisList(...) or valueList([...])`,
+      );
+  }
+  return lists as Lists;
+}
+
+/** Every list a table names must have been given: a typo would otherwise match nothing, silently. */
+function assertListsGiven(rules: CompiledRules, lists: Lists | undefined): void {
+  const missing = (rules.lists ?? []).filter((name) => lists === undefined || !Object.hasOwn(lists, name));
+  if (missing.length === 0) return;
+  const given = lists === undefined ? 'none was given' : `given: ${Object.keys(lists).join(', ') || 'none'}`;
+  throw new ConfigError(
+    `the rules name the list${missing.length > 1 ? 's' : ''} ${missing.join(', ')}, which the limiter was not given (lists option; ${given})`,
   );
 }
 

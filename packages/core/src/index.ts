@@ -11,6 +11,7 @@ export {
 export * from './errors.js';
 export * from './http/index.js';
 export { hashText, rolloutBucket, tagFor } from './keys.js';
+export * from './lists/index.js';
 export * from './observe/index.js';
 export * from './rules/index.js';
 export { type WatchedRules, type WatchRulesOptions, watchRules } from './rules/watch.js';

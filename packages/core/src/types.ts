@@ -3,6 +3,8 @@
  * Every other module implements or consumes these types.
  */
 
+import type { ValueSet } from './lists/valueSet.js';
+
 /** What a request is, as key/value pairs: `{ip, method, route, api_key, auth, tenant, ...}`. */
 export type Descriptors = Readonly<Record<string, string | undefined>>;
 
@@ -151,11 +153,32 @@ export type CostSpec =
   | { readonly descriptor: string; readonly max: number }
   | { readonly by: string; readonly values: Readonly<Record<string, number>>; readonly default: number };
 
+/** What a rule does when it matches: count (`limit`), refuse (`deny`) or exempt from other rules (`allow`). */
+export type RuleAction = 'limit' | 'deny' | 'allow';
+
+/**
+ * A match field beyond plain equality: CIDR ranges (on `ip` and `client_ip`), a named list, or the negation of
+ * either. Holds when the descriptor is present and is (with `not`: is not) among the values or in the list.
+ */
+export interface MatchCondition {
+  /** Values and, on address fields, canonical CIDR ranges (`10.0.0.0/8`); empty when `list` is given. */
+  readonly values: readonly string[];
+  /** Name of a list given to the limiter (`lists` option), read at each request. */
+  readonly list?: string;
+  readonly not: boolean;
+}
+
 /** A validated, compiled rule. */
 export interface CompiledRule {
   readonly name: string;
-  /** Descriptor name -> accepted values (any of). Empty: matches every request. */
+  /** Descriptor name -> accepted values (any of), for plain equality. Empty (and no conditions): every request. */
   readonly match: Readonly<Record<string, readonly string[]>>;
+  /** Match fields that are not plain equality: address ranges, lists, negations. Absent when there are none. */
+  readonly conditions?: Readonly<Record<string, MatchCondition>>;
+  /** `deny` or `allow`; absent for `limit`, the default (such rules count nothing). */
+  readonly action?: Exclude<RuleAction, 'limit'>;
+  /** An allow rule's exemptions: the rules it lifts. Absent: every other rule that matches. */
+  readonly exempt?: readonly string[];
   /** Descriptors whose values make the counter key; empty only for global rules. */
   readonly key: readonly string[];
   readonly global: boolean;
@@ -193,8 +216,26 @@ export interface CompiledRules {
   readonly version: string;
   readonly rules: readonly CompiledRule[];
   /** Rules that apply to these descriptors at `now`, overrides resolved, expired rules left out. */
-  match(descriptors: Descriptors, now: number): readonly CompiledRule[];
+  match(descriptors: Descriptors, now: number, lists?: Lists): readonly CompiledRule[];
+  /** Names of the lists the rules read (`match: {ip: {list: name}}`); the limiter must be given each. */
+  readonly lists?: readonly string[];
+  /** True when some rule's action is `deny` or `allow`: only then does the engine look for them. */
+  readonly actions?: boolean;
 }
+
+/**
+ * A named set of values or CIDR ranges that can change while running (a watched file, a Redis set). Read on
+ * every request that reaches a rule naming it, so `current` answers from memory.
+ */
+export interface ValueList {
+  /** The entries in force now. */
+  readonly current: ValueSet;
+  /** Stops watching or refreshing. */
+  close?(): Promise<void>;
+}
+
+/** Lists by the name rules give them. */
+export type Lists = Readonly<Record<string, ValueList>>;
 
 /** Rules that change while running: a watched file, a version distributed through Redis. */
 export interface RulesSource {
@@ -207,7 +248,7 @@ export interface RulesSource {
 }
 
 /** Why a decision came out as it did. */
-export type DecisionReason = 'allowed' | 'limit' | 'store_error' | 'timeout' | 'breaker';
+export type DecisionReason = 'allowed' | 'limit' | 'deny' | 'store_error' | 'timeout' | 'breaker';
 
 /** One evaluated rule inside a decision. */
 export interface RuleResult {
@@ -227,6 +268,8 @@ export interface RuleResult {
   readonly failed: boolean;
   /** With `failed`: a store's in-process fallback counted instead (its denial is a 429, not a 503). */
   readonly fallback?: boolean;
+  /** `deny` for a deny rule's result (nothing counted; a shadow one has `shadowDenied`). */
+  readonly action?: 'deny';
 }
 
 /** The engine's answer for one request. */
@@ -250,6 +293,11 @@ export interface Decision {
   readonly leases: readonly Lease[];
   /** Version of the rule table the decision was made with. */
   readonly version: string;
+  /**
+   * Set when an action rule decided, with no store call: `deny` (refused by `rule`; adapters answer 403, no
+   * Retry-After) or `allow` (`rule` exempted the request from every other rule). Absent otherwise.
+   */
+  readonly action?: 'deny' | 'allow';
 }
 
 /** Kinds of store failure, as reported to observers and metrics. */

@@ -29,7 +29,7 @@ export function normalizeIp(address: string | undefined, subnet = DEFAULT_IPV6_S
 }
 
 /** The eight 16-bit groups of a valid IPv6 address (an embedded dotted IPv4 tail included). */
-function ipv6Groups(address: string): number[] {
+export function ipv6Groups(address: string): number[] {
   let text = address.toLowerCase();
   const lastColon = text.lastIndexOf(':');
   const tail = text.slice(lastColon + 1);
@@ -62,12 +62,13 @@ function withoutPort(text: string): string {
 /** `:` and a port number. */
 const PORT = /^:\d{1,5}$/;
 
-function isIpv4Mapped(groups: readonly number[]): boolean {
+/** `::ffff:a.b.c.d`: an IPv4 client on a dual-stack socket. */
+export function isIpv4Mapped(groups: readonly number[]): boolean {
   return groups.slice(0, 5).every((group) => group === 0) && groups[5] === 0xffff;
 }
 
 /** The NAT64 well-known prefix 64:ff9b::/96 (RFC 6052): the last 32 bits are the IPv4 client's address. */
-function isNat64(groups: readonly number[]): boolean {
+export function isNat64(groups: readonly number[]): boolean {
   return groups[0] === 0x64 && groups[1] === 0xff9b && groups.slice(2, 6).every((group) => group === 0);
 }
 
@@ -84,7 +85,7 @@ function maskGroups(groups: readonly number[], bits: number): number[] {
 }
 
 /** RFC 5952 text (longest run of zero groups compressed), with `/len` unless it is a whole address. */
-function formatIpv6(groups: readonly number[], bits: number): string {
+export function formatIpv6(groups: readonly number[], bits: number): string {
   let bestStart = -1;
   let bestLength = 1; // a single zero group is not compressed
   for (let start = 0; start < groups.length; ) {

@@ -1,16 +1,34 @@
 import type { AlgorithmName } from '../types.js';
+import { checkAction } from './checkActions.js';
+import { checkMatchRanges } from './checkMatch.js';
 import { dayStartMs, expiryMs } from './dates.js';
 import { durationMs, isCalendarPeriod } from './duration.js';
 import type { FieldPath, Finding } from './findings.js';
-import { MAX_NAME_LENGTH, type ParsedRule } from './schema.js';
+import { type LimitSpec, MAX_NAME_LENGTH, type ParsedRule } from './schema.js';
 import { closest, show } from './show.js';
 
 const BURST_ALGORITHMS: ReadonlySet<AlgorithmName> = new Set(['token_bucket', 'gcra', 'leaky_bucket']);
 
-/** Problems of meaning inside one rule whose shape is valid: field combinations that make no sense. */
-export function checkRule(rule: ParsedRule, at: FieldPath): Finding[] {
-  return [...checkLimit(rule, at), ...checkKey(rule, at), ...checkShards(rule, at), ...checkLease(rule, at)];
+/**
+ * Problems of meaning inside one rule whose shape is valid: field combinations that make no sense. `raw` is
+ * the rule as written, for fields whose defaults hide whether they were given.
+ */
+export function checkRule(rule: ParsedRule, at: FieldPath, raw: unknown = rule): Finding[] {
+  const found = [...checkAction(raw, rule, at), ...checkMatchRanges(rule, at)];
+  // Deny and allow rules count nothing: the counting checks do not apply (checkAction refuses their fields).
+  if (rule.action !== 'limit' || rule.limit === undefined) return found;
+  const counted = { ...rule, limit: rule.limit };
+  found.push(
+    ...checkLimit(counted, at),
+    ...checkKey(rule, at),
+    ...checkShards(counted, at),
+    ...checkLease(counted, at),
+  );
+  return found;
 }
+
+/** A rule that counts: its limit is there. */
+type CountedRule = ParsedRule & { readonly limit: LimitSpec };
 
 /** Algorithms whose units a gateway can take in a batch and spend later (not leases, not queue places). */
 const LEASABLE: ReadonlySet<AlgorithmName> = new Set([
@@ -23,12 +41,12 @@ const LEASABLE: ReadonlySet<AlgorithmName> = new Set([
 ]);
 
 /** The units a rule can hold at once: its burst where it has one, else its limit. */
-function capacityOf(rule: ParsedRule): number {
+function capacityOf(rule: CountedRule): number {
   const { limit } = rule;
   return 'concurrent' in limit ? limit.concurrent : Math.min(limit.requests, limit.burst ?? limit.requests);
 }
 
-function checkShards(rule: ParsedRule, at: FieldPath): Finding[] {
+function checkShards(rule: CountedRule, at: FieldPath): Finding[] {
   const { shards } = rule;
   if (shards === undefined || shards === 1) return [];
   const capacity = capacityOf(rule);
@@ -43,7 +61,7 @@ function checkShards(rule: ParsedRule, at: FieldPath): Finding[] {
   return [];
 }
 
-function checkLease(rule: ParsedRule, at: FieldPath): Finding[] {
+function checkLease(rule: CountedRule, at: FieldPath): Finding[] {
   const { lease } = rule;
   if (lease === undefined) return [];
   const path = [...at, 'lease'];
@@ -70,7 +88,7 @@ function checkLease(rule: ParsedRule, at: FieldPath): Finding[] {
   return [];
 }
 
-function checkLimit(rule: ParsedRule, at: FieldPath): Finding[] {
+function checkLimit(rule: CountedRule, at: FieldPath): Finding[] {
   const { limit, algorithm } = rule;
   const path = [...at, 'limit'];
   if ('concurrent' in limit) {

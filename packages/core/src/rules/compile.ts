@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { RulesError } from '../errors.js';
 import type { CompiledRule, CompiledRules, CostSpec, LimitParams } from '../types.js';
+import { compileMatch } from './compileMatch.js';
 import { expiryMs } from './dates.js';
 import { durationMs, isCalendarPeriod } from './duration.js';
 import { createMatcher } from './matcher.js';
@@ -48,13 +49,13 @@ function compileRule(rule: ParsedRule): CompiledRule {
   const expiresAt = rule.expires === undefined ? undefined : expiryMs(rule.expires);
   return deepFreeze({
     name: rule.name,
-    match: Object.fromEntries(
-      Object.entries(rule.match).map(([field, value]) => [field, [...new Set([value].flat().map(String))]]),
-    ),
+    ...compileMatch(rule.match),
+    ...(rule.action === 'limit' ? {} : { action: rule.action }),
+    ...(rule.exempt === undefined ? {} : { exempt: [...rule.exempt] }),
     key: rule.key ?? [],
     global: rule.global,
     algorithm: rule.algorithm,
-    params: paramsOf(rule.limit),
+    params: rule.limit === undefined ? NO_LIMIT : paramsOf(rule.limit),
     ...(rule.cost === undefined ? {} : { cost: structuredClone(rule.cost) as CostSpec }),
     mode: rule.mode,
     rollout: rule.rollout,
@@ -68,6 +69,9 @@ function compileRule(rule: ParsedRule): CompiledRule {
     ...(rule.lease === undefined ? {} : { lease: { batch: rule.lease.batch } }),
   });
 }
+
+/** Params of a deny or allow rule, which counts nothing. */
+const NO_LIMIT: LimitParams = { limit: 0, windowMs: 0, burst: 0 };
 
 function paramsOf(limit: LimitSpec): LimitParams {
   if ('concurrent' in limit) {

@@ -1,10 +1,21 @@
-import type { CompiledRule, CompiledRules, Descriptors } from '../types.js';
+import { PrefixTree } from '../lists/prefixTree.js';
+import type { CompiledRule, CompiledRules, Descriptors, Lists } from '../types.js';
+import {
+  addressOf,
+  type Condition,
+  conditionsHold,
+  type IndexableRange,
+  indexableRange,
+  toCondition,
+} from './conditions.js';
 
 /** A rule as the matcher checks it: the match fields left after the index lookup, and what it overrides. */
 interface Entry {
   readonly rule: CompiledRule;
   /** Match fields not covered by the index bucket the rule was found in. */
   readonly rest: readonly (readonly [field: string, values: ReadonlySet<string>])[];
+  /** Conditions (ranges, lists, negations) not covered by the index; undefined when there are none. */
+  readonly conditions: readonly Condition[] | undefined;
   readonly expiresAt: number;
   /** Positions of every rule this one overrides, directly or through the rules it overrides. */
   readonly overrides: readonly number[];
@@ -25,16 +36,25 @@ export function createMatcher(
   const positions = new Map(rules.map((rule, position) => [rule.name, position]));
   const shares = valueShares(rules);
   const index = new Map<string, Map<string, number[]>>();
+  // Rules found by address: one prefix tree per address field, so 100,000 ranges cost one walk of the bits.
+  const ranges = new Map<string, PrefixTree<number>>();
   const unconditional: number[] = [];
   const entries = rules.map((rule, position): Entry => {
     const field = mostSelectiveField(rule, shares);
-    if (field === undefined) unconditional.push(position);
-    else for (const value of rule.match[field] ?? []) bucket(index, field, value).push(position);
+    const byRange = field === undefined ? indexableRange(rule) : undefined;
+    if (field !== undefined)
+      for (const value of rule.match[field] ?? []) bucket(index, field, value).push(position);
+    else if (byRange !== undefined) addRanges(ranges, byRange, position);
+    else unconditional.push(position);
+    const conditions = Object.entries(rule.conditions ?? {})
+      .filter(([name]) => name !== byRange?.field)
+      .map(([name, condition]) => toCondition(name, condition));
     return {
       rule,
       rest: Object.entries(rule.match)
         .filter(([name]) => name !== field)
         .map(([name, values]) => [name, new Set(values)] as const),
+      conditions: conditions.length === 0 ? undefined : conditions,
       expiresAt: rule.expiresAt ?? Number.POSITIVE_INFINITY,
       overrides: overriddenBy(rule, rules, positions),
     };
@@ -44,18 +64,22 @@ export function createMatcher(
   const always = Object.freeze(unconditional.map((position) => rules[position]!));
 
   /** The rules with an empty match that apply; the shared frozen list when they all do (the usual case). */
-  const unconditionalOnly = (descriptors: Descriptors, now: number): readonly CompiledRule[] => {
+  const unconditionalOnly = (
+    descriptors: Descriptors,
+    now: number,
+    lists: Lists | undefined,
+  ): readonly CompiledRule[] => {
     let applying: CompiledRule[] | undefined;
     for (let i = 0; i < unconditional.length; i++) {
       const position = unconditional[i]!;
-      if (applies(entries[position]!, descriptors, now)) applying?.push(rules[position]!);
+      if (applies(entries[position]!, descriptors, now, lists)) applying?.push(rules[position]!);
       else applying ??= unconditional.slice(0, i).map((p) => rules[p]!);
     }
     if (applying === undefined) return always;
     return applying.length === 0 ? NONE : Object.freeze(applying);
   };
 
-  const match = (descriptors: Descriptors, now: number): readonly CompiledRule[] => {
+  const match = (descriptors: Descriptors, now: number, lists?: Lists): readonly CompiledRule[] => {
     let found: number[] | undefined;
     let sources = unconditional.length > 0 ? 1 : 0;
     for (const [field, buckets] of index) {
@@ -65,28 +89,54 @@ export function createMatcher(
       found = found === undefined ? [...unconditional, ...hits] : [...found, ...hits];
       sources++;
     }
+    // Several ranges of one rule can hold the address: then it comes back once per range.
+    let repeats = false;
+    if (ranges.size > 0) {
+      for (const [field, tree] of ranges) {
+        const address = addressOf(descriptors, field);
+        if (address === undefined) continue;
+        found ??= [...unconditional];
+        const before = found.length;
+        tree.collect(address, found);
+        if (found.length - before > 1) repeats = true;
+        if (found.length > before) sources++;
+      }
+      if (found !== undefined && found.length === unconditional.length && !anyOverrides) found = undefined;
+    }
     if (found === undefined) {
-      if (!anyOverrides) return unconditionalOnly(descriptors, now);
+      if (!anyOverrides) return unconditionalOnly(descriptors, now, lists);
       found = unconditional;
     }
     if (found.length === 0) return NONE;
     // A rule sits in one bucket only, so candidates are distinct; sorting restores file order across buckets.
-    const candidates = sources > 1 ? found.sort((a, b) => a - b) : found;
-    const applying = candidates.filter((position) => applies(entries[position]!, descriptors, now));
+    let candidates = sources > 1 || repeats ? found.sort((a, b) => a - b) : found;
+    if (repeats) candidates = candidates.filter((position, i) => position !== candidates[i - 1]);
+    const applying = candidates.filter((position) => applies(entries[position]!, descriptors, now, lists));
     const kept = anyOverrides ? withoutOverridden(applying, entries) : applying;
     return kept.length === 0 ? NONE : Object.freeze(kept.map((position) => rules[position]!));
   };
 
-  return Object.freeze({ domain, version, rules: Object.freeze([...rules]), match });
+  return Object.freeze({
+    domain,
+    version,
+    rules: Object.freeze([...rules]),
+    match,
+    lists: Object.freeze(listNames(rules)),
+    actions: rules.some((rule) => rule.action !== undefined),
+  });
 }
 
-/** A candidate applies when its other match fields agree, every key descriptor is present, and it has not expired. */
-function applies(entry: Entry, descriptors: Descriptors, now: number): boolean {
+/**
+ * A candidate applies when its other match fields agree, its conditions hold, every key descriptor is present,
+ * and it has not expired.
+ */
+function applies(entry: Entry, descriptors: Descriptors, now: number, lists: Lists | undefined): boolean {
   if (entry.expiresAt <= now) return false;
   for (const [field, values] of entry.rest) {
     const value = descriptors[field];
     if (value === undefined || !values.has(value)) return false;
   }
+  if (entry.conditions !== undefined && !conditionsHold(entry.conditions, descriptors, lists)) return false;
   const key = entry.rule.key;
   for (let i = 0; i < key.length; i++) if (descriptors[key[i]!] === undefined) return false;
   return true;
@@ -148,4 +198,19 @@ function bucket(index: Map<string, Map<string, number[]>>, field: string, value:
   const found = buckets.get(value) ?? [];
   buckets.set(value, found);
   return found;
+}
+
+function addRanges(trees: Map<string, PrefixTree<number>>, byRange: IndexableRange, position: number): void {
+  const tree = trees.get(byRange.field) ?? new PrefixTree<number>();
+  trees.set(byRange.field, tree);
+  for (const range of byRange.ranges) tree.add(range, position);
+}
+
+/** Every list the rules name, once each, in file order. */
+function listNames(rules: readonly CompiledRule[]): string[] {
+  const names = new Set<string>();
+  for (const rule of rules)
+    for (const condition of Object.values(rule.conditions ?? {}))
+      if (condition.list !== undefined) names.add(condition.list);
+  return [...names];
 }

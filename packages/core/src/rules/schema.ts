@@ -85,15 +85,45 @@ const expiry = text(
   'a date (YYYY-MM-DD) or ISO datetime with offset',
 );
 
-const matchValue = z.custom<Scalar | readonly Scalar[]>(
-  (value) => isScalar(value) || (Array.isArray(value) && value.length > 0 && value.every(isScalar)),
-  {
-    error: (issue) =>
-      Array.isArray(issue.input) && issue.input.length === 0
-        ? 'an empty list matches nothing; list at least one value'
-        : `${show(issue.input)} is not a value to match (a string, number or boolean, or a list of them)`,
-  },
-);
+/** A named list in a match: `{list: blocked_ips}`, resolved from the limiter's `lists` option. */
+export interface ListRef {
+  readonly list: string;
+}
+
+/** Values a match field accepts, positively. */
+type Accepted = Scalar | readonly Scalar[] | ListRef;
+
+/** A match field as written: values, a list, or `{not: ...}` of either. */
+export type MatchSpec = Accepted | { readonly not: Accepted };
+
+const LIST_FORMS = 'a value, a list of values, {list: name} or {not: ...} of those';
+
+/** What is wrong with a match field's value, or undefined when it is a valid MatchSpec. */
+function matchValueProblem(value: unknown, negated = false): string | undefined {
+  if (isScalar(value)) return undefined;
+  if (Array.isArray(value)) {
+    if (value.length === 0) return 'an empty list matches nothing; list at least one value';
+    const bad = value.find((item) => !isScalar(item));
+    return bad === undefined ? undefined : `${show(bad)} in the list is not a string, number or boolean`;
+  }
+  if (value === null || typeof value !== 'object') return `${show(value)} is not ${LIST_FORMS}`;
+  const keys = Object.keys(value);
+  const [only] = keys;
+  if (keys.length !== 1 || (only !== 'list' && only !== 'not'))
+    return `expected {list: name} or {not: [values]}, got ${show(value)}`;
+  const inner = (value as Record<string, unknown>)[only];
+  if (only === 'list') {
+    return typeof inner === 'string' && RULE_NAME.test(inner) && inner.length <= MAX_NAME_LENGTH
+      ? undefined
+      : `${show(inner)} is not a list name (lowercase letters, digits and _)`;
+  }
+  if (negated) return 'a {not: ...} inside a {not: ...} says nothing: write the values to match';
+  return matchValueProblem(inner, true);
+}
+
+const matchValue = z.custom<MatchSpec>((value) => matchValueProblem(value) === undefined, {
+  error: (issue) => matchValueProblem(issue.input) ?? `${show(issue.input)} is not ${LIST_FORMS}`,
+});
 
 const percent = z.custom<number>((value) => typeof value === 'number' && value >= 0 && value <= 100, {
   error: (issue) =>
@@ -158,7 +188,12 @@ export const ruleSchema = z.strictObject({
     .default(() => ({})),
   key: z.array(descriptorName).readonly().optional(),
   global: z.boolean().default(false),
-  limit,
+  /** Required for `action: limit`; deny and allow rules count nothing. */
+  limit: limit.optional(),
+  /** `limit` counts (default); `deny` refuses the request; `allow` exempts it from other rules. */
+  action: z.enum(['limit', 'deny', 'allow']).default('limit'),
+  /** For `action: allow`: the rules it exempts from; absent, every other rule. */
+  exempt: z.array(ruleName).nonempty().readonly().optional(),
   algorithm: z.enum(ALGORITHMS).default('sliding_window'),
   cost: cost.optional(),
   mode: z.enum(['enforce', 'shadow']).default('enforce'),
@@ -191,7 +226,7 @@ export type RuleSpec = z.input<typeof ruleSchema>;
 export type ParsedRule = z.output<typeof ruleSchema>;
 
 /** The limit of a validated rule: `{requests, per, burst?}` or `{concurrent, lease?}`. */
-export type LimitSpec = ParsedRule['limit'];
+export type LimitSpec = NonNullable<ParsedRule['limit']>;
 
 /** Field names accepted at each level, for "did you mean" hints. */
 export const FIELDS = {

@@ -1,4 +1,5 @@
 import { checkDuplicateNames, checkOverrides, checkRawMatch, checkRule, warnRule } from './check.js';
+import { checkExemptNames } from './checkActions.js';
 import { type Finding, findingsFromIssues } from './findings.js';
 import { documentSchema, type ParsedRule, ruleSchema } from './schema.js';
 
@@ -33,13 +34,14 @@ export function validateRules(input: unknown, today?: string): Validation {
       return;
     }
     valid.set(index, parsed.data);
-    errors.push(...checkRule(parsed.data, at));
+    errors.push(...checkRule(parsed.data, at, raw));
     if (today !== undefined) warnings.push(...warnRule(parsed.data, at, today));
   });
   const nameOf = textField(rawRules, 'name');
   errors.push(
     ...checkDuplicateNames(rawRules.length, nameOf),
     ...checkOverrides(rawRules.length, nameOf, textField(rawRules, 'overrides')),
+    ...checkExemptNames(rawRules, nameOf),
   );
   if (errors.length > 0 || !top.success) return { errors: byRule(errors), warnings };
   return { errors, warnings, value: { domain: top.data.domain, rules: [...valid.values()] } };

@@ -1,8 +1,8 @@
-import { type FSWatcher, watch } from 'node:fs';
-import { basename, dirname, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import type { CompiledRules, RulesSource } from '../types.js';
 import { compileRules } from './compile.js';
 import { readRulesFile, readRulesFileSync } from './file.js';
+import { watchText } from './fileWatch.js';
 import { parseRules } from './parse.js';
 
 /** Options of {@link watchRules}. */
@@ -35,56 +35,26 @@ interface Subscriber {
  */
 export function watchRules(path: string, options: WatchRulesOptions = {}): WatchedRules {
   const file = resolve(path);
-  const debounceMs = options.debounceMs ?? 100;
   const compile = (text: string) =>
     compileRules(parseRules(text, { source: path, ...(options.today ? { today: options.today } : {}) }));
-  let lastText = readRulesFileSync(file);
-  let current = compile(lastText);
+  const initialText = readRulesFileSync(file);
+  let current = compile(initialText);
   const subscribers = new Set<Subscriber>();
-  let timer: NodeJS.Timeout | undefined;
-  let reading: Promise<void> = Promise.resolve();
 
-  function report(error: unknown): void {
-    const failure = error instanceof Error ? error : new Error(String(error));
-    for (const s of subscribers) s.onError?.(failure);
-  }
-
-  async function readAndSwap(): Promise<void> {
-    let text: string;
-    try {
-      text = await readRulesFile(file);
-    } catch (error) {
-      report(error);
-      return;
-    }
-    // Editors fire several events per save, and other files in the directory fire too: only a new text counts.
-    if (text === lastText) return;
-    lastText = text;
-    let next: CompiledRules;
-    try {
-      next = compile(text);
-    } catch (error) {
-      report(error);
-      return;
-    }
-    if (next.version === current.version) return;
-    current = next;
-    for (const s of subscribers) s.onRules(next);
-  }
-
-  // Reads run one after another, so that an older read can never swap in after a newer one.
-  const reload = (): Promise<void> => {
-    reading = reading.then(readAndSwap);
-    return reading;
-  };
-
-  const watcher: FSWatcher = watch(dirname(file), { persistent: false }, (_event, name) => {
-    if (name !== null && name !== basename(file) && !name.startsWith('..')) return;
-    clearTimeout(timer);
-    timer = setTimeout(() => void reload(), debounceMs);
-    timer.unref();
+  const watched = watchText(file, {
+    debounceMs: options.debounceMs ?? 100,
+    initialText,
+    read: readRulesFile,
+    onText(text) {
+      const next = compile(text);
+      if (next.version === current.version) return;
+      current = next;
+      for (const s of subscribers) s.onRules(next);
+    },
+    onError(error) {
+      for (const s of subscribers) s.onError?.(error);
+    },
   });
-  watcher.on('error', report);
 
   return {
     get current() {
@@ -95,12 +65,10 @@ export function watchRules(path: string, options: WatchRulesOptions = {}): Watch
       subscribers.add(subscriber);
       return () => subscribers.delete(subscriber);
     },
-    reload,
+    reload: watched.reload,
     async close() {
-      clearTimeout(timer);
-      watcher.close();
       subscribers.clear();
-      await reading;
+      await watched.close();
     },
   };
 }
