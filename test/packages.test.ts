@@ -5,10 +5,11 @@
  * is checked as soon as it exists. The full install from packed tarballs is test/packed/packed.test.ts.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ALGORITHMS, ruleSchema } from '@sluice/core';
 import { afterAll, describe, expect, it } from 'vitest';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -86,5 +87,35 @@ describe('built packages, loaded as a user would', () => {
     });
     expect(run.status).toBe(0);
     expect(run.stdout).toContain('validate');
+  });
+});
+
+/** The file's text; empty when it does not exist, so that the assertions name what is missing. */
+function textOf(path: string): string {
+  return existsSync(path) ? readFileSync(path, 'utf8') : '';
+}
+
+/** Packages that read no rules (a fetch client), whose README need not point at the rules reference. */
+const WITHOUT_RULES = new Set(['client']);
+
+describe('docs that ship', () => {
+  const rulesReference = 'https://github.com/sluice-rl/sluice/blob/main/packages/core/RULES.md';
+
+  it('RULES.md, shipped in @sluice/core, has a row for every rule field and every algorithm', () => {
+    const manifest = JSON.parse(readFileSync(join(root, 'packages/core/package.json'), 'utf8'));
+    expect(manifest.files).toContain('RULES.md');
+    const rows = textOf(join(root, 'packages/core/RULES.md'))
+      .split('\n')
+      .filter((line) => line.startsWith('| `'))
+      .map((line) => /^\| `([a-z_.]+)`/.exec(line)?.[1]);
+    expect(rows).toEqual(expect.arrayContaining([...Object.keys(ruleSchema.shape), 'domain', ...ALGORITHMS]));
+  });
+
+  it.each(names)('@sluice/%s README: module systems, the rules reference, only absolute links', (name) => {
+    const readme = textOf(join(root, 'packages', name, 'README.md'));
+    expect(readme).toMatch(/^# @sluice\//);
+    expect(readme).toContain('**Module systems**');
+    if (!WITHOUT_RULES.has(name)) expect(readme).toContain(name === 'core' ? 'RULES.md' : rulesReference);
+    expect(readme.match(/\]\((?!https?:|#)[^)]*\)/g)).toBeNull();
   });
 });

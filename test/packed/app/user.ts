@@ -1,0 +1,58 @@
+/**
+ * A TypeScript user's file. The packed test checks it with tsc under `module: node16` (the app is CommonJS, so this
+ * compiles to require calls) and under `moduleResolution: bundler`; the node16 build is also run. The
+ * `@ts-expect-error` lines prove the types are real: were any package typed `any`, they would be unused.
+ */
+import {
+  compileRules,
+  createLimiter,
+  type Decision,
+  MemoryStore,
+  parseRules,
+  RulesError,
+} from '@sluice/core';
+import { rateLimit as expressRateLimit } from '@sluice/express';
+import { rateLimit as fastifyRateLimit } from '@sluice/fastify';
+import { rateLimit as koaRateLimit } from '@sluice/koa';
+import { prometheusObserver } from '@sluice/prometheus';
+import { RedisStore } from '@sluice/redis';
+import express from 'express';
+import Fastify from 'fastify';
+import type { Redis } from 'ioredis';
+import Koa from 'koa';
+
+const rules = compileRules(
+  parseRules('domain: typed\nrules:\n  - {name: per_key, key: [api_key], limit: {requests: 1, per: 1h}}\n'),
+);
+
+express().use(expressRateLimit({ rules }));
+// @ts-expect-error: an unknown option does not type-check (never called: it would throw at start-up too)
+export const typo = () => expressRateLimit({ rulez: rules });
+new Koa().use(koaRateLimit({ rules, skip: (ctx) => ctx.path === '/health' }));
+void Fastify().register(fastifyRateLimit, { rules });
+export const redisStore = (client: Redis): RedisStore => new RedisStore({ client });
+
+function isRulesError(text: string): boolean {
+  try {
+    parseRules(text);
+    return false;
+  } catch (error) {
+    return error instanceof RulesError;
+  }
+}
+
+async function main(): Promise<void> {
+  const limiter = createLimiter({ rules, store: new MemoryStore(), observer: prometheusObserver() });
+  const first: Decision = await limiter.check({ api_key: 'k1' });
+  const second = await limiter.check({ api_key: 'k1' });
+  // @ts-expect-error: allowed is a boolean
+  const wrong: string = second.allowed;
+  await limiter.close();
+  console.log(JSON.stringify({ first: first.allowed, second: second.allowed, rule: second.rule, wrong }));
+  console.log(JSON.stringify({ rulesError: isRulesError('rules: 42') }));
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exitCode = 1;
+});

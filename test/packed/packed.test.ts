@@ -1,0 +1,223 @@
+/**
+ * The packages as a user gets them from the registry: every package under packages/ is packed with pnpm (running
+ * its prepack), the tarballs are installed with npm into an app in the system's temp directory, outside the
+ * workspace, and there an ESM Fastify app, a CommonJS Express app and a CommonJS Koa app each serve real HTTP up to
+ * their first 429, a TypeScript file type-checks under `module: node16` (and runs) and under `moduleResolution:
+ * bundler`, and `npx sluice validate` checks a rules file. A second app installs only @sluice/cli, which must
+ * validate without ioredis and say what to install for `push`. Runs in `pnpm test`, after the build.
+ */
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startApp, untilDenied } from './apps.js';
+import {
+  type CommandResult,
+  npmInstall,
+  ok,
+  pack,
+  run,
+  stopRunning,
+  tarballName,
+  type WorkspacePackage,
+  workspacePackages,
+} from './workspace.js';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const FIXTURES = fileURLToPath(new URL('./app', import.meta.url));
+/** Third-party packages the apps use, at the versions the workspace tests with. */
+const APP_DEPENDENCIES = ['express', 'fastify', 'koa', '@types/express', '@types/koa', '@types/node'];
+// Generous: on a loaded machine packing, installing and two type checks take minutes; on a quiet one, under one.
+const SETUP_TIMEOUT_MS = 900_000;
+const TEST_TIMEOUT_MS = 600_000;
+
+const packages = workspacePackages(ROOT);
+let tmp: string;
+let app: string;
+let cliOnly: string;
+
+/** The Sluice packages named, installed from their tarballs in `packs`. */
+function tarballDependencies(names: readonly string[], packs: string): Record<string, string> {
+  const chosen = packages.filter((pkg) => names.includes(pkg.name));
+  return Object.fromEntries(chosen.map((pkg) => [pkg.name, `file:${join(packs, tarballName(pkg))}`]));
+}
+
+function thirdPartyDependencies(): Record<string, string> {
+  const { devDependencies } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
+  return Object.fromEntries(APP_DEPENDENCIES.map((name) => [name, devDependencies[name]]));
+}
+
+function writeApp(dir: string, dependencies: Record<string, string>): void {
+  mkdirSync(dir);
+  cpSync(FIXTURES, dir, { recursive: true });
+  // No "type": a CommonJS project, as most Express and Koa apps still are; the ESM files are .mjs.
+  writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'user-app', private: true, dependencies }));
+}
+
+beforeAll(async () => {
+  tmp = mkdtempSync(join(tmpdir(), 'sluice-packed-'));
+  const packs = join(tmp, 'packs');
+  mkdirSync(packs);
+  await pack(ROOT, packages, packs);
+  app = join(tmp, 'app');
+  const everyPackage = packages.map((pkg) => pkg.name);
+  writeApp(app, { ...tarballDependencies(everyPackage, packs), ...thirdPartyDependencies() });
+  cliOnly = join(tmp, 'cli-only');
+  writeApp(cliOnly, tarballDependencies(['@sluice/core', '@sluice/cli'], packs));
+  await Promise.all([npmInstall(app), npmInstall(cliOnly)]);
+}, SETUP_TIMEOUT_MS);
+
+afterAll(() => {
+  stopRunning();
+  if (tmp !== undefined) rmSync(tmp, { recursive: true, force: true });
+});
+
+/** Every file under `dir`, relative to it. */
+function filesUnder(dir: string): string[] {
+  return readdirSync(dir, { recursive: true, encoding: 'utf8' });
+}
+
+/** What a tarball, as npm installed it, gets wrong; empty when nothing. */
+function tarballProblems(pkg: WorkspacePackage): string[] {
+  const installed = join(app, 'node_modules', pkg.name);
+  const problems: string[] = [];
+  for (const file of ['LICENSE', 'README.md', 'dist/index.js', 'dist/index.d.ts', 'dist/index.d.cts']) {
+    if (!existsSync(join(installed, file))) problems.push(`no ${file}`);
+  }
+  const manifest = readFileSync(join(installed, 'package.json'), 'utf8');
+  if (manifest.includes('workspace:')) problems.push('a workspace: range in package.json');
+  if (existsSync(join(installed, 'README.md'))) {
+    const relative = readFileSync(join(installed, 'README.md'), 'utf8').match(/\]\((?!https?:|#)[^)]*\)/g);
+    if (relative !== null) problems.push(`relative README links ${relative.join(' ')}`);
+  }
+  for (const file of filesUnder(join(installed, 'dist'))) {
+    if (
+      file.endsWith('.js') &&
+      !existsSync(join(ROOT, 'packages', pkg.dir, 'src', file.replace(/\.js$/, '.ts')))
+    ) {
+      problems.push(`dist/${file} has no source (a stale build?)`);
+    }
+    if (file.endsWith('.js.map')) {
+      const map = JSON.parse(readFileSync(join(installed, 'dist', file), 'utf8'));
+      if (map.sourcesContent?.length !== map.sources.length) problems.push(`dist/${file} lacks its sources`);
+    }
+  }
+  return problems;
+}
+
+function tsc(project: string): Promise<CommandResult> {
+  const compiler = createRequire(join(ROOT, 'package.json')).resolve('typescript/bin/tsc');
+  return run(process.execPath, [compiler, '-p', project], app);
+}
+
+/**
+ * tsc's errors in the user's file and in Sluice's declarations. Declarations are checked (`skipLibCheck: false`),
+ * since a user may not skip them; errors inside third-party typings are theirs, and left out.
+ */
+function ourErrors(result: CommandResult): string[] {
+  return result.stdout.split('\n').filter((line) => /^(user\.ts|node_modules\/@sluice\/)/.test(line));
+}
+
+describe.concurrent('packed packages installed with npm outside the workspace', {
+  timeout: TEST_TIMEOUT_MS,
+}, () => {
+  it('every tarball: LICENSE, README with absolute links, dist with both typings, real versions, maps with sources', () => {
+    expect(packages.length).toBeGreaterThanOrEqual(7);
+    expect(Object.fromEntries(packages.map((pkg) => [pkg.name, tarballProblems(pkg)]))).toEqual(
+      Object.fromEntries(packages.map((pkg) => [pkg.name, []])),
+    );
+  });
+
+  it('ESM Fastify: the rules file limits /, the per-route limit /search, each to a 429', async () => {
+    const server = await startApp('fastify-app.mjs', app);
+    try {
+      const search = await untilDenied(`${server.url}/search`, 10);
+      expect(search.allowed).toBe(2);
+      expect(search.denied?.status).toBe(429);
+      expect(search.denied?.headers.get('x-ratelimit-rule')).toBe('search_burst');
+      expect(Number(search.denied?.headers.get('retry-after'))).toBeGreaterThan(0);
+      // The two /search requests were counted by the file's rule too: 5 an hour in all.
+      const root = await untilDenied(`${server.url}/`, 10);
+      expect(root.allowed).toBe(3);
+      expect(root.denied?.headers.get('x-ratelimit-rule')).toBe('per_ip');
+    } finally {
+      server.stop();
+    }
+  });
+
+  it('CommonJS Express: require and app.use(rateLimit()) limit to 60 a minute per IP', async () => {
+    const server = await startApp('express-app.cjs', app);
+    try {
+      const result = await untilDenied(`${server.url}/`, 100);
+      // A sliding window: a run that crosses a minute boundary may let one or two more through.
+      expect(result.allowed).toBeGreaterThanOrEqual(60);
+      expect(result.allowed).toBeLessThanOrEqual(62);
+      expect(result.denied?.status).toBe(429);
+      expect(await result.denied?.json()).toMatchObject({ error: 'rate_limited' });
+    } finally {
+      server.stop();
+    }
+  });
+
+  it('CommonJS Koa: require and a rules object limit to 3 an hour per IP', async () => {
+    const server = await startApp('koa-app.cjs', app);
+    try {
+      const result = await untilDenied(`${server.url}/`, 10);
+      expect(result.allowed).toBe(3);
+      expect(result.denied?.status).toBe(429);
+      expect(result.denied?.headers.get('x-ratelimit-rule')).toBe('koa_per_ip');
+    } finally {
+      server.stop();
+    }
+  });
+
+  it('TypeScript, module node16 in a CommonJS project: type-checks, and the compiled require() code runs', async () => {
+    const result = await tsc('tsconfig.node16.json');
+    expect(ourErrors(result)).toEqual([]);
+    expect(existsSync(join(app, 'out', 'user.js'))).toBe(true);
+    const ran = ok('node out/user.js', await run(process.execPath, ['out/user.js'], app));
+    expect(
+      ran.stdout
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line)),
+    ).toEqual([{ first: true, second: false, rule: 'per_key', wrong: false }, { rulesError: true }]);
+  });
+
+  it('TypeScript, moduleResolution bundler: type-checks', async () => {
+    expect(ourErrors(await tsc('tsconfig.bundler.json'))).toEqual([]);
+  });
+
+  it('npx sluice validate checks a rules file', async () => {
+    const valid = await run('npx', ['--no', 'sluice', 'validate', 'rules.yaml'], app);
+    expect(valid.stderr).toBe('');
+    expect(valid.stdout).toContain('rules.yaml: ok, domain packed_app');
+    expect(valid.code).toBe(0);
+  });
+
+  it('@sluice/cli alone: installs without ioredis, validates, and push names what to install', async () => {
+    expect(existsSync(join(cliOnly, 'node_modules', 'ioredis'))).toBe(false);
+    const valid = await run('npx', ['--no', 'sluice', 'validate', 'rules.yaml'], cliOnly);
+    expect(valid.stdout).toContain('rules.yaml: ok');
+    expect(valid.code).toBe(0);
+    const push = await run(
+      'npx',
+      ['--no', 'sluice', 'push', 'rules.yaml', '--redis', 'redis://127.0.0.1:1'],
+      cliOnly,
+    );
+    expect(push.stderr).toContain('(not installed: ioredis, @sluice/redis)');
+    expect(push.stderr).toContain('npm install ioredis @sluice/redis');
+    expect(push.code).toBe(2);
+  });
+});
