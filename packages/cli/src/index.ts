@@ -26,3 +26,4 @@ export {
 } from './report/aggregate.js';
 export { renderHtml } from './report/html.js';
 export { renderReplayHtml } from './report/replayHtml.js';
+export { seededRandom } from './simulate/random.js';

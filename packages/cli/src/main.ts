@@ -3,6 +3,7 @@ import { testCommand } from './commands/policyTest.js';
 import { pushCommand } from './commands/push.js';
 import { replayCommand } from './commands/replay.js';
 import { reportCommand } from './commands/report.js';
+import { simulateCommand } from './commands/simulate.js';
 import { validateCommand } from './commands/validate.js';
 import { type Command, EXIT, type ExitCode, type Io, UsageError } from './io.js';
 
@@ -12,6 +13,7 @@ const COMMANDS: readonly Command[] = [
   testCommand,
   reportCommand,
   replayCommand,
+  simulateCommand,
   pushCommand,
 ];
 
