@@ -1,6 +1,9 @@
-import { compileRules, createLimiter, hashText, type Store } from '@sluice/core';
+import { ConfigError, compileRules, createLimiter, hashText, MemoryStore, type Store } from '@sluice/core';
+import { RedisStore, recommendedRedisOptions } from '@sluice/redis';
+import { Redis } from 'ioredis';
 import { register as globalRegister, Registry } from 'prom-client';
 import { describe, expect, test } from 'vitest';
+import { randomPrefix, ready, startRedis } from '../../../test/support/redis.js';
 import { metricNames, prometheusObserver } from './index.js';
 
 const API_KEY = 'sk_live_VERYSECRET_4242';
@@ -122,6 +125,107 @@ describe('prometheusObserver', () => {
     expect(custom.register).toBe(register);
     const names = (await register.getMetricsAsJSON()).map((m) => m.name).sort();
     expect(names).toEqual(metricNames('gw_').sort());
-    expect(names).toHaveLength(8);
+    expect(names).toHaveLength(14);
   });
 });
+
+describe('store health metrics', () => {
+  const perKey = compileRules({
+    rules: [{ name: 'per_key', key: ['api_key'], limit: { requests: 1, per: '60s' } }],
+  });
+
+  test('a MemoryStore: keys and evictions, read at scrape time; always connected with the breaker closed', async () => {
+    const store = new MemoryStore({ maxKeys: 3 });
+    const observer = prometheusObserver({ stores: { memory: store } });
+    const limiter = createLimiter({ rules: perKey, store, observer, clock: () => 0 });
+    for (let i = 0; i < 5; i++) await limiter.check({ api_key: `${API_KEY}-${i}` });
+    let text = await observer.metrics();
+    expect(sample(text, 'sluice_store_keys{store="memory"}')).toBe(3);
+    expect(sample(text, 'sluice_store_evictions_total{store="memory"}')).toBe(2);
+    expect(sample(text, 'sluice_store_connected{store="memory"}')).toBe(1);
+    expect(sample(text, 'sluice_store_breaker_state{store="memory",state="closed"}')).toBe(1);
+    expect(sample(text, 'sluice_store_breaker_state{store="memory",state="open"}')).toBe(0);
+    expect(sample(text, 'sluice_store_breaker_state{store="memory",state="half_open"}')).toBe(0);
+    expect(sample(text, 'sluice_store_pending_calls{store="memory"}')).toBe(0);
+    expect(sample(text, 'sluice_store_failing_open_since_seconds{store="memory"}')).toBe(0);
+    expect(text).not.toContain(API_KEY);
+    expect(text).not.toContain(hashText(`${API_KEY}-0`));
+
+    // No observer call in between: the next scrape reads the store again.
+    for (let i = 5; i < 9; i++) await store.evaluate([checkOf(`k${i}`)], 0);
+    text = await observer.metrics();
+    expect(sample(text, 'sluice_store_keys{store="memory"}')).toBe(3);
+    expect(sample(text, 'sluice_store_evictions_total{store="memory"}')).toBe(6);
+    await store.close();
+    text = await observer.metrics();
+    expect(sample(text, 'sluice_store_keys{store="memory"}')).toBe(0);
+  });
+
+  test('several stores by name; a store whose health() throws reads as unreachable; bad stores are refused', async () => {
+    const broken = new MemoryStore();
+    broken.health = () => {
+      throw new Error('health failed');
+    };
+    const observer = prometheusObserver({ stores: { a: new MemoryStore(), b: broken } });
+    const text = await observer.metrics();
+    expect(sample(text, 'sluice_store_connected{store="a"}')).toBe(1);
+    expect(sample(text, 'sluice_store_connected{store="b"}')).toBe(0);
+    expect(sample(text, 'sluice_store_keys{store="a"}')).toBe(0);
+    expect(sample(text, 'sluice_store_keys{store="b"}')).toBeUndefined();
+
+    const noHealth: Store = { evaluate: async () => [], release: async () => {}, close: async () => {} };
+    expect(() => prometheusObserver({ stores: { x: noHealth } })).toThrow(ConfigError);
+    expect(() => prometheusObserver({ stores: { x: noHealth } })).toThrow(/stores\.x has no health\(\)/);
+    expect(() => prometheusObserver({ stores: { '': new MemoryStore() } })).toThrow(/needs a name/);
+  });
+
+  test('a RedisStore: connected, then failing open since the outage while its redis-server is stopped', async () => {
+    const server = await startRedis();
+    const { redis, store } = await redisStoreOn(server.port);
+    const observer = prometheusObserver({ stores: { redis: store } });
+    const limiter = createLimiter({ rules: perKey, store, observer, timeoutMs: 10_000 });
+    try {
+      expect((await limiter.check({ api_key: API_KEY })).failedOpen).toBe(false);
+      let text = await observer.metrics();
+      expect(sample(text, 'sluice_store_connected{store="redis"}')).toBe(1);
+      expect(sample(text, 'sluice_store_failing_open_since_seconds{store="redis"}')).toBe(0);
+      expect(sample(text, 'sluice_store_keys{store="redis"}')).toBeUndefined(); // Redis counts no keys here
+
+      const outage = Date.now();
+      await server.stop();
+      for (let i = 0; i < 10; i++) expect((await limiter.check({ api_key: API_KEY })).failedOpen).toBe(true);
+      text = await observer.metrics();
+      expect(sample(text, 'sluice_store_connected{store="redis"}')).toBe(0);
+      const since = sample(text, 'sluice_store_failing_open_since_seconds{store="redis"}')!;
+      expect(since * 1000).toBeGreaterThanOrEqual(outage);
+      expect(since * 1000).toBeLessThanOrEqual(Date.now());
+      expect(
+        sample(text, 'sluice_store_errors_total{kind="error"}')! +
+          (sample(text, 'sluice_store_errors_total{kind="timeout"}') ?? 0),
+      ).toBeGreaterThan(0);
+    } finally {
+      await limiter.close();
+      redis.disconnect();
+      await server.stop();
+    }
+  }, 60_000);
+});
+
+/** A RedisStore on a private server, its client quiet about the connection errors the test causes. */
+async function redisStoreOn(port: number): Promise<{ redis: Redis; store: RedisStore }> {
+  const redis = new Redis({ ...recommendedRedisOptions, host: '127.0.0.1', port });
+  redis.on('error', () => {});
+  await ready(redis);
+  return { redis, store: new RedisStore({ client: redis, prefix: randomPrefix('prom'), timeoutMs: 200 }) };
+}
+
+function checkOf(tag: string) {
+  return {
+    rule: 'r',
+    tag,
+    algorithm: 'fixed_window',
+    params: { limit: 1, windowMs: 60_000, burst: 1 },
+    cost: 1,
+    mode: 'enforce',
+  } as const;
+}

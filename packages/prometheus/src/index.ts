@@ -1,4 +1,14 @@
-import type { CompiledRules, Decision, Observer, RuleResult, StoreErrorKind } from '@sluice/core';
+import {
+  type CompiledRules,
+  ConfigError,
+  type Decision,
+  type Observer,
+  type RuleResult,
+  type Store,
+  type StoreErrorKind,
+  type StoreHealth,
+  storeHealth,
+} from '@sluice/core';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 
 /** Options of {@link prometheusObserver}. */
@@ -9,6 +19,11 @@ export interface PrometheusObserverOptions {
   prefix?: string;
   /** Milliseconds since the epoch, to judge review dates at scrape time; default `Date.now`. */
   clock?: () => number;
+  /**
+   * Stores whose `health()` is read at each scrape, by the name the `store` label gives them:
+   * `{redis: redisStore, local: memoryStore}`. Each must have `health()` (RedisStore and MemoryStore do).
+   */
+  stores?: Readonly<Record<string, Store>>;
 }
 
 /** An Observer that records Sluice metrics, with the registry that holds them (serve it on /metrics). */
@@ -23,6 +38,14 @@ export type DecisionOutcome = 'allowed' | 'denied' | 'shadow_denied' | 'failed_o
 
 /** Label value of `rule` for a request that no rule matched. */
 export const NO_RULE = '(none)';
+
+/** Label sets and values of one metric for one store's health. */
+type Series = readonly (readonly [labels: Readonly<Record<string, string>>, value: number])[];
+
+/** One series without labels beyond `store`; none when the store does not report the value. */
+const one = (value: number | undefined): Series => (value === undefined ? [] : [[{}, value]]);
+
+const BREAKER_STATES = ['closed', 'open', 'half_open'] as const;
 
 const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1];
 const RETRY_BUCKETS = [0.1, 0.5, 1, 2, 5, 10, 30, 60, 300, 900, 3600, 86_400];
@@ -80,6 +103,49 @@ const METRICS = {
     help: 'Rules whose review date has passed (1) or not (0); only rules with a review date',
     labelNames: ['rule'],
   },
+  storeConnected: {
+    kind: 'gauge',
+    name: 'store_connected',
+    help: 'Whether the store can be reached (1) or not (0: connection down, breaker open), read at scrape time',
+    labelNames: ['store'],
+    read: (health: StoreHealth) => one(health.connected ? 1 : 0),
+  },
+  storeBreaker: {
+    kind: 'gauge',
+    name: 'store_breaker_state',
+    help: 'The breaker state of the store (1) among closed, open and half_open (0), read at scrape time',
+    labelNames: ['store', 'state'],
+    read: (health: StoreHealth): Series =>
+      BREAKER_STATES.map((state) => [{ state }, health.breaker === state ? 1 : 0]),
+  },
+  storePending: {
+    kind: 'gauge',
+    name: 'store_pending_calls',
+    help: 'Store calls sent and not yet settled, read at scrape time',
+    labelNames: ['store'],
+    read: (health: StoreHealth) => one(health.pending),
+  },
+  storeFailingOpen: {
+    kind: 'gauge',
+    name: 'store_failing_open_since_seconds',
+    help: 'Unix time since which store calls have been failing open (or answered by the fallback); 0 while healthy',
+    labelNames: ['store'],
+    read: (health: StoreHealth) => one((health.failingOpenSince ?? 0) / 1000),
+  },
+  storeKeys: {
+    kind: 'gauge',
+    name: 'store_keys',
+    help: 'Keys the store holds, for stores that count them (MemoryStore), read at scrape time',
+    labelNames: ['store'],
+    read: (health: StoreHealth) => one(health.keys),
+  },
+  storeEvictions: {
+    kind: 'counter',
+    name: 'store_evictions_total',
+    help: 'Keys evicted to keep the store within its bound (MemoryStore maxKeys), read at scrape time',
+    labelNames: ['store'],
+    read: (health: StoreHealth) => one(health.evictions),
+  },
 } as const;
 
 type MetricSpec = (typeof METRICS)[keyof typeof METRICS];
@@ -87,6 +153,18 @@ type MetricSpec = (typeof METRICS)[keyof typeof METRICS];
 /** The metric names an observer with this prefix defines, for dashboards and alert checks. */
 export function metricNames(prefix = 'sluice_'): string[] {
   return Object.values(METRICS).map((spec) => prefix + spec.name);
+}
+
+/** The stores given, checked: each must have a `health()` to read. */
+function withHealth(stores: Readonly<Record<string, Store>> | undefined): [string, Store][] {
+  const entries = Object.entries(stores ?? {});
+  for (const [name, store] of entries) {
+    if (name === '') throw new ConfigError('stores: a store needs a name (the value of its `store` label)');
+    if (typeof store?.health !== 'function') {
+      throw new ConfigError(`stores.${name} has no health() method: pass a store that reports its health`);
+    }
+  }
+  return entries;
 }
 
 /** The outcome of one evaluated rule. */
@@ -104,6 +182,7 @@ export function prometheusObserver(options: PrometheusObserverOptions = {}): Pro
   const register = options.register ?? new Registry();
   const prefix = options.prefix ?? 'sluice_';
   const clock = options.clock ?? Date.now;
+  const stores = withHealth(options.stores);
   const define = <S extends MetricSpec>(spec: S, collect?: () => void) => {
     const config = {
       name: prefix + spec.name,
@@ -135,6 +214,19 @@ export function prometheusObserver(options: PrometheusObserverOptions = {}): Pro
       for (const [rule, review] of table) reviewOverdue.set({ rule }, review < today ? 1 : 0);
     }
   }) as Gauge;
+
+  for (const spec of Object.values(METRICS)) {
+    if (!('read' in spec)) continue;
+    // Read at scrape time; a counter is set to the store's own running total the same way as a gauge.
+    const metric: Gauge | Counter = define(spec, () => {
+      metric.reset();
+      for (const [name, store] of stores) {
+        // A health() that throws reads as unreachable, as limiter.health() reports it.
+        const health = storeHealth(store) as StoreHealth;
+        for (const [labels, value] of spec.read(health)) metric.inc({ store: name, ...labels }, value);
+      }
+    }) as Gauge | Counter;
+  }
 
   function onDecision(decision: Decision): void {
     if (decision.results.length === 0) {

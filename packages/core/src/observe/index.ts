@@ -10,6 +10,7 @@ export {
   type SampleRates,
 } from './decisionLog.js';
 export type { EngineView, LimiterHealth } from './health.js';
+export { storeHealth } from './health.js';
 export {
   LIMITER_NOTICES,
   type LimiterNotice,

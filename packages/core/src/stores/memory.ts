@@ -3,7 +3,8 @@ import { decideByName } from '../algorithms/index.js';
 import { type LeakyBucketState, refundLeaky } from '../algorithms/leakyBucket.js';
 import { ConfigError } from '../errors.js';
 import type { Check, CheckResult, Lease, Outcome, Store, StoreHealth } from '../types.js';
-import { grown, NONE, protectedLimit, SegmentedLru } from './segmentedLru.js';
+import { addPages, PAGE_BITS, PAGE_MASK, PAGE_SIZE } from './pages.js';
+import { NONE, protectedLimit, SegmentedLru } from './segmentedLru.js';
 import { SlotIndex } from './slotIndex.js';
 
 /** Options of {@link MemoryStore}. */
@@ -15,7 +16,27 @@ export interface MemoryStoreOptions {
   maxKeys?: number;
 }
 
-const FIRST_CAPACITY = 1024;
+/** PAGE_SIZE slots: tag and Map (to forget a counter; undefined while the slot is free), state, expiry. */
+interface SlotPage {
+  readonly tags: (string | undefined)[];
+  readonly maps: (Map<string, number> | undefined)[];
+  readonly states: unknown[];
+  readonly expiresAt: Float64Array;
+  /** The next free slot, for free slots. */
+  readonly nextFree: Int32Array;
+}
+
+function slotPage(): SlotPage {
+  return {
+    // Grown as slots are taken (in order, so they stay packed): a small store stays small.
+    tags: [],
+    maps: [],
+    states: [],
+    expiresAt: new Float64Array(PAGE_SIZE),
+    nextFree: new Int32Array(PAGE_SIZE),
+  };
+}
+
 /** Slots a call looks at for expired counters: bounded work per call, the whole store swept in turn. */
 export const SWEEP_PER_CALL = 8;
 
@@ -31,20 +52,15 @@ export const SWEEP_PER_CALL = 8;
  * Layout, for memory (under 200 bytes per sliding_window key): the counter tag (the string the engine
  * already made, so no key string is built per check) maps to a slot number through small Maps
  * ({@link SlotIndex}: a big Map stalls the loop when V8 rebuilds it); per slot, the state, expiry and links
- * live in parallel arrays (numbers unboxed in typed arrays), so an entry has no wrapper object.
+ * live in parallel arrays (numbers unboxed in typed arrays), so an entry has no wrapper object, in pages
+ * made as needed (never one big array to copy).
  */
 export class MemoryStore implements Store {
   readonly #maxKeys: number;
   readonly #index: SlotIndex;
   readonly #lru: SegmentedLru;
-  #capacity = 0;
-  /** Per slot: its tag and its Map (to forget it; undefined while the slot is free), state and expiry. */
-  #tags: (string | undefined)[] = [];
-  #maps: (Map<string, number> | undefined)[] = [];
-  #states: unknown[] = [];
-  #expiresAt = new Float64Array(0);
-  /** Free slots below `#used`, linked through `#nextFree`. */
-  #nextFree = new Int32Array(0);
+  #pages: SlotPage[] = [];
+  /** Free slots below `#used`, linked through their `nextFree`. */
   #free = NONE;
   #size = 0;
   #used = 0;
@@ -88,7 +104,7 @@ export class MemoryStore implements Store {
     for (let i = 0; i < checks.length; i++) {
       const check = checks[i]!;
       const slot = this.#find(check, now);
-      const state = slot === NONE ? undefined : this.#states[slot];
+      const state = slot === NONE ? undefined : this.#page(slot).states[slot & PAGE_MASK];
       const outcome = decideByName(check.algorithm, state, now, check.params, check.cost, check.leaseId);
       outcomes[i] = outcome;
       if (!outcome.allowed && check.mode === 'enforce') blocked = true;
@@ -105,14 +121,16 @@ export class MemoryStore implements Store {
     for (const lease of leases) {
       const slot = this.#find(lease, now);
       if (slot === NONE) continue;
-      const state = this.#states[slot];
+      const page = this.#page(slot);
+      const at = slot & PAGE_MASK;
+      const state = page.states[at];
       if (lease.refund) {
         const { cost, params } = lease.refund;
         const refunded = refundLeaky(state as LeakyBucketState, now, params, cost);
-        this.#states[slot] = refunded.state;
-        this.#expiresAt[slot] = now + refunded.ttlMs;
+        page.states[at] = refunded.state;
+        page.expiresAt[at] = now + refunded.ttlMs;
       } else if (Array.isArray((state as Partial<ConcurrencyState>).leases)) {
-        this.#states[slot] = releaseLease(state as ConcurrencyState, lease.id, now);
+        page.states[at] = releaseLease(state as ConcurrencyState, lease.id, now);
       }
     }
     return Promise.resolve();
@@ -121,12 +139,7 @@ export class MemoryStore implements Store {
   close(): Promise<void> {
     this.#index.clear();
     this.#lru.clear();
-    this.#capacity = 0;
-    this.#tags = [];
-    this.#maps = [];
-    this.#states = [];
-    this.#expiresAt = new Float64Array(0);
-    this.#nextFree = new Int32Array(0);
+    this.#pages = [];
     this.#free = NONE;
     this.#size = this.#used = this.#cursor = 0;
     return Promise.resolve();
@@ -136,7 +149,7 @@ export class MemoryStore implements Store {
   #find(id: { rule: string; tag: string }, now: number): number {
     const slot = this.#index.get(id.rule, id.tag);
     if (slot === undefined) return NONE;
-    if (this.#expiresAt[slot]! <= now) {
+    if (this.#page(slot).expiresAt[slot & PAGE_MASK]! <= now) {
       this.#drop(slot);
       return NONE;
     }
@@ -150,7 +163,9 @@ export class MemoryStore implements Store {
     const end = Math.min(SWEEP_PER_CALL, this.#used);
     for (let n = 0; n < end; n++) {
       if (cursor >= this.#used) cursor = 0;
-      if (this.#tags[cursor] !== undefined && this.#expiresAt[cursor]! <= now) this.#drop(cursor);
+      const page = this.#page(cursor);
+      const at = cursor & PAGE_MASK;
+      if (page.tags[at] !== undefined && page.expiresAt[at]! <= now) this.#drop(cursor);
       cursor++;
     }
     this.#cursor = cursor;
@@ -164,24 +179,26 @@ export class MemoryStore implements Store {
       const map = this.#index.mapFor(check.rule, check.tag);
       slot = this.#allocate();
       map.set(check.tag, slot);
-      this.#tags[slot] = check.tag;
-      this.#maps[slot] = map;
+      const page = this.#page(slot);
+      page.tags[slot & PAGE_MASK] = check.tag;
+      page.maps[slot & PAGE_MASK] = map;
       this.#lru.insert(slot);
     }
-    this.#states[slot] = state;
-    this.#expiresAt[slot] = expiresAt;
+    const page = this.#page(slot);
+    page.states[slot & PAGE_MASK] = state;
+    page.expiresAt[slot & PAGE_MASK] = expiresAt;
   }
 
   /** A free slot: a dropped one, a new one, or the eviction victim. */
   #allocate(): number {
     if (this.#free !== NONE) {
       const slot = this.#free;
-      this.#free = this.#nextFree[slot]!;
+      this.#free = this.#page(slot).nextFree[slot & PAGE_MASK]!;
       this.#size++;
       return slot;
     }
     if (this.#used < this.#maxKeys) {
-      if (this.#used === this.#capacity) this.#grow();
+      if ((this.#used & PAGE_MASK) === 0) this.#addPage();
       this.#size++;
       return this.#used++;
     }
@@ -195,26 +212,29 @@ export class MemoryStore implements Store {
   #drop(slot: number): void {
     this.#lru.remove(slot);
     this.#forget(slot);
-    this.#nextFree[slot] = this.#free;
+    this.#page(slot).nextFree[slot & PAGE_MASK] = this.#free;
     this.#free = slot;
     this.#size--;
   }
 
   /** Removes a slot's counter from its Map and lets its state go. */
   #forget(slot: number): void {
-    this.#maps[slot]!.delete(this.#tags[slot]!);
-    this.#tags[slot] = undefined;
-    this.#maps[slot] = undefined;
-    this.#states[slot] = undefined;
+    const page = this.#page(slot);
+    const at = slot & PAGE_MASK;
+    page.maps[at]!.delete(page.tags[at]!);
+    page.tags[at] = undefined;
+    page.maps[at] = undefined;
+    page.states[at] = undefined;
   }
 
-  /** Doubles the slot arrays, up to maxKeys. */
-  #grow(): void {
-    const capacity = Math.min(this.#maxKeys, Math.max(FIRST_CAPACITY, this.#capacity * 2));
-    this.#expiresAt = grown(this.#expiresAt, new Float64Array(capacity));
-    this.#nextFree = grown(this.#nextFree, new Int32Array(capacity));
-    this.#lru.grow(capacity);
-    this.#capacity = capacity;
+  /** Makes the page of the next new slot, `#used`. */
+  #addPage(): void {
+    addPages(this.#pages, this.#used + 1, slotPage);
+    this.#lru.grow(this.#used + 1);
+  }
+
+  #page(slot: number): SlotPage {
+    return this.#pages[slot >>> PAGE_BITS]!;
   }
 }
 

@@ -1,3 +1,5 @@
+import { addPages, PAGE_BITS, PAGE_MASK, PAGE_SIZE } from './pages.js';
+
 /** Ends a list. */
 export const NONE = -1;
 
@@ -12,18 +14,30 @@ export function protectedLimit(maxKeys: number): number {
   return Math.max(1, Math.floor(maxKeys * PROTECTED_SHARE));
 }
 
+/** Links of PAGE_SIZE slots: their neighbours in their segment (NONE at the ends) and their segment. */
+interface LinkPage {
+  readonly newer: Int32Array;
+  readonly older: Int32Array;
+  readonly segment: Uint8Array;
+}
+
+function linkPage(): LinkPage {
+  return {
+    newer: new Int32Array(PAGE_SIZE),
+    older: new Int32Array(PAGE_SIZE),
+    segment: new Uint8Array(PAGE_SIZE),
+  };
+}
+
 /**
  * Recency order of slot numbers in two segments (a segmented LRU): a slot starts in probation; a second use
  * moves it to protected, whose overflow moves back to probation. The victim is probation's least recently
  * used slot, so a flood of one-hit keys only ever evicts one-hit keys. Links are unboxed in typed arrays:
- * a use moves two links, never allocates.
+ * a use moves a few links, never allocates.
  */
 export class SegmentedLru {
   readonly #protectedMax: number;
-  /** Per slot: its neighbours in its segment (NONE at the ends) and its segment. */
-  #newer = new Int32Array(0);
-  #older = new Int32Array(0);
-  #segment = new Uint8Array(0);
+  #pages: LinkPage[] = [];
   /** Per segment (PROBATION, PROTECTED): most and least recently used slot, and slot count. */
   readonly #heads = [NONE, NONE];
   readonly #tails = [NONE, NONE];
@@ -38,11 +52,9 @@ export class SegmentedLru {
     return this.#sizes[PROTECTED]!;
   }
 
-  /** Makes room for slots numbered below `capacity`. */
-  grow(capacity: number): void {
-    this.#newer = grown(this.#newer, new Int32Array(capacity));
-    this.#older = grown(this.#older, new Int32Array(capacity));
-    this.#segment = grown(this.#segment, new Uint8Array(capacity));
+  /** Makes room for slots numbered below `count`. */
+  grow(count: number): void {
+    addPages(this.#pages, count, linkPage);
   }
 
   /** Adds a slot as probation's most recently used. */
@@ -52,7 +64,7 @@ export class SegmentedLru {
 
   /** A use of a held slot: to the front of protected, demoting protected's oldest slot if it overflows. */
   use(slot: number): void {
-    const segment = this.#segment[slot]!;
+    const segment = this.#page(slot).segment[slot & PAGE_MASK]!;
     if (segment === PROTECTED && slot === this.#heads[PROTECTED]) return;
     this.remove(slot);
     this.#push(slot, PROTECTED);
@@ -71,40 +83,40 @@ export class SegmentedLru {
 
   /** Takes a slot out of its segment. */
   remove(slot: number): void {
-    const segment = this.#segment[slot]!;
-    const newer = this.#newer[slot]!;
-    const older = this.#older[slot]!;
+    const page = this.#page(slot);
+    const at = slot & PAGE_MASK;
+    const segment = page.segment[at]!;
+    const newer = page.newer[at]!;
+    const older = page.older[at]!;
     if (newer === NONE) this.#heads[segment] = older;
-    else this.#older[newer] = older;
+    else this.#page(newer).older[newer & PAGE_MASK] = older;
     if (older === NONE) this.#tails[segment] = newer;
-    else this.#newer[older] = newer;
+    else this.#page(older).newer[older & PAGE_MASK] = newer;
     this.#sizes[segment]!--;
   }
 
-  /** Forgets every slot and the arrays. */
+  /** Forgets every slot. */
   clear(): void {
-    this.#newer = new Int32Array(0);
-    this.#older = new Int32Array(0);
-    this.#segment = new Uint8Array(0);
+    this.#pages = [];
     this.#heads.fill(NONE);
     this.#tails.fill(NONE);
     this.#sizes.fill(0);
   }
 
   #push(slot: number, segment: number): void {
+    const page = this.#page(slot);
+    const at = slot & PAGE_MASK;
     const head = this.#heads[segment]!;
-    this.#segment[slot] = segment;
-    this.#newer[slot] = NONE;
-    this.#older[slot] = head;
+    page.segment[at] = segment;
+    page.newer[at] = NONE;
+    page.older[at] = head;
     if (head === NONE) this.#tails[segment] = slot;
-    else this.#newer[head] = slot;
+    else this.#page(head).newer[head & PAGE_MASK] = slot;
     this.#heads[segment] = slot;
     this.#sizes[segment]!++;
   }
-}
 
-/** `next` (a bigger array) holding `old`'s contents. */
-export function grown<T extends Int32Array | Uint8Array | Float64Array>(old: T, next: T): T {
-  next.set(old);
-  return next;
+  #page(slot: number): LinkPage {
+    return this.#pages[slot >>> PAGE_BITS]!;
+  }
 }
