@@ -1,12 +1,18 @@
 import { ConfigError } from '../errors.js';
 import type { ValueList } from '../types.js';
-import { parseList } from './parse.js';
+import { buildList } from './parse.js';
 
-/** A fixed list given in code (values and CIDR ranges), for tests and lists that never change. */
-export function valueList(entries: readonly string[]): ValueList {
+/**
+ * A fixed list given in code (values and CIDR ranges), for tests and lists that never change. A bad range
+ * throws a RulesError naming `source` (default `<valueList>`) and the entry's position.
+ */
+export function valueList(entries: readonly string[], source = '<valueList>'): ValueList {
   if (!Array.isArray(entries) || entries.some((entry) => typeof entry !== 'string'))
     throw new ConfigError('valueList takes a list of strings');
-  // One entry a line, so a bad range is reported as the file parser reports it.
-  const current = parseList(entries.map((entry) => entry.replaceAll('\n', ' ')).join('\n'), '<valueList>');
+  // Entries are taken whole (no comments): a bad one is placed at its position, counted from 1.
+  const current = buildList(
+    entries.map((text, index) => ({ text: text.trim(), line: index + 1, column: 1 })),
+    source,
+  );
   return { current };
 }
