@@ -5,7 +5,7 @@
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { compileRules, createLimiter, type Store } from '@sluice/core';
+import { compileRules, createLimiter, MemoryStore, type Store } from '@sluice/core';
 import { prometheusObserver } from '@sluice/prometheus';
 import { beforeAll, describe, expect, test } from 'vitest';
 import { parse } from 'yaml';
@@ -38,7 +38,8 @@ let exported: Map<string, Set<string>>;
 
 /** Drives a limiter through every outcome, then reads the metrics text as Prometheus would scrape it. */
 async function scrapeAfterTraffic(): Promise<string> {
-  const observer = prometheusObserver();
+  const store = new MemoryStore({ maxKeys: 3 }); // the three counters of one key: another key evicts
+  const observer = prometheusObserver({ stores: { memory: store } });
   const rules = compileRules({
     domain: 'alerts',
     rules: [
@@ -47,9 +48,10 @@ async function scrapeAfterTraffic(): Promise<string> {
       { name: 'leases', key: ['api_key'], algorithm: 'concurrency', limit: { concurrent: 5, lease: '60s' } },
     ],
   });
-  const limiter = createLimiter({ rules, observer });
+  const limiter = createLimiter({ rules, observer, store });
   await limiter.check({ api_key: 'k' });
   await limiter.check({ api_key: 'k' });
+  await limiter.check({ api_key: 'other' }); // an eviction
   const failing: Store = {
     evaluate: () => Promise.reject(new Error('down')),
     release: async () => {},
