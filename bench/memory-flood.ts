@@ -5,7 +5,7 @@
  * floor of the measurement on this machine). Second, the cost of a new key through a limiter (tag cache
  * and store) once both are full, against the same limiter while they still have room; and the same for a
  * tag cache that evicts its oldest entry through the Map's iterator (the cache before).
- * Run: node --import tsx bench/memory-flood.ts [keys]
+ * Run: npx tsx bench/memory-flood.ts [keys]
  */
 import { openSync, readSync } from 'node:fs';
 import { constants, type PerformanceEntry, PerformanceObserver } from 'node:perf_hooks';
