@@ -1,5 +1,5 @@
 import type { Algorithm } from '../types.js';
-import { countInPeriod, isNextPeriod, type PeriodCountState } from './periodCount.js';
+import { countInPeriod, type PeriodCountState } from './periodCount.js';
 
 /** fixed_window state: units counted in the window that starts at `start` (a multiple of windowMs). */
 export type FixedWindowState = PeriodCountState;
@@ -15,9 +15,18 @@ export const fixedWindow: Algorithm<FixedWindowState> = {
   decide(state, now, params, cost) {
     const t = Math.floor(now);
     const size = params.windowMs;
-    const current = Math.floor(t / size) * size;
-    const at = isNextPeriod(state, current, current + size) ? state.start : t;
-    const start = Math.floor(at / size) * size;
+    let start = Math.floor(t / size) * size;
+    let at = t;
+    // periodCount's isNextPeriod, written out: as a call it doubled this function's time in a micro-benchmark.
+    if (
+      state !== undefined &&
+      state.start > start &&
+      state.start <= start + size &&
+      Number.isInteger(state.start)
+    ) {
+      at = state.start;
+      start = Math.floor(at / size) * size;
+    }
     return countInPeriod(state, at, start, start + size, params.limit, cost, at - t);
   },
 };

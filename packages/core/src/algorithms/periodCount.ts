@@ -33,7 +33,7 @@ export function countInPeriod(
   end: number,
   limit: number,
   cost: number,
-  lead = 0,
+  lead: number,
 ): Outcome<PeriodCountState> {
   const count = state !== undefined && state.start === start ? storedCount(state.count) : 0;
   const resetMs = end - now;

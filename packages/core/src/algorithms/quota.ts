@@ -69,7 +69,7 @@ export const quota: Algorithm<QuotaState> = {
     const t = Math.floor(now);
     const current = periodOf(params, t);
     if (!isNextPeriod(state, current.start, current.end)) {
-      return countInPeriod(state, t, current.start, current.end, params.limit, cost);
+      return countInPeriod(state, t, current.start, current.end, params.limit, cost, 0);
     }
     const ahead = periodOf(params, state.start);
     return countInPeriod(state, state.start, ahead.start, ahead.end, params.limit, cost, state.start - t);
