@@ -2,7 +2,14 @@ import { once } from 'node:events';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Router from '@koa/router';
-import type { Limiter, RateLimitInfo, RateLimitOptions, RuleSpec } from '@sluice/core';
+import {
+  type InlineLimit,
+  isInlineLimit,
+  type Limiter,
+  type RateLimitInfo,
+  type RateLimitOptions,
+  type RuleSpec,
+} from '@sluice/core';
 import { rateLimit as expressRateLimit } from '@sluice/express';
 import { rateLimit as fastifyRateLimit } from '@sluice/fastify';
 import { rateLimit as koaRateLimit } from '@sluice/koa';
@@ -34,8 +41,8 @@ export class Gate {
 /** The app every adapter serves, the same routes everywhere. */
 export interface AppSpec {
   readonly options: RateLimitOptions<AnyRequest>;
-  /** A rule for `/limited` only, given the framework's per-route way. */
-  readonly routeRule?: RuleSpec;
+  /** A rule (or the shorthand) for `/limited` only, given the framework's per-route way. */
+  readonly routeRule?: RuleSpec | InlineLimit;
   readonly trustProxy?: boolean;
   readonly gate?: Gate;
   /** When set, `onDenied` answers 418 with this text and the rule header, each framework its own way. */
@@ -119,7 +126,8 @@ const fastify: AdapterFactory = {
         : {}),
     });
     for (const path of [...PLAIN, '/slow', '/boom']) {
-      const rateLimit = path === '/limited' && spec.routeRule ? { rules: [spec.routeRule] } : undefined;
+      const rule = path === '/limited' ? spec.routeRule : undefined;
+      const rateLimit = rule === undefined || isInlineLimit(rule) ? rule : { rules: [rule] };
       app.get(path, { config: rateLimit ? { rateLimit } : {} }, () => handle(spec, path));
     }
     app.get('/info', async (request) => infoBody(request.rateLimit));

@@ -220,6 +220,68 @@ describe.each(adapters.map((adapter) => [adapter.name, adapter] as const))(
       expect(heard).toEqual(['per_ip']);
     });
 
+    describe('the inline shorthand', () => {
+      it('{limit, per} is one per-IP rule, with no default-rules notice', async () => {
+        const app = await start({ options: { limit: 2, per: '1m' } });
+        await request(app.url).get('/search').expect(200);
+        const second = await request(app.url).get('/search').expect(200);
+        expect(second.headers['ratelimit-policy']).toBe('"per_ip";q=2;w=60');
+        expect((await request(app.url).get('/search').expect(429)).headers['x-ratelimit-rule']).toBe(
+          'per_ip',
+        );
+        // Ordinary rules: explain shows them.
+        expect(app.limiter.explain({ ip: '203.0.113.9' }).rules).toMatchObject([
+          { rule: 'per_ip', key: ['ip'] },
+        ]);
+        expect(warn).not.toHaveBeenCalled();
+      });
+
+      it("{limit, per, key: 'api_key'} counts each key, and requests without one per IP", async () => {
+        const app = await start({
+          options: { limit: 2, per: '1m', key: 'api_key', validateApiKey: () => true },
+        });
+        const withKey = (key: string) => request(app.url).get('/search').set('x-api-key', key);
+        await withKey('k_a').expect(200);
+        await withKey('k_a').expect(200);
+        expect((await withKey('k_a').expect(429)).headers['x-ratelimit-rule']).toBe('per_api_key');
+        await withKey('k_b').expect(200);
+        await request(app.url).get('/search').expect(200);
+        await request(app.url).get('/search').expect(200);
+        const anonymous = await request(app.url).get('/search').expect(429);
+        expect(anonymous.headers['x-ratelimit-rule']).toBe('per_api_key_anonymous');
+      });
+
+      it('on a route: {limit, per} limits that route only', async () => {
+        const app = await start({
+          options: { rules: rules(perIp(100)) },
+          routeRule: { limit: 1, per: '1m' },
+        });
+        await request(app.url).get('/limited').expect(200);
+        const denied = await request(app.url).get('/limited').expect(429);
+        // Fastify names the rule after the route; limiter.route() knows no path: by declaration order.
+        expect(denied.headers['x-ratelimit-rule']).toBe(name === 'fastify' ? 'get_limited' : 'route_1');
+        await request(app.url).get('/search').expect(200);
+      });
+
+      it('is refused when half given, beside rules, or with a duration that is not one', async () => {
+        await expect(start({ options: { limit: 5 } })).rejects.toThrow(
+          /option "per": the shorthand needs a window/,
+        );
+        await expect(start({ options: { per: '1m' } })).rejects.toThrow(
+          /option "limit": the shorthand needs a limit/,
+        );
+        await expect(start({ options: { rules: rules(perIp(1)), limit: 5, per: '1m' } })).rejects.toThrow(
+          /option "rules": give rules or the shorthand/,
+        );
+        await expect(start({ options: { limit: 5, per: '5 minutes' } })).rejects.toThrow(
+          /option "per": must be a duration/,
+        );
+        await expect(start({ options: { windowMs: 60_000, max: 5 } as never })).rejects.toThrow(
+          /unknown option "windowMs" \(did you mean "per"\?.*unknown option "max" \(did you mean "limit"\?/,
+        );
+      });
+    });
+
     it('refuses an unknown option with a did-you-mean', async () => {
       await expect(start({ options: { rules: rules(perIp(1)), timeoutMS: 50 } as never })).rejects.toThrow(
         /unknown option "timeoutMS" \(did you mean "timeoutMs"\?\)/,

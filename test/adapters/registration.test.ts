@@ -56,6 +56,16 @@ describe('Fastify route config', () => {
     await expect(appWith({ rateLimit: { rules: [] } })).rejects.toThrow(/non-empty array/);
   });
 
+  it('throws when the route registers with a wrong shorthand, naming the route and the field', async () => {
+    await expect(appWith({ rateLimit: { limit: 5 } })).rejects.toThrow(/route GET \/open: .*per: /);
+    await expect(appWith({ rateLimit: { limit: 5, per: '5 minutes' } })).rejects.toThrow(
+      /route GET \/open: .*per: must be a duration/,
+    );
+    await expect(appWith({ rateLimit: { limit: 5, per: '1m', windowMs: 1 } })).rejects.toThrow(
+      /unknown field "windowMs"/,
+    );
+  });
+
   it('names the route in the problems of its rules', async () => {
     const failure = appWith({ rateLimit: { rules: [badRule] } });
     await expect(failure).rejects.toThrow(RulesError);
@@ -80,8 +90,10 @@ describe('Fastify route config', () => {
 
   it('rejects Fastify-foreign options, naming them', async () => {
     const app = Fastify();
-    await expect(app.register(fastifyRateLimit, { rules: global, limit: 5 } as never)).rejects.toThrow(
-      /unknown option "limit"/,
+    await expect(
+      app.register(fastifyRateLimit, { rules: global, timeWindow: 5000 } as never),
+    ).rejects.toThrow(
+      /unknown option "timeWindow" \(did you mean "per"\?, as in \{limit: 100, per: '1m'\}\)/,
     );
   });
 });
@@ -103,6 +115,11 @@ describe.each([
     expect(() => limiter.route(burst)).toThrow(
       /rule name "burst" is already used by limiter\.route\(burst\)/,
     );
+  });
+
+  it('throws at declaration for a wrong shorthand', () => {
+    expect(() => create().route({ limit: 0, per: '1m' })).toThrow(/limiter\.route\(\{limit: 0.*limit: /);
+    expect(() => create().route({ limit: 5, per: 'soon' })).toThrow(/per: must be a duration/);
   });
 
   it('refuses a rule named like a global rule', () => {

@@ -2,6 +2,7 @@ import {
   type CheckScope,
   createHttpLimiter,
   type DeniedResponse,
+  type InlineLimit,
   type Limiter,
   type ProxyTrust,
   type RateLimitInfo,
@@ -32,10 +33,11 @@ export interface ExpressRateLimitOptions extends RateLimitOptions<Request> {
 /** The global middleware, with per-route middleware and the limiter behind both. */
 export interface ExpressRateLimit extends RequestHandler {
   /**
-   * Middleware adding rules for one route (`app.get('/search', limiter.route({...rule}), handler)`),
-   * compiled once here; the global rules, already checked by the global middleware, are not recounted.
+   * Middleware adding rules for one route (`app.get('/search', limiter.route({...rule}), handler)`), or the
+   * shorthand (`limiter.route({limit: 5, per: '1m'})`), compiled once here; the global rules, already checked
+   * by the global middleware, are not recounted.
    */
-  route(rules: RuleSpec | readonly RuleSpec[]): RequestHandler;
+  route(rules: RuleSpec | readonly RuleSpec[] | InlineLimit): RequestHandler;
   readonly limiter: Limiter;
 }
 
@@ -92,7 +94,7 @@ export function rateLimit(options?: ExpressRateLimitOptions): ExpressRateLimit {
   }
 
   return Object.assign(middleware({}), {
-    route: (rules: RuleSpec | readonly RuleSpec[]) => middleware(http.routeScope(rules)),
+    route: (rules: RuleSpec | readonly RuleSpec[] | InlineLimit) => middleware(http.routeScope(rules)),
     limiter: http.limiter,
   });
 }

@@ -4,13 +4,18 @@ import {
   ConfigError,
   createHttpLimiter,
   type DeniedResponse,
+  type InlineLimit,
+  inlineRules,
+  isInlineLimit,
   type Limiter,
   type ProxyTrust,
+  parseInlineLimit,
   type RateLimitInfo,
   type RateLimitOptions,
   type RequestFacts,
   type RuleSpec,
   releaseWhenDone,
+  routeRuleName,
   type Verdict,
   waitUnlessClosed,
 } from '@sluice/core';
@@ -30,8 +35,11 @@ export interface FastifyRateLimitOptions extends RateLimitOptions<FastifyRequest
   onDenied?: (request: FastifyRequest, reply: FastifyReply, denied: DeniedResponse) => unknown;
 }
 
-/** Per-route rate limiting: rules that apply to this route only, or `false` to turn limiting off. */
-export type RouteRateLimitConfig = false | { readonly rules: readonly RuleSpec[] };
+/**
+ * Per-route rate limiting: rules that apply to this route only, the shorthand (`{limit: 5, per: '1m'}`, its
+ * rule named after the route unless `name` is given), or `false` to turn limiting off.
+ */
+export type RouteRateLimitConfig = false | { readonly rules: readonly RuleSpec[] } | InlineLimit;
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -107,13 +115,20 @@ const plugin: FastifyPluginAsync<FastifyRateLimitOptions> = async (fastify, give
   function routeRulesOf(config: unknown, route: { method: unknown; url?: string }): CompiledRules {
     const label = `route ${String(route.method)} ${route.url}`;
     if (typeof config !== 'object' || config === null) {
-      throw new ConfigError(`${label}: config.rateLimit must be false or {rules: [...]}`);
+      throw new ConfigError(`${label}: config.rateLimit must be false, {rules: [...]} or {limit, per}`);
     }
     const known = routeScopes.get(config)?.rules;
     if (known !== undefined) return known;
-    const rules = http.compileRouteRules((config as { rules?: unknown }).rules, label);
+    const rules = http.compileRouteRules(routeRuleSpecs(config, route, label), label);
     routeScopes.set(config, { rules });
     return rules;
+  }
+
+  /** The rules of a route's config: its `rules`, or its shorthand's, named after the route unless named. */
+  function routeRuleSpecs(config: object, route: { method: unknown; url?: string }, label: string): unknown {
+    if (!isInlineLimit(config)) return (config as { rules?: unknown }).rules;
+    const inline = parseInlineLimit(config, label);
+    return inlineRules(inline, inline.name ?? routeRuleName(String(route.method), route.url ?? ''));
   }
 
   // A callback hook, not an async one: a request decided in process waits on no promise at all.

@@ -2,6 +2,7 @@ import {
   type CheckScope,
   createHttpLimiter,
   type DeniedResponse,
+  type InlineLimit,
   type Limiter,
   type ProxyTrust,
   type RateLimitInfo,
@@ -33,10 +34,11 @@ export interface KoaRateLimitOptions extends RateLimitOptions<Context> {
 /** The global middleware, with per-route middleware and the limiter behind both. */
 export interface KoaRateLimit extends Middleware {
   /**
-   * Middleware adding rules for one route (`router.get('/search', limiter.route({...rule}), handler)`),
-   * compiled once here; the global rules, already checked by the global middleware, are not recounted.
+   * Middleware adding rules for one route (`router.get('/search', limiter.route({...rule}), handler)`), or
+   * the shorthand (`limiter.route({limit: 5, per: '1m'})`), compiled once here; the global rules, already
+   * checked by the global middleware, are not recounted.
    */
-  route(rules: RuleSpec | readonly RuleSpec[]): Middleware;
+  route(rules: RuleSpec | readonly RuleSpec[] | InlineLimit): Middleware;
   readonly limiter: Limiter;
 }
 
@@ -87,7 +89,7 @@ export function rateLimit(options?: KoaRateLimitOptions): KoaRateLimit {
   }
 
   return Object.assign(middleware({}), {
-    route: (rules: RuleSpec | readonly RuleSpec[]) => middleware(http.routeScope(rules)),
+    route: (rules: RuleSpec | readonly RuleSpec[] | InlineLimit) => middleware(http.routeScope(rules)),
     limiter: http.limiter,
   });
 }

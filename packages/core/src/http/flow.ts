@@ -5,6 +5,7 @@ import type { Maybe } from '../storeCall.js';
 import type { CompiledRules, Decision, Descriptors, RuleResult } from '../types.js';
 import { buildDescriptors, headerApiKey, type RequestFacts } from './descriptors.js';
 import { type RateLimitInfo, rateLimitInfo } from './info.js';
+import { type InlineLimit, inlineRules, isInlineLimit, parseInlineLimit } from './inline.js';
 import { type AdapterNotice, Notices } from './notices.js';
 import { type AdapterStage, type RateLimitOptions, type ResolvedOptions, resolveOptions } from './options.js';
 import { PROXY_NOTICES, type ProxyNotice, proxyNotice } from './proxy.js';
@@ -89,10 +90,10 @@ export interface HttpLimiter<Req, O extends RateLimitOptions<Req> = RateLimitOpt
    */
   compileRouteRules(rules: unknown, label: string): CompiledRules;
   /**
-   * The scope of a per-route middleware (`limiter.route(...)` in Express and Koa): its rules only, the global
-   * ones having been checked by the global middleware already.
+   * The scope of a per-route middleware (`limiter.route(...)` in Express and Koa): its rules (or shorthand)
+   * only, the global ones having been checked by the global middleware already.
    */
-  routeScope(rules: RuleSpec | readonly RuleSpec[]): CheckScope;
+  routeScope(rules: RuleSpec | readonly RuleSpec[] | InlineLimit): CheckScope;
 }
 
 /**
@@ -118,6 +119,8 @@ export function createHttpLimiter<Req, O extends RateLimitOptions<Req>>(
   const rawKeys = options.apiKey === undefined && options.validateApiKey === undefined;
   /** The global table last looked at for smells: each table is looked at once. */
   let smelledTable: CompiledRules | undefined;
+  /** Shorthand `limiter.route()` calls so far: their default rule names. */
+  let inlineRoutes = 0;
 
   function noticeProxySmell(facts: RequestFacts): void {
     if (noticed.size === NOTICE_COUNT) return;
@@ -348,10 +351,19 @@ export function createHttpLimiter<Req, O extends RateLimitOptions<Req>>(
     return compiled;
   }
 
-  function routeScope(rules: RuleSpec | readonly RuleSpec[]): CheckScope {
+  function routeScope(rules: RuleSpec | readonly RuleSpec[] | InlineLimit): CheckScope {
+    if (isInlineLimit(rules)) return { rules: inlineRouteRules(rules), global: false };
     const list: readonly RuleSpec[] = Array.isArray(rules) ? rules : [rules];
     const label = `limiter.route(${list.map((rule) => String(rule?.name)).join(', ')})`;
     return { rules: compileRouteRules(list, label), global: false };
+  }
+
+  /** `limiter.route({limit, per})`: its rule is named `name`, else `route_<n>` by declaration order. */
+  function inlineRouteRules(given: InlineLimit): CompiledRules {
+    inlineRoutes += 1;
+    const label = `limiter.route({limit: ${String(given.limit)}, per: ${JSON.stringify(given.per)}})`;
+    const inline = parseInlineLimit(given, label);
+    return compileRouteRules(inlineRules(inline, inline.name ?? `route_${inlineRoutes}`), label);
   }
 
   return { limiter, options, check, compileRouteRules, routeScope, report };

@@ -13,6 +13,7 @@ export {
   type Verdict,
 } from './flow.js';
 export { type RateLimitInfo, rateLimitInfo } from './info.js';
+export { type InlineLimit, inlineRules, isInlineLimit, parseInlineLimit, routeRuleName } from './inline.js';
 export { DEFAULT_IPV6_SUBNET, normalizeIp } from './ip.js';
 export { isResponseClosed, releaseWhenDone, waitUnlessClosed } from './node.js';
 export { ADAPTER_NOTICES, type AdapterNotice } from './notices.js';

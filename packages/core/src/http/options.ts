@@ -6,6 +6,7 @@ import type { RulesLike } from '../rules/index.js';
 import { closest } from '../rules/show.js';
 import type { Observer, RulesSource, Store } from '../types.js';
 import { MAX_DESCRIPTOR_LENGTH } from './descriptors.js';
+import { inlineDuration } from './inline.js';
 import { DEFAULT_IPV6_SUBNET } from './ip.js';
 import { ADAPTER_NOTICES, type AdapterNotice } from './notices.js';
 import { PROXY_NOTICES, type ProxyNotice } from './proxy.js';
@@ -44,9 +45,15 @@ export type DescriptorValue = string | number | boolean | undefined;
 export interface RateLimitOptions<Req> {
   /**
    * A YAML file path, a rules object (`{domain, rules: [...]}`), compiled rules, or a source that reloads
-   * them (`watchRules(path)`). Default: 60 requests a minute per client IP.
+   * them (`watchRules(path)`). Default: 60 requests a minute per client IP, or the shorthand's rule.
    */
   rules?: RulesLike | RulesSource;
+  /** Shorthand instead of `rules`: this many requests in each `per`, per client IP (or per `key`). */
+  limit?: number;
+  /** Shorthand: the window of `limit` (`1s`, `60s`, `1m`, `1h`, `1d`). */
+  per?: string;
+  /** Shorthand: count per client IP (default), or per API key with anonymous requests per IP. */
+  key?: 'ip' | 'api_key';
   /** Where counters live. Default: an in-process MemoryStore. */
   store?: Store;
   /** Counters of `scope: local` rules. Default: a MemoryStore. */
@@ -140,6 +147,9 @@ const NOTICE_CODES = [
 export const rateLimitOptionsSchema = z
   .object({
     rules: rules.optional(),
+    limit: z.number().int().positive().optional(),
+    per: inlineDuration.optional(),
+    key: z.enum(['ip', 'api_key']).optional(),
     store: store.optional(),
     localStore: store.optional(),
     descriptors: fn.optional(),
@@ -177,7 +187,28 @@ export const rateLimitOptionsSchema = z
   .refine((options) => options.decisionLog === undefined || hasMethods(options.logger ?? console, ['info']), {
     message: 'decision logs need a logger with an info(object) method',
     path: ['logger'],
-  });
+  })
+  .superRefine(checkShorthand);
+
+const SHORTHAND = "{limit: 100, per: '1m'}";
+
+/** The shorthand takes `limit` and `per` together, `key` only with them, and never beside `rules`. */
+function checkShorthand(
+  options: { rules?: unknown; limit?: unknown; per?: unknown; key?: unknown },
+  context: z.RefinementCtx,
+): void {
+  const problem = (path: string, message: string) =>
+    context.addIssue({ code: 'custom', path: [path], message });
+  const { limit, per } = options;
+  if (limit !== undefined && per === undefined)
+    problem('per', `the shorthand needs a window too: ${SHORTHAND}`);
+  if (per !== undefined && limit === undefined)
+    problem('limit', `the shorthand needs a limit too: ${SHORTHAND}`);
+  if (options.key !== undefined && limit === undefined && per === undefined)
+    problem('key', `goes with the shorthand: ${SHORTHAND.replace('}', ", key: 'api_key'}")}`);
+  if (options.rules !== undefined && (limit !== undefined || per !== undefined))
+    problem('rules', `give rules or the shorthand ${SHORTHAND}, not both`);
+}
 
 /**
  * Validates adapter options at start-up and fills in defaults. Throws a ConfigError naming every wrong
@@ -201,10 +232,35 @@ export function resolveOptions<Req, O extends RateLimitOptions<Req>>(
   };
 }
 
-/** `unknown option "timeoutMS" (did you mean "timeoutMs"?)`. */
+/** Options of express-rate-limit, @fastify/rate-limit, koa-ratelimit and rate-limiter-flexible: ours. */
+const FOREIGN_OPTIONS: Readonly<Record<string, string>> = {
+  max: 'limit',
+  points: 'limit',
+  windowMs: 'per',
+  timeWindow: 'per',
+  duration: 'per',
+  keyGenerator: 'descriptors',
+  handler: 'onDenied',
+  message: 'onDenied',
+  statusCode: 'onDenied',
+  onLimitReached: 'observer',
+  standardHeaders: 'headers',
+  legacyHeaders: 'headers',
+  allowList: 'skip',
+  whitelist: 'skip',
+};
+
+/**
+ * `unknown option "timeoutMS" (did you mean "timeoutMs"?)`; another library's name gives ours
+ * (`windowMs`: `per`, with the shorthand).
+ */
 function unknownOption(key: string): string {
-  const hint = closest(key, Object.keys(rateLimitOptionsSchema.shape));
-  return `unknown option "${key}"${hint ? ` (did you mean "${hint}"?)` : ''}`;
+  const hint = Object.hasOwn(FOREIGN_OPTIONS, key)
+    ? FOREIGN_OPTIONS[key]
+    : closest(key, Object.keys(rateLimitOptionsSchema.shape));
+  if (hint === undefined) return `unknown option "${key}"`;
+  const example = hint === 'limit' || hint === 'per' ? `, as in ${SHORTHAND}` : '';
+  return `unknown option "${key}" (did you mean "${hint}"?${example})`;
 }
 
 function describeIssues(issues: readonly z.core.$ZodIssue[]): string {

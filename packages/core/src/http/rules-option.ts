@@ -13,6 +13,7 @@ import {
   resolveRulesSync,
 } from '../rules/index.js';
 import type { CompiledRules, Observer, RulesSource } from '../types.js';
+import { inlineRules } from './inline.js';
 import type { RateLimitLogger, ResolvedOptions } from './options.js';
 
 /** The rules `rateLimit()` applies when given none: 60 requests a minute per client IP. */
@@ -39,10 +40,11 @@ const DRY_RUN_NOTICE =
 
 /** The engine behind an adapter, built once from validated options (defaults and dry runs announced). */
 export function limiterFor<Req>(options: ResolvedOptions<Req>): Limiter {
-  if (options.rules === undefined) options.logger.warn(DEFAULT_NOTICE);
+  const shorthand = shorthandRules(options);
+  if (options.rules === undefined && shorthand === undefined) options.logger.warn(DEFAULT_NOTICE);
   if (options.dryRun === true) options.logger.warn(DRY_RUN_NOTICE);
   return createLimiter({
-    rules: rulesOption(options.rules ?? DEFAULT_RULES, options.logger),
+    rules: rulesOption(options.rules ?? shorthand ?? DEFAULT_RULES, options.logger),
     ...(options.store ? { store: options.store } : {}),
     ...(options.localStore ? { localStore: options.localStore } : {}),
     ...(options.clock ? { clock: options.clock } : {}),
@@ -54,6 +56,14 @@ export function limiterFor<Req>(options: ResolvedOptions<Req>): Limiter {
     logger: options.logger,
     silence: (options.silence ?? []).filter((code): code is LimiterNotice => code in LIMITER_NOTICES),
   });
+}
+
+/** The rules of `{limit, per, key}` given instead of `rules` (validated): `per_ip`, or `per_api_key` and its anonymous twin. */
+function shorthandRules<Req>(options: ResolvedOptions<Req>): RulesInput | undefined {
+  const { limit, per, key } = options;
+  if (limit === undefined || per === undefined) return undefined;
+  const inline = { limit, per, ...(key ? { key } : {}) };
+  return { domain: 'default', rules: inlineRules(inline, key === 'api_key' ? 'per_api_key' : 'per_ip') };
 }
 
 /** The observer, with decision logs to the logger joined in when `decisionLog` asks for them. */
