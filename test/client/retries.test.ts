@@ -13,6 +13,7 @@ import {
   type Framework,
   type LimiterSetup,
   type OrderEcho,
+  perIp,
   startServer,
   type TestServer,
 } from './servers.js';
@@ -20,13 +21,6 @@ import { VirtualTime } from './virtualTime.js';
 
 /** A window boundary: fixed windows of 10 s and 60 s both start here. */
 const T0 = Date.UTC(2026, 10, 30, 12, 0, 0);
-
-const perIp = (requests: number, per: string): RuleSpec => ({
-  name: 'per_ip',
-  key: ['ip'],
-  limit: { requests, per },
-  algorithm: 'fixed_window',
-});
 
 /** Records every event the client emits. */
 class Recorder {
@@ -151,15 +145,15 @@ describe.each(FRAMEWORKS.map((framework) => [framework] as const))(
     });
 
     it('sends anyway when an injected clock does not move with the waits', async () => {
-    const frozen = Object.assign(new VirtualTime(T0), { sleep: async () => {} });
-    const { url, hits, client } = await setUp(perIp(1, '10s'), { maxAttempts: 1 }, frozen);
-    await client(`${url}/items`);
-    // The policy is spent and its reset never comes: after its rounds of waiting, the request goes.
-    expect((await client(`${url}/items`)).status).toBe(429);
-    expect(hits).toHaveLength(2);
-  });
+      const frozen = Object.assign(new VirtualTime(T0), { sleep: async () => {} });
+      const { url, hits, client } = await setUp(perIp(1, '10s'), { maxAttempts: 1 }, frozen);
+      await client(`${url}/items`);
+      // The policy is spent and its reset never comes: after its rounds of waiting, the request goes.
+      expect((await client(`${url}/items`)).status).toBe(429);
+      expect(hits).toHaveLength(2);
+    });
 
-  it('does not retry a POST without an Idempotency-Key', async () => {
+    it('does not retry a POST without an Idempotency-Key', async () => {
       const { url, hits, recorder, client } = await setUp(perIp(1, '10s'), { pacing: false });
       await client(`${url}/items`);
       const refused = await client(`${url}/orders`, { method: 'POST', body: '{"n":1}' });

@@ -7,7 +7,7 @@ import { once } from 'node:events';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Router from '@koa/router';
-import type { RateLimitOptions } from '@sluice/core';
+import type { RateLimitOptions, RuleSpec } from '@sluice/core';
 import { rateLimit as expressRateLimit } from '@sluice/express';
 import { rateLimit as fastifyRateLimit } from '@sluice/fastify';
 import { rateLimit as koaRateLimit } from '@sluice/koa';
@@ -20,6 +20,11 @@ export type Framework = 'fastify' | 'express' | 'koa';
 
 /** Every framework the client is tested against. */
 export const FRAMEWORKS: readonly Framework[] = ['fastify', 'express', 'koa'];
+
+/** A per-IP fixed-window rule: windows start on multiples of `per`, so a test's clock can sit on a boundary. */
+export function perIp(requests: number, per: string): RuleSpec {
+  return { name: 'per_ip', key: ['ip'], limit: { requests, per }, algorithm: 'fixed_window' };
+}
 
 /** The limiter options the tests set: the same type whatever the framework. */
 export type LimiterSetup = Pick<RateLimitOptions<unknown>, 'rules' | 'store' | 'clock' | 'headers'>;

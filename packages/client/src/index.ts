@@ -10,9 +10,19 @@ export type {
   WaitReason,
 } from './events.js';
 export { createFetch } from './fetch.js';
+export { type InterceptorOptions, sluiceInterceptor } from './interceptor.js';
 export type { ClientOptions } from './options.js';
 export { Pacer, type Reservation } from './pacer.js';
 export type { NoRetryReason } from './plan.js';
 export { type HeaderSource, type RateLimitInfo, readRateLimits } from './rateLimitFields.js';
 export { parseRetryAfter } from './retryAfter.js';
 export type { Sleep } from './time.js';
+export type {
+  UndiciController,
+  UndiciDispatch,
+  UndiciDispatchOptions,
+  UndiciHandler,
+  UndiciHeaderValues,
+  UndiciInterceptor,
+  UndiciRequestHeaders,
+} from './undiciTypes.js';

@@ -26,6 +26,11 @@ export interface PlanSettings {
 /** Methods that RFC 9110 defines as idempotent: sending one twice has the effect of sending it once. */
 const IDEMPOTENT = new Set(['GET', 'HEAD', 'OPTIONS', 'TRACE', 'PUT', 'DELETE']);
 
+/** Whether sending `method` twice has the effect of sending it once (RFC 9110 9.2.2); `method` upper case. */
+export function isIdempotent(method: string): boolean {
+  return IDEMPOTENT.has(method);
+}
+
 /** The header that makes a non-idempotent request safe to send again. */
 export const IDEMPOTENCY_KEY = 'idempotency-key';
 
@@ -42,7 +47,7 @@ export function planRequest(
   const request = input instanceof Request ? input : undefined;
   const url = new URL(request ? request.url : input);
   const method = (init?.method ?? request?.method ?? 'GET').toUpperCase();
-  const idempotent = IDEMPOTENT.has(method);
+  const idempotent = isIdempotent(method);
   const base = new Headers(init?.headers ?? request?.headers);
   const makeKey = idempotent || base.has(IDEMPOTENCY_KEY) ? false : settings.idempotencyKey;
   // One key per logical request, made here once: every attempt carries the same.
