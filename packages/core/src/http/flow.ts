@@ -6,13 +6,11 @@ import type { CompiledRules, Decision, Descriptors, RuleResult } from '../types.
 import { buildDescriptors, headerApiKey, type RequestFacts } from './descriptors.js';
 import { type RateLimitInfo, rateLimitInfo } from './info.js';
 import { type InlineLimit, inlineRules, isInlineLimit, parseInlineLimit } from './inline.js';
-import { type AdapterNotice, Notices } from './notices.js';
+import { NoticeWatch } from './notices.js';
 import { type AdapterStage, type RateLimitOptions, type ResolvedOptions, resolveOptions } from './options.js';
-import { PROXY_NOTICES, type ProxyNotice, proxyNotice } from './proxy.js';
 import { type DeniedResponse, deniedResponse, type HeaderValues, rateLimitHeaders } from './responses.js';
 import { limiterFor, routeRuleCompiler } from './rules-option.js';
 import { shownResult } from './shown.js';
-import { rawIpv6Descriptor, ruleSmells } from './smells.js';
 
 /** True for a promise or any thenable a user hook may return. */
 function isPromise<T>(value: Maybe<T>): value is Promise<T> {
@@ -28,7 +26,6 @@ const SKIP: Verdict = Object.freeze({ action: 'skip' });
 const ALL_RULES: CheckScope = Object.freeze({});
 const NO_OPTIONS: CheckOptions = Object.freeze({});
 const NOTHING = (): Promise<void> => Promise.resolve();
-const NOTICE_COUNT = Object.keys(PROXY_NOTICES).length;
 
 /** What one limiter remembers of a request while it is being handled. */
 interface RequestNotes {
@@ -111,24 +108,17 @@ export function createHttpLimiter<Req, O extends RateLimitOptions<Req>>(
   // What this limiter noted on a request object: a property, not a WeakMap entry (those cost the garbage
   // collector on every request). A symbol of its own per limiter, so two limiters never mix their notes.
   const seen = Symbol('sluice.seen');
-  const silence: readonly string[] = options.silence ?? [];
-  const noticed = new Set(silence.filter((code): code is ProxyNotice => code in PROXY_NOTICES));
-  const notices = new Notices(options.logger, silence);
   const clock = options.clock ?? Date.now;
   // Keys read from the header unchecked: rules keyed by api_key deserve a notice.
   const rawKeys = options.apiKey === undefined && options.validateApiKey === undefined;
-  /** The global table last looked at for smells: each table is looked at once. */
-  let smelledTable: CompiledRules | undefined;
+  const notices = new NoticeWatch({
+    logger: options.logger,
+    ...(options.silence ? { silence: options.silence } : {}),
+    rawKeys,
+    globalSeesPaths: traits.globalSeesPaths === true,
+  });
   /** Shorthand `limiter.route()` calls so far: their default rule names. */
   let inlineRoutes = 0;
-
-  function noticeProxySmell(facts: RequestFacts): void {
-    if (noticed.size === NOTICE_COUNT) return;
-    const code = proxyNotice(facts);
-    if (code === undefined || noticed.has(code)) return;
-    noticed.add(code);
-    options.logger.warn(`sluice: ${PROXY_NOTICES[code]} [${code}]`);
-  }
 
   function report(error: unknown, stage: AdapterStage): void {
     const failure = error instanceof Error ? error : new Error(String(error));
@@ -177,7 +167,7 @@ export function createHttpLimiter<Req, O extends RateLimitOptions<Req>>(
     return then(apiKeyOf(req, facts), (keyValue) => {
       const own = descriptors ? hook('descriptors', () => descriptors(req)) : undefined;
       return then(own, (ownValue) => {
-        if (ownValue !== undefined && notices.pending('SLUICE_RAW_IPV6_KEY')) noticeRawIpv6(ownValue);
+        notices.descriptors(ownValue);
         const extra = rawKeys ? { descriptors: ownValue } : { apiKey: keyValue, descriptors: ownValue };
         const cost = options.cost ? hook('cost', () => options.cost?.(req)) : undefined;
         return then(cost, (costValue) =>
@@ -203,11 +193,6 @@ export function createHttpLimiter<Req, O extends RateLimitOptions<Req>>(
       const valid = hook('validate_api_key', () => validateApiKey(value, req));
       return then(valid, (ok) => (ok === true ? value : undefined));
     });
-  }
-
-  function noticeRawIpv6(own: unknown): void {
-    const name = rawIpv6Descriptor(own);
-    if (name !== undefined) notices.give('SLUICE_RAW_IPV6_KEY', `descriptor ${JSON.stringify(name)}`);
   }
 
   function judge(
@@ -287,10 +272,9 @@ export function createHttpLimiter<Req, O extends RateLimitOptions<Req>>(
   }
 
   function check(req: Req, facts: RequestFacts, requested: CheckScope = ALL_RULES): Maybe<Verdict> {
-    noticeProxySmell(facts);
     const scope = effectiveScope(req, requested);
+    notices.request(facts, scope === undefined || scope.global === false ? undefined : limiter.rules);
     if (scope === undefined) return SKIP;
-    if (scope.global !== false && limiter.rules !== smelledTable) noticeRuleSmells(limiter.rules, facts);
     const { skip } = options;
     const verdict = skip
       ? then(
@@ -325,29 +309,10 @@ export function createHttpLimiter<Req, O extends RateLimitOptions<Req>>(
     return notes;
   }
 
-  /**
-   * Notices about the global rule table, looked at once per table (a reload brings a new one): api_key rules
-   * counting raw header values, and where the global middleware sees paths, rules matching or keyed by route.
-   */
-  function noticeRuleSmells(table: CompiledRules, facts: RequestFacts): void {
-    const pathsOnly = traits.globalSeesPaths === true && facts.route === undefined;
-    // Until a request arrives without a template, a router-mounted limiter may still see templates.
-    if (pathsOnly || !traits.globalSeesPaths) smelledTable = table;
-    const smells = ruleSmells(table);
-    if (rawKeys) noticeRule('SLUICE_UNVALIDATED_API_KEY', smells.apiKeyed);
-    if (!pathsOnly) return;
-    noticeRule('SLUICE_ROUTE_TEMPLATE_UNSEEN', smells.templateMatched);
-    noticeRule('SLUICE_ROUTE_KEY_PATH', smells.routeKeyed);
-  }
-
-  function noticeRule(code: AdapterNotice, rules: readonly string[]): void {
-    if (rules.length > 0) notices.give(code, `rule ${rules.map((rule) => JSON.stringify(rule)).join(', ')}`);
-  }
-
   /** Route-level rules, compiled once; rules keyed by api_key counting raw header values get a notice. */
   function compileRouteRules(rules: unknown, label: string): CompiledRules {
     const compiled = compileRoute(rules, label);
-    if (rawKeys) noticeRule('SLUICE_UNVALIDATED_API_KEY', ruleSmells(compiled).apiKeyed);
+    notices.routeRules(compiled);
     return compiled;
   }
 

@@ -1,3 +1,8 @@
+import type { CompiledRules } from '../types.js';
+import type { RequestFacts } from './descriptors.js';
+import { PROXY_NOTICES, proxyNotice } from './proxy.js';
+import { rawIpv6Descriptor, ruleSmells } from './smells.js';
+
 /**
  * Misconfiguration smells an adapter logs once each, with a stable code, after the rule or descriptor they
  * are about; silence one with the `silence` option. (Proxy trust smells are in proxy.ts.)
@@ -22,28 +27,85 @@ export const ADAPTER_NOTICES = {
 /** An adapter notice code. */
 export type AdapterNotice = keyof typeof ADAPTER_NOTICES;
 
+/** What decides which notices can apply to a limiter. */
+export interface NoticeSettings {
+  readonly logger: { warn(message: string): void };
+  /** Codes never to log. */
+  readonly silence?: readonly string[];
+  /** API keys come from the header unchecked (no `apiKey`, no `validateApiKey`). */
+  readonly rawKeys: boolean;
+  /** The global middleware runs before the router and sees paths whenever the request has no route. */
+  readonly globalSeesPaths: boolean;
+}
+
+const PROXY_CODES = Object.keys(PROXY_NOTICES).length;
+
 /**
- * Logs each notice once, with its code; silenced codes never. Text about a rule names the rule (never a key,
- * an address or a header value).
+ * Watches one limiter's requests and rules for misconfiguration and logs each notice once, with its code;
+ * silenced codes never. Text names a rule or a descriptor, never a key, an address or a header value.
  */
-export class Notices {
-  readonly #given: Set<AdapterNotice>;
-  readonly #logger: { warn(message: string): void };
+export class NoticeWatch {
+  readonly #settings: NoticeSettings;
+  /** Codes given or silenced. */
+  readonly #given: Set<string>;
+  #proxyGiven: number;
+  /** The global table last looked at: each table is looked at once. */
+  #smelled: CompiledRules | undefined;
 
-  constructor(logger: { warn(message: string): void }, silence: readonly string[] = []) {
-    this.#logger = logger;
-    this.#given = new Set(silence.filter((code): code is AdapterNotice => code in ADAPTER_NOTICES));
+  constructor(settings: NoticeSettings) {
+    this.#settings = settings;
+    this.#given = new Set(settings.silence);
+    this.#proxyGiven = Object.keys(PROXY_NOTICES).filter((code) => this.#given.has(code)).length;
   }
 
-  /** True while the notice may still be given: worth looking for its cause. */
-  pending(code: AdapterNotice): boolean {
-    return !this.#given.has(code);
+  /**
+   * Before a request's check: proxy trust smells, and (when the global rules apply) the global table's
+   * smells, once per table: api_key rules counting raw header values, and where the global middleware sees
+   * paths, rules matching or keyed by route.
+   */
+  request(facts: RequestFacts, globalTable: CompiledRules | undefined): void {
+    if (this.#proxyGiven < PROXY_CODES) this.#proxy(facts);
+    if (globalTable === undefined || globalTable === this.#smelled) return;
+    const pathsOnly = this.#settings.globalSeesPaths && facts.route === undefined;
+    // Until a request arrives without a template, a router-mounted limiter may still see templates.
+    if (pathsOnly || !this.#settings.globalSeesPaths) this.#smelled = globalTable;
+    const smells = ruleSmells(globalTable);
+    if (this.#settings.rawKeys) this.#rules('SLUICE_UNVALIDATED_API_KEY', smells.apiKeyed);
+    if (!pathsOnly) return;
+    this.#rules('SLUICE_ROUTE_TEMPLATE_UNSEEN', smells.templateMatched);
+    this.#rules('SLUICE_ROUTE_KEY_PATH', smells.routeKeyed);
   }
 
-  /** Gives the notice about `subject` (`rule "x"`, `descriptor "y"`), once. */
-  give(code: AdapterNotice, subject: string): void {
-    if (this.#given.has(code)) return;
+  /** Route-level rules, when compiled: api_key rules counting raw header values. */
+  routeRules(rules: CompiledRules): void {
+    if (this.#settings.rawKeys) this.#rules('SLUICE_UNVALIDATED_API_KEY', ruleSmells(rules).apiKeyed);
+  }
+
+  /** What `descriptors(req)` returned: a raw IPv6 address in it. */
+  descriptors(own: unknown): void {
+    if (own === undefined || this.#given.has('SLUICE_RAW_IPV6_KEY')) return;
+    const name = rawIpv6Descriptor(own);
+    if (name !== undefined)
+      this.#give(
+        'SLUICE_RAW_IPV6_KEY',
+        `descriptor ${JSON.stringify(name)} ${ADAPTER_NOTICES.SLUICE_RAW_IPV6_KEY}`,
+      );
+  }
+
+  #proxy(facts: RequestFacts): void {
+    const code = proxyNotice(facts, this.#given);
+    if (code === undefined) return;
+    this.#proxyGiven += 1;
+    this.#give(code, PROXY_NOTICES[code]);
+  }
+
+  #rules(code: AdapterNotice, rules: readonly string[]): void {
+    if (rules.length === 0 || this.#given.has(code)) return;
+    this.#give(code, `rule ${rules.map((rule) => JSON.stringify(rule)).join(', ')} ${ADAPTER_NOTICES[code]}`);
+  }
+
+  #give(code: string, text: string): void {
     this.#given.add(code);
-    this.#logger.warn(`sluice: ${subject} ${ADAPTER_NOTICES[code]} [${code}]`);
+    this.#settings.logger.warn(`sluice: ${text} [${code}]`);
   }
 }
