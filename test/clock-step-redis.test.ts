@@ -482,7 +482,7 @@ describe('RedisStore reads corrupt and far-future state', () => {
   });
 });
 
-/** A number a corrupt key could hold: near T, within a few windows, far off, fractional, negative, infinite. */
+/** A number a corrupt key could hold: near T, a few windows off, far off, fractional, negative, infinite. */
 const someNumber = fc.oneof(
   fc.integer({ min: -3 * W, max: 3 * W }).map((d) => T + d),
   fc.double({ min: T - 3 * W, max: T + 3 * W, noNaN: true }),

@@ -126,7 +126,7 @@ describe.each(ALGORITHMS)('%s when the clock steps', (name) => {
     );
   });
 
-  it('lets no more through in any window of real time than without steps back (within its longest wait)', () => {
+  it('lets no more through in any window of real time than without steps back (up to its longest wait)', () => {
     fc.assert(
       fc.property(paramsArb, backSteps, (base, sequence) => {
         const params = paramsFor(name, base);
@@ -210,7 +210,7 @@ describe('token_bucket and gcra when the clock steps', () => {
   });
 });
 
-/** Any number a corrupt key could hold: near now, far ahead or behind, fractional, negative, NaN, infinite. */
+/** Any number a corrupt key could hold: near now, far off, fractional, negative, NaN, infinite. */
 const someNumber = fc.oneof(
   fc.integer({ min: -3 * HOUR, max: 3 * HOUR }).map((d) => NOW + d),
   fc.double({ min: NOW - YEAR, max: NOW + YEAR }),

@@ -54,7 +54,7 @@ function msUntilAllExpire(leases: readonly ConcurrencyLease[], now: number, hori
   return last - now;
 }
 
-/** The wait until expiring leases (earliest first) free `excess` units, a lease held at most windowMs more. */
+/** The wait until expiring leases (earliest first) free `excess` units, each held at most windowMs more. */
 function waitToFree(
   leases: readonly ConcurrencyLease[],
   excess: number,

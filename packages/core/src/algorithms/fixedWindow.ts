@@ -17,7 +17,7 @@ export const fixedWindow: Algorithm<FixedWindowState> = {
     const size = params.windowMs;
     let start = Math.floor(t / size) * size;
     let at = t;
-    // periodCount's isNextPeriod, written out: as a call it doubled this function's time in a micro-benchmark.
+    // periodCount's isNextPeriod written out: as a call it doubled this function's time (micro-benchmark).
     if (
       state !== undefined &&
       state.start > start &&

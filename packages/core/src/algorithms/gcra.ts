@@ -24,7 +24,7 @@ export function toleranceUnits(p: LimitParams): number {
  */
 export function debtAt(state: GcraState | undefined, now: number, p: LimitParams): number {
   if (state === undefined || state.tat < now) return 0;
-  // Small while the TAT is within reach; far ahead it is only compared (a rounded product still compares right).
+  // Small while the TAT is within reach; far ahead it is only compared (rounded, it still compares right).
   const debt = (state.tat - now) * p.limit + state.sub;
   const tolerance = toleranceUnits(p);
   if (debt <= tolerance) return Math.max(0, debt);

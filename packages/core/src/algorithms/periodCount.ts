@@ -9,8 +9,9 @@ export interface PeriodCountState {
 
 /**
  * Whether `state` counts the period right after [start, end): the clock stepped back by less than a period
- * since it was written (a start that is not a whole ms is corrupt). Such a count still holds (forgetting it would let the period be spent twice), so
- * the caller decides as at the start of the state's period. A state further ahead is stale or corrupt.
+ * since it was written. Such a count still holds (forgetting it would let the period be spent twice), so the
+ * caller decides as at the start of the state's period. A state further ahead, or whose start is not a whole
+ * ms, is stale or corrupt.
  */
 export function isNextPeriod(
   state: PeriodCountState | undefined,

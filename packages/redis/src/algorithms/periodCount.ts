@@ -8,13 +8,15 @@ import { storedLua } from './stored.js';
 export const periodCountLua = `
 ${storedLua}
 -- Whether a stored period start lies in the period right after [start, finish): the clock stepped back by
--- less than a period since it was written (core's isNextPeriod; a start not a whole ms is corrupt). That count still holds; the caller
--- decides as at its start. A start further ahead is stale or corrupt.
+-- less than a period since it was written (core's isNextPeriod). That count still holds; the caller decides
+-- as at its start. A start further ahead, or not a whole ms, is stale or corrupt.
 local function is_next_period(stored_start, start, finish)
-  return stored_start ~= nil and stored_start == math.floor(stored_start) and stored_start > start and stored_start <= finish
+  if stored_start == nil or stored_start ~= math.floor(stored_start) then return false end
+  return stored_start > start and stored_start <= finish
 end
 
--- count_in_period(now, start, finish, limit, cost, stored_start, stored, lead): an algorithm's return values (see types.ts)
+-- count_in_period(now, start, finish, limit, cost, stored_start, stored, lead): an algorithm's return
+-- values (see types.ts)
 -- now:          ms (whole), or the start of the period ahead (see is_next_period)
 -- start:        period start, ms
 -- finish:       period end (exclusive), ms

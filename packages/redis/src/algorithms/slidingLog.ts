@@ -40,7 +40,7 @@ local function sl_live(key, now, window)
   return entries, far
 end
 
--- An entry ahead of now counts as made now, so that the wait stays within the window; times round up to whole ms.
+-- An entry ahead of now counts as made now, so that the wait stays within the window; times round up.
 local function sl_wait_to_free(entries, excess, now, window)
   local freed = 0
   for _, entry in ipairs(entries) do

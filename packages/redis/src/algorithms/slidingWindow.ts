@@ -71,7 +71,8 @@ end
 -- most one window ahead (a clock that stepped back by less than a window) and its counts are finite.
 local function sw_read(key, w)
   local sw, sp, sc = read3(key)
-  if not (finite(sw) and sw == math.floor(sw) and sw <= w + 1 and finite(sp) and finite(sc)) then return nil end
+  if not (finite(sw) and sw == math.floor(sw) and sw <= w + 1) then return nil end
+  if not (finite(sp) and finite(sc)) then return nil end
   return sw, math.max(0, sp), math.max(0, sc)
 end
 
@@ -90,7 +91,8 @@ ALGORITHMS.sw = function(k, clock, limit, size, burst, cost)
   end
   local counted = curr + cost
   local reset = sw_until_empty(prev, counted, w, t, size)
-  return true, limit, sw_remaining(limit, size, prev, elapsed, counted), reset, 0, nil, 3, w, prev, counted, reset + t - clock
+  local remaining = sw_remaining(limit, size, prev, elapsed, counted)
+  return true, limit, remaining, reset, 0, nil, 3, w, prev, counted, reset + t - clock
 end
 `,
 };

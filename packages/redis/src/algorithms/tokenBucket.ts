@@ -33,7 +33,9 @@ ALGORITHMS.tb = function(k, t, limit, window, burst, cost)
     local elapsed = t - counted_at
     if elapsed >= 0 then
       local missing = capacity - tokens
-      if missing > 0 and elapsed < math.ceil(missing / limit) then units = math.min(capacity, tokens + elapsed * limit) end
+      if missing > 0 and elapsed < math.ceil(missing / limit) then
+        units = math.min(capacity, tokens + elapsed * limit)
+      end
     else
       local back = tokens + elapsed * limit
       if back >= 0 then units = back elseif back >= -capacity then units = 0 end
