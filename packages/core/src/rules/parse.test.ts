@@ -98,11 +98,11 @@ describe('parseRules rejects each class of error with file:line:column, path and
     ],
     [
       'blank-match.yaml',
-      'blank-match.yaml:5:13 rules[0].match[""]: "" is not a descriptor name: name the descriptor to match',
+      'blank-match.yaml:5:14 rules[0].match[""]: "" is not a descriptor name: name the descriptor to match',
     ],
     [
       'bare-number-per.yaml',
-      'bare-number-per.yaml:5:32 rules[0].limit.per: 60 is not a duration (did you mean "60s"?)',
+      'bare-number-per.yaml:5:33 rules[0].limit.per: 60 is not a duration (did you mean "60s"?)',
     ],
   ];
 
