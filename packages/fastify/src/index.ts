@@ -1,18 +1,12 @@
 import {
   type CheckScope,
   type CompiledRules,
-  ConfigError,
   createHttpLimiter,
   type DeniedResponse,
   type InlineLimit,
-  inlineRules,
-  isInlineLimit,
   type Limiter,
-  type ProxyTrust,
-  parseInlineLimit,
   type RateLimitInfo,
   type RateLimitOptions,
-  type RequestFacts,
   type RuleSpec,
   releaseWhenDone,
   routeRuleName,
@@ -21,13 +15,13 @@ import {
 } from '@sluice/core';
 import type {
   HookHandlerDoneFunction as Done,
-  FastifyInstance,
   FastifyPluginAsync,
   FastifyReply,
   FastifyRequest,
   RouteOptions,
 } from 'fastify';
 import fp from 'fastify-plugin';
+import { configuredTrust, FastifyFacts } from './facts.js';
 
 /** Options of the Fastify plugin: the shared adapter options plus a Fastify-typed `onDenied`. */
 export interface FastifyRateLimitOptions extends RateLimitOptions<FastifyRequest> {
@@ -113,22 +107,16 @@ const plugin: FastifyPluginAsync<FastifyRateLimitOptions> = async (fastify, give
 
   /** Compiles a route's rules once (a GET route and its HEAD twin share their config). */
   function routeRulesOf(config: unknown, route: { method: unknown; url?: string }): CompiledRules {
-    const label = `route ${String(route.method)} ${route.url}`;
-    if (typeof config !== 'object' || config === null) {
-      throw new ConfigError(`${label}: config.rateLimit must be false, {rules: [...]} or {limit, per}`);
-    }
-    const known = routeScopes.get(config)?.rules;
+    const known = typeof config === 'object' && config !== null ? routeScopes.get(config)?.rules : undefined;
     if (known !== undefined) return known;
-    const rules = http.compileRouteRules(routeRuleSpecs(config, route, label), label);
-    routeScopes.set(config, { rules });
+    const { method, url = '' } = route;
+    const rules = http.compileRouteConfig(
+      config,
+      `route ${String(method)} ${url}`,
+      routeRuleName(String(method), url),
+    );
+    routeScopes.set(config as object, { rules });
     return rules;
-  }
-
-  /** The rules of a route's config: its `rules`, or its shorthand's, named after the route unless named. */
-  function routeRuleSpecs(config: object, route: { method: unknown; url?: string }, label: string): unknown {
-    if (!isInlineLimit(config)) return (config as { rules?: unknown }).rules;
-    const inline = parseInlineLimit(config, label);
-    return inlineRules(inline, inline.name ?? routeRuleName(String(route.method), route.url ?? ''));
   }
 
   // A callback hook, not an async one: a request decided in process waits on no promise at all.
@@ -186,59 +174,6 @@ const plugin: FastifyPluginAsync<FastifyRateLimitOptions> = async (fastify, give
     return reply.code(denied.status).headers(denied.headers).send(denied.body);
   }
 };
-
-/**
- * Fastify's `trustProxy` setting. Fastify has no public accessor for it: it is read from the options the
- * instance keeps (Fastify 5); undefined when they cannot be found.
- */
-function configuredTrust(fastify: FastifyInstance): ProxyTrust | undefined {
-  for (let holder: object | null = fastify; holder !== null; holder = Object.getPrototypeOf(holder)) {
-    const key = Object.getOwnPropertySymbols(holder).find(
-      (symbol) => symbol.description === 'fastify.options',
-    );
-    if (key === undefined) continue;
-    const trust = (holder as Record<symbol, { trustProxy?: unknown } | undefined>)[key]?.trustProxy;
-    // Fastify trusts nothing for a falsy setting and every hop for `true`; a count, list or function bounds it.
-    if (!trust) return 'none';
-    return trust === true ? 'all' : 'bounded';
-  }
-  return undefined;
-}
-
-/** What the limiter reads off a Fastify request; a class, so no closure is made per request. */
-class FastifyFacts implements RequestFacts {
-  readonly ip: string;
-  readonly method: string;
-  readonly url: string;
-  readonly route: string | undefined;
-  readonly #request: FastifyRequest;
-  readonly #trust: ProxyTrust | undefined;
-
-  constructor(request: FastifyRequest, route: string | undefined, trust: ProxyTrust | undefined) {
-    this.ip = request.ip;
-    this.method = request.method;
-    this.url = request.url;
-    this.route = route;
-    this.#request = request;
-    this.#trust = trust;
-  }
-
-  /**
-   * The app's setting; when it could not be read, 'none' if a forwarded header did not change the address.
-   * A getter: only read until every start-up notice has been given.
-   */
-  get proxyTrust(): ProxyTrust | undefined {
-    if (this.#trust !== undefined) return this.#trust;
-    const request = this.#request;
-    return request.headers['x-forwarded-for'] !== undefined && this.ip === request.socket.remoteAddress
-      ? 'none'
-      : undefined;
-  }
-
-  header(name: string): string | readonly string[] | undefined {
-    return this.#request.headers[name];
-  }
-}
 
 /** The Fastify plugin: `await app.register(rateLimit, options)` before the routes it should limit. */
 export const rateLimit = fp(plugin, { fastify: '5.x', name: '@sluice/fastify' });

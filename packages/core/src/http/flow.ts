@@ -91,6 +91,11 @@ export interface HttpLimiter<Req, O extends RateLimitOptions<Req> = RateLimitOpt
    * only, the global ones having been checked by the global middleware already.
    */
   routeScope(rules: RuleSpec | readonly RuleSpec[] | InlineLimit): CheckScope;
+  /**
+   * Compiles a route's config (Fastify `config.rateLimit`): `{rules: [...]}`, or the shorthand `{limit, per,
+   * key?, name?}` with its rule named `name`, else `defaultName`. Throws ConfigError/RulesError naming `label`.
+   */
+  compileRouteConfig(config: unknown, label: string, defaultName: string): CompiledRules;
 }
 
 /**
@@ -327,9 +332,20 @@ export function createHttpLimiter<Req, O extends RateLimitOptions<Req>>(
   function inlineRouteRules(given: InlineLimit): CompiledRules {
     inlineRoutes += 1;
     const label = `limiter.route({limit: ${String(given.limit)}, per: ${JSON.stringify(given.per)}})`;
-    const inline = parseInlineLimit(given, label);
-    return compileRouteRules(inlineRules(inline, inline.name ?? `route_${inlineRoutes}`), label);
+    return compileInline(given, label, `route_${inlineRoutes}`);
   }
 
-  return { limiter, options, check, compileRouteRules, routeScope, report };
+  function compileInline(given: unknown, label: string, defaultName: string): CompiledRules {
+    const inline = parseInlineLimit(given, label);
+    return compileRouteRules(inlineRules(inline, inline.name ?? defaultName), label);
+  }
+
+  function compileRouteConfig(config: unknown, label: string, defaultName: string): CompiledRules {
+    if (isInlineLimit(config)) return compileInline(config, label, defaultName);
+    if (typeof config !== 'object' || config === null)
+      throw new ConfigError(`${label}: config.rateLimit must be false, {rules: [...]} or {limit, per}`);
+    return compileRouteRules((config as { rules?: unknown }).rules, label);
+  }
+
+  return { limiter, options, check, compileRouteRules, compileRouteConfig, routeScope, report };
 }
