@@ -201,7 +201,27 @@ export interface CompiledRule {
   readonly shards?: number;
   /** Local leases: a gateway takes `batch` units at once from the store and spends them in process. */
   readonly lease?: LocalLease;
+  /** Bans after repeated denials; only in tables compiled with the policies switched on (not yet). */
+  readonly ban?: BanPolicy;
+  /** Units a denied request is charged; only with the policies switched on (not yet). */
+  readonly penalty?: number;
+  /** Which responses the counter keeps; only with the policies switched on (not yet). */
+  readonly count?: CountOutcome;
 }
+
+/** Bans after repeated denials: `ban: {after, within, for}` with `escalate: [...]`. */
+export interface BanPolicy {
+  /** Denials within `withinMs` that start a ban. */
+  readonly after: number;
+  readonly withinMs: number;
+  /** Length of a first ban. */
+  readonly forMs: number;
+  /** Lengths of the following bans, growing; the last repeats. */
+  readonly escalateMs?: readonly number[];
+}
+
+/** Which responses a rule's counter keeps: failures (status >= 400), successes, or these statuses. */
+export type CountOutcome = 'failed' | 'succeeded' | readonly number[];
 
 /** How a rule's units are taken from the store in batches and spent locally (`lease: {batch: K}`). */
 export interface LocalLease {

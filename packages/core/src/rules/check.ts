@@ -4,6 +4,7 @@ import { checkMatchRanges } from './checkMatch.js';
 import { dayStartMs, expiryMs } from './dates.js';
 import { durationMs, isCalendarPeriod } from './duration.js';
 import type { FieldPath, Finding } from './findings.js';
+import { checkPolicies } from './policies.js';
 import { type LimitSpec, MAX_NAME_LENGTH, type ParsedRule } from './schema.js';
 import { closest, show } from './show.js';
 
@@ -19,6 +20,7 @@ export function checkRule(rule: ParsedRule, at: FieldPath, raw: unknown = rule):
   if (rule.action !== 'limit' || rule.limit === undefined) return found;
   const counted = { ...rule, limit: rule.limit };
   found.push(
+    ...checkPolicies(rule, at),
     ...checkLimit(counted, at),
     ...checkKey(rule, at),
     ...checkShards(counted, at),

@@ -14,6 +14,10 @@ const COUNTING_FIELDS = [
   'scope',
   'shards',
   'lease',
+  'ban',
+  'escalate',
+  'penalty',
+  'count',
 ] as const;
 
 /**

@@ -6,6 +6,7 @@ import { expiryMs } from './dates.js';
 import { durationMs, isCalendarPeriod } from './duration.js';
 import { createMatcher } from './matcher.js';
 import { deepFreeze, isValidatedDocument, placeFinding, type RulesDocument } from './parse.js';
+import { compilePolicies } from './policies.js';
 import type { LimitSpec, ParsedRule, RuleSpec } from './schema.js';
 import { validateRules } from './validate.js';
 
@@ -67,6 +68,7 @@ function compileRule(rule: ParsedRule): CompiledRule {
     scope: rule.scope,
     ...(rule.shards === undefined || rule.shards === 1 ? {} : { shards: rule.shards }),
     ...(rule.lease === undefined ? {} : { lease: { batch: rule.lease.batch } }),
+    ...compilePolicies(rule),
   });
 }
 

@@ -81,6 +81,7 @@ function fieldsAt(path: FieldPath): { names: readonly string[]; forms?: string }
   if (last === 'limit') return { names: FIELDS.limit, forms: LIMIT_FORMS };
   if (last === 'cost') return { names: FIELDS.cost, forms: COST_FORMS };
   if (last === 'lease' && typeof path.at(-2) === 'number') return { names: FIELDS.lease };
+  if (last === 'ban' && typeof path.at(-2) === 'number') return { names: FIELDS.ban };
   return { names: [] };
 }
 

@@ -179,6 +179,24 @@ const shards = z.custom<number>(
 /** Local leases: units taken from the store per call, spent in process. */
 const localLease = z.strictObject({ batch: wholeNumber(1) });
 
+/** `ban: {after, within, for}`: block a key for `for` after `after` denials within `within`. */
+const banSpec = z.strictObject({
+  after: wholeNumber(1),
+  within: duration,
+  for: duration,
+});
+
+/** An HTTP status a `count` list can name. */
+const httpStatus = z.custom<number>(
+  (value) => Number.isInteger(value) && (value as number) >= 100 && (value as number) <= 599,
+  { error: (issue) => `${show(issue.input)} is not an HTTP status (100–599)` },
+);
+
+/** `count: failed | succeeded | [statuses]`: which responses the rule's counter keeps. */
+const countSpec = z.union([z.enum(['failed', 'succeeded']), z.array(httpStatus).nonempty().readonly()], {
+  error: 'expected failed, succeeded or a list of HTTP statuses',
+});
+
 /** One rule as written in a rules file: the shape only; meaning across fields and rules is checked apart. */
 export const ruleSchema = z.strictObject({
   name: ruleName,
@@ -208,6 +226,14 @@ export const ruleSchema = z.strictObject({
   shards: shards.optional(),
   /** Hot keys: take `batch` units per store call and spend them locally. */
   lease: localLease.optional(),
+  /** Violations: block a key after repeated denials (see POLICIES_ENFORCED). */
+  ban: banSpec.optional(),
+  /** Violations: ban lengths for repeated bans, growing. */
+  escalate: z.array(duration).nonempty().readonly().optional(),
+  /** Violations: units a denied request is charged. */
+  penalty: wholeNumber(1).optional(),
+  /** Counting by outcome: only failed, only succeeded, or these statuses are kept. */
+  count: countSpec.optional(),
 });
 
 /** The top of a rules file. Rules are validated one by one (see validate.ts) so that every rule reports. */
@@ -235,4 +261,5 @@ export const FIELDS = {
   limit: [...Object.keys(requestsLimit.shape), ...Object.keys(concurrentLimit.shape)],
   cost: ['descriptor', 'max', 'by', 'values', 'default'],
   lease: Object.keys(localLease.shape),
+  ban: Object.keys(banSpec.shape),
 } as const;

@@ -1,0 +1,106 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { formatProblem, RulesError } from '../errors.js';
+import { compileRules } from './compile.js';
+import { parseRules } from './parse.js';
+import { POLICIES } from './policies.js';
+
+afterEach(() => {
+  POLICIES.enabled = false;
+});
+
+function problemsOf(rule: string[]): string[] {
+  const yaml = ['domain: d', 'rules:', '  - name: logins', '    owner: o', '    key: [ip]', ...rule].join(
+    '\n',
+  );
+  try {
+    parseRules(yaml, { source: 'rules.yaml', today: '2026-03-01' });
+  } catch (error) {
+    if (error instanceof RulesError) return error.problems.map(formatProblem);
+    throw error;
+  }
+  return [];
+}
+
+const LIMIT = '    limit: {requests: 5, per: 10m}';
+
+describe('ban, escalate, penalty and count', () => {
+  it('are refused as not supported yet while no store enforces them', () => {
+    expect(
+      problemsOf([
+        LIMIT,
+        '    ban: {after: 5, within: 10m, for: 15m}',
+        '    escalate: [1h, 24h]',
+        '    penalty: 2',
+        '    count: failed',
+      ]),
+    ).toEqual([
+      'rules.yaml:7:5 rules[0].ban: ban is not supported yet',
+      'rules.yaml:8:5 rules[0].escalate: escalate is not supported yet',
+      'rules.yaml:9:5 rules[0].penalty: penalty is not supported yet',
+      'rules.yaml:10:5 rules[0].count: count is not supported yet',
+    ]);
+  });
+
+  it('report bad shapes with clear messages, switched on or not', () => {
+    POLICIES.enabled = true;
+    expect(
+      problemsOf([
+        LIMIT,
+        '    ban: {after: 0, within: 10, for: 15m, until: 1h}',
+        '    escalate: [15m, 10m]',
+        '    penalty: 0',
+        '    count: [401, 700]',
+      ]),
+    ).toEqual([
+      'rules.yaml:7:18 rules[0].ban.after: 0 is too small: the least is 1',
+      'rules.yaml:7:29 rules[0].ban.within: 10 is not a duration (did you mean "10s"?)',
+      'rules.yaml:7:43 rules[0].ban.until: unknown field "until"',
+      'rules.yaml:9:14 rules[0].penalty: 0 is too small: the least is 1',
+      'rules.yaml:10:18 rules[0].count[1]: 700 is not an HTTP status (100–599)',
+    ]);
+    expect(problemsOf([LIMIT, '    count: sometimes'])).toEqual([
+      'rules.yaml:7:12 rules[0].count: expected failed, succeeded or a list of HTTP statuses, got "sometimes"',
+    ]);
+  });
+
+  it('need a ban to escalate, and escalated bans must grow', () => {
+    POLICIES.enabled = true;
+    expect(problemsOf([LIMIT, '    escalate: [1h]'])).toEqual([
+      'rules.yaml:7:15 rules[0].escalate: escalate lengthens bans: add ban: {after, within, for}',
+    ]);
+    expect(
+      problemsOf([LIMIT, '    ban: {after: 5, within: 10m, for: 15m}', '    escalate: [10m, 1h, 1h]']),
+    ).toEqual([
+      'rules.yaml:8:16 rules[0].escalate[0]: 10m is not longer than 15m: escalated bans grow',
+      'rules.yaml:8:25 rules[0].escalate[2]: 1h is not longer than 1h: escalated bans grow',
+    ]);
+  });
+
+  it('compile into the rule once switched on', () => {
+    POLICIES.enabled = true;
+    const table = compileRules({
+      rules: [
+        {
+          name: 'logins',
+          key: ['ip'],
+          limit: { requests: 5, per: '10m' },
+          ban: { after: 5, within: '10m', for: '15m' },
+          escalate: ['1h', '24h'],
+          penalty: 2,
+          count: [401, 403],
+        },
+      ],
+    });
+    expect(table.rules[0]).toMatchObject({
+      ban: { after: 5, withinMs: 600_000, forMs: 900_000, escalateMs: [3_600_000, 86_400_000] },
+      penalty: 2,
+      count: [401, 403],
+    });
+  });
+
+  it('are counting fields: a deny rule refuses them', () => {
+    expect(problemsOf(['    action: deny', '    penalty: 2']).slice(-1)).toEqual([
+      'rules.yaml:7:5 rules[0].penalty: a deny rule counts nothing: remove penalty',
+    ]);
+  });
+});

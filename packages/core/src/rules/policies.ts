@@ -1,0 +1,78 @@
+import type { BanPolicy, CompiledRule } from '../types.js';
+import { durationMs } from './duration.js';
+import type { FieldPath, Finding } from './findings.js';
+import type { ParsedRule } from './schema.js';
+
+/**
+ * The switch for the violation and outcome policies (`ban`, `escalate`, `penalty`, `count`). Their shape is
+ * validated and compiled already; while no store enforces them, a rule using one is refused with "not
+ * supported yet" instead of being silently ignored. The store work turns `enabled` on in the same change
+ * that makes every store enforce them.
+ */
+export const POLICIES = { enabled: false };
+
+const POLICY_FIELDS = ['ban', 'escalate', 'penalty', 'count'] as const;
+
+/**
+ * Meaning of the policy fields: escalate lengthens bans, so it needs one and grows from it; then, while the
+ * policies are off, each one used is refused.
+ */
+export function checkPolicies(rule: ParsedRule, at: FieldPath): Finding[] {
+  const found: Finding[] = [];
+  if (rule.escalate !== undefined) {
+    if (rule.ban === undefined)
+      found.push({
+        path: [...at, 'escalate'],
+        message: 'escalate lengthens bans: add ban: {after, within, for}',
+      });
+    else found.push(...checkGrowing(rule.ban.for, rule.escalate, [...at, 'escalate']));
+  }
+  if (rule.count !== undefined && rule.algorithm === 'concurrency') {
+    found.push({
+      path: [...at, 'count'],
+      message: 'a concurrency rule holds leases, not counts: count does not apply',
+    });
+  }
+  if (POLICIES.enabled) return found;
+  for (const field of POLICY_FIELDS) {
+    if (rule[field] !== undefined)
+      found.push({ path: [...at, field], message: `${field} is not supported yet`, atKey: true });
+  }
+  return found;
+}
+
+/** Each escalation step must be longer than the ban (or step) before it. */
+function checkGrowing(first: string, steps: readonly string[], path: FieldPath): Finding[] {
+  let previous = first;
+  const found: Finding[] = [];
+  steps.forEach((step, index) => {
+    if ((durationMs(step) ?? 0) <= (durationMs(previous) ?? 0))
+      found.push({
+        path: [...path, index],
+        message: `${step} is not longer than ${previous}: escalated bans grow`,
+      });
+    previous = step;
+  });
+  return found;
+}
+
+/** The compiled policy fields of a rule; empty when it has none. */
+export function compilePolicies(rule: ParsedRule): Pick<CompiledRule, 'ban' | 'penalty' | 'count'> {
+  return {
+    ...(rule.ban === undefined ? {} : { ban: banPolicy(rule.ban, rule.escalate) }),
+    ...(rule.penalty === undefined ? {} : { penalty: rule.penalty }),
+    ...(rule.count === undefined
+      ? {}
+      : { count: typeof rule.count === 'string' ? rule.count : [...rule.count] }),
+  };
+}
+
+function banPolicy(ban: NonNullable<ParsedRule['ban']>, escalate: ParsedRule['escalate']): BanPolicy {
+  const ms = (text: string) => durationMs(text) ?? 0;
+  return {
+    after: ban.after,
+    withinMs: ms(ban.within),
+    forMs: ms(ban.for),
+    ...(escalate === undefined ? {} : { escalateMs: escalate.map(ms) }),
+  };
+}
