@@ -114,6 +114,25 @@ describe.each(adapters.map((adapter) => [adapter.name, adapter] as const))(
         expect(notices(warn)).toEqual([]);
       });
 
+      it('asks validateApiKey once per request, global and route rules together', async () => {
+        let calls = 0;
+        const app = await start({
+          options: {
+            rules: anonymousAndKeyed,
+            validateApiKey: (key: string) => {
+              calls += 1;
+              return key === 'k_good';
+            },
+          },
+          routeRule: { name: 'limited_per_key', key: ['api_key'], limit: { requests: 1, per: '60s' } },
+        });
+        await request(app.url).get('/limited').set('x-api-key', 'k_good').expect(200);
+        expect(calls).toBe(1);
+        const denied = await request(app.url).get('/limited').set('x-api-key', 'k_good').expect(429);
+        expect(denied.headers['x-ratelimit-rule']).toBe('limited_per_key');
+        expect(calls).toBe(2);
+      });
+
       it('treats a key as refused when validateApiKey throws, and reports it once', async () => {
         const app = await start({
           options: {

@@ -32,6 +32,8 @@ interface RequestNotes {
   checkedGlobally: boolean;
   /** The rule result whose numbers the response's headers show. */
   shown: RuleResult | undefined;
+  /** The API key validateApiKey judged, so a global and a route check ask once. */
+  judgedKey: { readonly key: string; readonly valid: boolean } | undefined;
 }
 
 /** Which rules a check evaluates: the limiter's own (global) and/or a route's. */
@@ -194,9 +196,15 @@ export function createHttpLimiter<Req, O extends RateLimitOptions<Req>>(
     if (validateApiKey === undefined) return key;
     return then(key, (value) => {
       if (typeof value !== 'string' || value === '') return undefined;
+      const notes = notesOf(req);
+      const judged = notes?.judgedKey;
+      if (judged !== undefined && judged.key === value) return judged.valid ? value : undefined;
       // A validator that throws refuses the key: failing towards the per-IP rules is the safe side.
       const valid = hook('validate_api_key', () => validateApiKey(value, req));
-      return then(valid, (ok) => (ok === true ? value : undefined));
+      return then(valid, (ok) => {
+        if (notes !== undefined) notes.judgedKey = { key: value, valid: ok === true };
+        return ok === true ? value : undefined;
+      });
     });
   }
 
@@ -308,7 +316,7 @@ export function createHttpLimiter<Req, O extends RateLimitOptions<Req>>(
     const holder = req as unknown as Record<symbol, RequestNotes | undefined>;
     let notes = holder[seen];
     if (notes === undefined) {
-      notes = { checkedGlobally: false, shown: undefined };
+      notes = { checkedGlobally: false, shown: undefined, judgedKey: undefined };
       holder[seen] = notes;
     }
     return notes;
