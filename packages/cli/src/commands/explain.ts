@@ -1,5 +1,5 @@
 import type { CompiledRule, CompiledRules, Descriptors, ExplainedRule } from '@sluice/core';
-import { createLimiter } from '@sluice/core';
+import { createLimiter, valueList } from '@sluice/core';
 import { parseCommandArgs, stringOption } from '../args.js';
 import { type Command, EXIT, type Io, UsageError } from '../io.js';
 import { formatDuration, loadChecked } from '../rulesFile.js';
@@ -41,6 +41,11 @@ function printRule(
   prefix: string,
 ): void {
   io.out(`  ${rule.name}`);
+  if (explained.exemptedBy) io.out(`    exempt     by allow rule ${explained.exemptedBy}: not evaluated`);
+  if (explained.action !== 'limit') {
+    io.out(`    action     ${explained.action} (counts nothing), mode ${explained.mode}`);
+    return;
+  }
   io.out(`    limit      ${describeLimit(rule)} (${rule.algorithm})`);
   io.out(`    mode       ${describeMode(explained)}`);
   if (explained.tag === undefined) {
@@ -108,9 +113,12 @@ Exit codes: 0 explained, 1 invalid rules, 2 usage error or unreadable file.`,
     if (typeof loaded === 'number') return loaded;
     const table = loaded.rules;
     const secret = stringOption(parsed, 'key-secret') ?? process.env.SLUICE_KEY_SECRET;
+    // Lists live outside the file: explain reads none, so a list condition matches nothing here.
+    const lists = Object.fromEntries((table.lists ?? []).map((name) => [name, valueList([])]));
     const limiter = createLimiter({
       rules: table,
       clock: () => at,
+      lists,
       ...(secret ? { keySecret: secret } : {}),
     });
     const explanation = limiter.explain(descriptors);
@@ -134,6 +142,13 @@ Exit codes: 0 explained, 1 invalid rules, 2 usage error or unreadable file.`,
     }
     for (const [rule, by] of replaced)
       io.out(`overridden: ${rule.name} (${describeLimit(rule)}) is replaced by ${by}`);
+    const decided = explanation.decidedBy;
+    if (decided)
+      io.out(
+        `decided by ${decided.action} rule ${decided.rule}: nothing is counted (allow, then deny, then limit)`,
+      );
+    if (table.lists?.length)
+      io.out(`lists not read by explain (they match nothing here): ${Object.keys(lists).join(', ')}`);
     return EXIT.ok;
   },
 };
