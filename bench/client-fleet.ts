@@ -34,7 +34,9 @@ const { values: args } = parseArgs({
 const CLIENTS = Number(args.clients);
 const LIMIT = Number(args.limit);
 const WINDOW_MS = Number(args.window) * 1000;
-const DURATION_MS = Number(args.duration) * 1000;
+/** Whole windows, so that the ideal goodput holds for the run. */
+const DURATION_MS =
+  Math.max(1, Math.round(Number(args.duration) / Number(args.window))) * Number(args.window) * 1000;
 const ROUNDS = Number(args.rounds);
 /** What a naive client sleeps after a 429. */
 const FIXED_SLEEP_MS = 1000;
@@ -177,6 +179,8 @@ function serverLog(child: ChildProcess): Promise<ServerLog> {
 async function run(contender: Contender): Promise<Result> {
   const { child, port } = await startServer();
   const url = `http://127.0.0.1:${port}/work`;
+  // Starts on a window boundary and runs whole windows: the ideal goodput is then exact.
+  await sleep(WINDOW_MS - (Date.now() % WINDOW_MS), new AbortController().signal);
   const stop = new AbortController();
   const started = Date.now();
   const timer = setTimeout(() => stop.abort(), DURATION_MS);
@@ -202,9 +206,14 @@ function summarise(name: string, log: ServerLog, started: number, ended: number)
   const seconds = (ended - started) / 1000;
   const ok = log.statuses['200'] ?? 0;
   const refused = log.statuses['429'] ?? 0;
-  // Every window reset inside the run that leaves a full second after it.
+  // Every window reset after the start (the start itself is every client's first request) that leaves a
+  // full second after it.
   const afterReset: number[] = [];
-  for (let reset = Math.ceil(started / WINDOW_MS) * WINDOW_MS; reset + 1000 <= ended; reset += WINDOW_MS) {
+  for (
+    let reset = Math.floor(started / WINDOW_MS + 1) * WINDOW_MS;
+    reset + 1000 <= ended;
+    reset += WINDOW_MS
+  ) {
     afterReset.push(log.arrivals.filter((at) => at >= reset && at < reset + 1000).length);
   }
   return {
@@ -217,20 +226,32 @@ function summarise(name: string, log: ServerLog, started: number, ended: number)
   };
 }
 
+/** `median (min–max)` of one figure over the rounds, or the figure alone after one round. */
+function spread(values: readonly number[], digits: number): string {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = sorted.length / 2;
+  const median =
+    sorted.length % 2 === 1 ? sorted[Math.floor(middle)]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+  const text = (value: number) => value.toFixed(digits);
+  return sorted.length === 1 ? text(median) : `${text(median)} (${text(sorted[0]!)}–${text(sorted.at(-1)!)})`;
+}
+
 function table(results: readonly Result[]): string {
   const ideal = (CLIENTS * LIMIT) / (WINDOW_MS / 1000);
   const lines = [
     `${CLIENTS} clients, each with its own API key limited to ${LIMIT} requests per ${WINDOW_MS / 1000} s ` +
-      `(fixed window: every key resets at the same instant); ${DURATION_MS / 1000} s per run. Ideal goodput, ` +
-      `and the requests of the second after a reset when spread evenly: ${ideal}/s.`,
+      `(fixed window: every key resets at the same instant); ${DURATION_MS / 1000} s per run, ${ROUNDS} round(s), ` +
+      `median (min–max). Ideal goodput, and the requests of the second after a reset when spread evenly: ${ideal}/s.`,
     '',
-    '| client | goodput (2xx/s) | server req/s | 429s per success | req in the 1 s after a reset: peak (mean) |',
-    '|---|---:|---:|---:|---:|',
+    '| client | goodput (2xx/s) | server req/s | 429s per success | req in the 1 s after a reset: peak | mean |',
+    '|---|---:|---:|---:|---:|---:|',
   ];
-  for (const r of results) {
+  for (const contender of CONTENDERS) {
+    const runs = results.filter((result) => result.name === contender.name);
+    const figure = (pick: (result: Result) => number, digits: number) => spread(runs.map(pick), digits);
     lines.push(
-      `| ${r.name} | ${r.goodput.toFixed(1)} | ${r.serverRate.toFixed(0)} | ${r.refusedPerSuccess.toFixed(2)} | ` +
-        `${r.peakAfterReset} (${r.meanAfterReset.toFixed(0)}) |`,
+      `| ${contender.name} | ${figure((r) => r.goodput, 1)} | ${figure((r) => r.serverRate, 0)} | ` +
+        `${figure((r) => r.refusedPerSuccess, 2)} | ${figure((r) => r.peakAfterReset, 0)} | ${figure((r) => r.meanAfterReset, 0)} |`,
     );
   }
   return lines.join('\n');
