@@ -15,10 +15,10 @@ export interface RunningApp {
 
 const START_TIMEOUT_MS = 60_000;
 
-/** Starts `node <file>` in `cwd` and resolves once it says which port it listens on. */
-export function startApp(file: string, cwd: string): Promise<RunningApp> {
+/** Starts `node [nodeArgs] <file>` in `cwd` and resolves once it says which port it listens on. */
+export function startApp(file: string, cwd: string, nodeArgs: readonly string[] = []): Promise<RunningApp> {
   const child = track(
-    spawn(process.execPath, [file], { cwd, env: appEnv(), stdio: ['ignore', 'pipe', 'pipe'] }),
+    spawn(process.execPath, [...nodeArgs, file], { cwd, env: appEnv(), stdio: ['ignore', 'pipe', 'pipe'] }),
   );
   let stdout = '';
   let stderr = '';
@@ -57,9 +57,9 @@ export interface UntilDenied {
 }
 
 /** GETs `url` one request at a time, up to `max` times, until an answer is not a 200. */
-export async function untilDenied(url: string, max: number): Promise<UntilDenied> {
+export async function untilDenied(url: string, max: number, init?: RequestInit): Promise<UntilDenied> {
   for (let allowed = 0; allowed < max; allowed++) {
-    const response = await fetch(url);
+    const response = await fetch(url, init);
     if (response.status !== 200) return { allowed, denied: response };
     await response.arrayBuffer();
   }

@@ -22,6 +22,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, untilDenied } from './apps.js';
+import { type Answers, attempts, EXPECTED, EXPECTED_ATTEMPTS, SERVER_PROBES } from './migrations.js';
+import { migrationPairs, snippetFile } from './snippets.js';
 import {
   type CommandResult,
   npmInstall,
@@ -38,6 +40,14 @@ const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const FIXTURES = fileURLToPath(new URL('./app', import.meta.url));
 /** Third-party packages the apps use, at the versions the workspace tests with. */
 const APP_DEPENDENCIES = ['express', 'fastify', 'koa', '@types/express', '@types/koa', '@types/node'];
+/** The libraries MIGRATING.md's "before" programs use. */
+const MIGRATING_FROM: Record<string, string> = {
+  'express-rate-limit': '^8.0.0',
+  '@fastify/rate-limit': '^11.0.0',
+  'koa-ratelimit': '^6.0.0',
+  'rate-limiter-flexible': '^11.0.0',
+};
+const PAIRS = migrationPairs(readFileSync(join(ROOT, 'packages/core/MIGRATING.md'), 'utf8'));
 // Generous: on a loaded machine packing, installing and two type checks take minutes; on a quiet one, under one.
 const SETUP_TIMEOUT_MS = 900_000;
 const TEST_TIMEOUT_MS = 600_000;
@@ -72,7 +82,15 @@ beforeAll(async () => {
   await pack(ROOT, packages, packs);
   app = join(tmp, 'app');
   const everyPackage = packages.map((pkg) => pkg.name);
-  writeApp(app, { ...tarballDependencies(everyPackage, packs), ...thirdPartyDependencies() });
+  writeApp(app, {
+    ...tarballDependencies(everyPackage, packs),
+    ...thirdPartyDependencies(),
+    ...MIGRATING_FROM,
+  });
+  for (const { library, before, after } of PAIRS) {
+    writeFileSync(join(app, snippetFile(library, 'before', before)), before);
+    writeFileSync(join(app, snippetFile(library, 'after', after)), after);
+  }
   cliOnly = join(tmp, 'cli-only');
   writeApp(cliOnly, tarballDependencies(['@sluice/core', '@sluice/cli'], packs));
   await Promise.all([npmInstall(app), npmInstall(cliOnly)]);
@@ -97,6 +115,9 @@ function tarballProblems(pkg: WorkspacePackage): string[] {
   }
   const manifest = readFileSync(join(installed, 'package.json'), 'utf8');
   if (manifest.includes('workspace:')) problems.push('a workspace: range in package.json');
+  for (const entry of JSON.parse(manifest).files ?? []) {
+    if (!existsSync(join(installed, entry))) problems.push(`no ${entry}, though "files" lists it`);
+  }
   if (existsSync(join(installed, 'README.md'))) {
     const relative = readFileSync(join(installed, 'README.md'), 'utf8').match(/\]\((?!https?:|#)[^)]*\)/g);
     if (relative !== null) problems.push(`relative README links ${relative.join(' ')}`);
@@ -219,5 +240,32 @@ describe.concurrent('packed packages installed with npm outside the workspace', 
     expect(push.stderr).toContain('(not installed: ioredis, @sluice/redis)');
     expect(push.stderr).toContain('npm install ioredis @sluice/redis');
     expect(push.code).toBe(2);
+  });
+});
+
+/** A MIGRATING.md program's answers: a server's to its library's probe, a script's from its output. */
+async function answersOf(library: string, file: string): Promise<Answers> {
+  const probe = SERVER_PROBES[library];
+  if (probe === undefined) return attempts(ok(file, await run(process.execPath, [file], app)).stdout);
+  const server = await startApp(file, app, ['--require', './free-port.cjs']);
+  try {
+    return await probe(server.url);
+  } finally {
+    server.stop();
+  }
+}
+
+describe.concurrent('MIGRATING.md: each before/after pair, run', { timeout: TEST_TIMEOUT_MS }, () => {
+  it('has a pair for each library it covers', () => {
+    expect(PAIRS.map((pair) => pair.library).sort()).toEqual(Object.keys(MIGRATING_FROM).sort());
+  });
+
+  it.each(PAIRS)('$library: the Sluice program answers as the original does', async (pair) => {
+    const [before, after] = await Promise.all([
+      answersOf(pair.library, snippetFile(pair.library, 'before', pair.before)),
+      answersOf(pair.library, snippetFile(pair.library, 'after', pair.after)),
+    ]);
+    expect(before).toEqual(EXPECTED[pair.library] ?? EXPECTED_ATTEMPTS);
+    expect(after).toEqual(before);
   });
 });
