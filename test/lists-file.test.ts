@@ -12,6 +12,8 @@ import {
   fileList,
   RulesError,
   type ValueSet,
+  valueList,
+  watchRules,
 } from '@sluice/core';
 import { afterEach, describe, expect, it } from 'vitest';
 
@@ -109,5 +111,31 @@ describe('fileList', () => {
         '4:1 "2001:db8::/129" has a prefix length outside 0–128',
       ]);
     }
+  });
+});
+
+describe('a rules reload naming a list the limiter was not given', () => {
+  it('is refused and reported; the last good rules stay in force', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sluice-rules-'));
+    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+    const path = join(dir, 'rules.yaml');
+    const rule = (match: string) =>
+      `domain: d\nrules:\n  - name: blocked\n    owner: o\n    match: ${match}\n    action: deny\n`;
+    writeFileSync(path, rule('{ip: {list: blocked_ips}}'));
+    const rules = watchRules(path);
+    cleanups.push(() => rules.close());
+    const errors: Error[] = [];
+    const limiter = createLimiter({
+      rules,
+      lists: { blocked_ips: valueList(['198.51.100.0/24']) },
+      observer: { onRulesError: (error) => errors.push(error) },
+    });
+    cleanups.push(() => limiter.close());
+    writeFileSync(path, rule('{ip: {list: blocked_ipz}}'));
+    await rules.reload();
+    expect(errors.map((error) => error.message)).toEqual([
+      'the rules name the list blocked_ipz, which the limiter was not given (lists option; given: blocked_ips)',
+    ]);
+    expect((await limiter.check({ ip: '198.51.100.1' })).action).toBe('deny');
   });
 });
