@@ -9,6 +9,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { type Cluster, Redis } from 'ioredis';
+import {
+  createClient,
+  createCluster,
+  type RedisClientOptions,
+  type RedisClientType,
+  type RedisClusterType,
+} from 'redis';
 import { afterAll, beforeAll } from 'vitest';
 
 const HOST = '127.0.0.1';
@@ -274,4 +281,28 @@ export async function scriptCalls(admin: Redis): Promise<number> {
   let calls = 0;
   for (const match of stats.matchAll(/cmdstat_(?:evalsha|eval):calls=(\d+)/g)) calls += Number(match[1]);
   return calls;
+}
+
+/** A connected node-redis client to a server; errors are the test's to observe, not to crash on. */
+export async function nodeRedisClient(
+  address: { host: string; port: number },
+  options: Omit<RedisClientOptions, 'socket'> & { socket?: Record<string, unknown> } = {},
+): Promise<RedisClientType> {
+  const client = createClient({
+    ...options,
+    socket: { host: address.host, port: address.port, ...options.socket },
+  }) as unknown as RedisClientType;
+  client.on('error', () => {});
+  await client.connect();
+  return client;
+}
+
+/** A connected node-redis Cluster client to a Cluster started by {@link startCluster}. */
+export async function nodeRedisCluster(handle: RedisClusterHandle): Promise<RedisClusterType> {
+  const cluster = createCluster({
+    rootNodes: handle.nodes.map(({ host, port }) => ({ socket: { host, port } })),
+  }) as unknown as RedisClusterType;
+  cluster.on('error', () => {});
+  await cluster.connect();
+  return cluster;
 }

@@ -15,7 +15,24 @@ interface Hub {
   readonly detach: () => void;
 }
 
-const hubs = new WeakMap<EventEmitter, Hub>();
+/** The client's event names behind each watcher call (they differ between client libraries). */
+export interface ClientEventNames {
+  readonly clientError: readonly string[];
+  readonly connectionClosed: readonly string[];
+  readonly clientReady: readonly string[];
+}
+
+/** ioredis's names, for a Redis or a Cluster. */
+export const IOREDIS_EVENTS: ClientEventNames = {
+  clientError: ['error'],
+  connectionClosed: ['close'],
+  clientReady: ['ready'],
+};
+
+/** The part of an EventEmitter the hub uses. */
+export type Emitter = Pick<EventEmitter, 'on' | 'off'>;
+
+const hubs = new WeakMap<Emitter, Hub>();
 
 /** Calls `notify` on every live watcher, forgetting those whose store was garbage-collected. */
 function dispatch(watchers: Set<WeakRef<ClientWatcher>>, notify: (watcher: ClientWatcher) => void): void {
@@ -26,18 +43,19 @@ function dispatch(watchers: Set<WeakRef<ClientWatcher>>, notify: (watcher: Clien
   }
 }
 
-function attach(client: EventEmitter): Hub {
+function attach(client: Emitter, names: ClientEventNames): Hub {
   const watchers = new Set<WeakRef<ClientWatcher>>();
-  const onError = (error: Error) => dispatch(watchers, (w) => w.clientError(error));
+  const onError = (error: unknown) => dispatch(watchers, (w) => w.clientError(error as Error));
   const onClose = () => dispatch(watchers, (w) => w.connectionClosed());
   const onReady = () => dispatch(watchers, (w) => w.clientReady());
-  client.on('error', onError);
-  client.on('close', onClose);
-  client.on('ready', onReady);
+  const listeners: [string, (arg: unknown) => void][] = [
+    ...names.clientError.map((name): [string, (arg: unknown) => void] => [name, onError]),
+    ...names.connectionClosed.map((name): [string, (arg: unknown) => void] => [name, onClose]),
+    ...names.clientReady.map((name): [string, (arg: unknown) => void] => [name, onReady]),
+  ];
+  for (const [name, listener] of listeners) client.on(name, listener);
   const detach = () => {
-    client.off('error', onError);
-    client.off('close', onClose);
-    client.off('ready', onReady);
+    for (const [name, listener] of listeners) client.off(name, listener);
   };
   return { watchers, detach };
 }
@@ -48,10 +66,14 @@ function attach(client: EventEmitter): Hub {
  * weakly: a store dropped without close() does not stay alive for it. Returns the unsubscribe, which
  * removes the listeners with the last watcher, giving the client back its own error reporting.
  */
-export function watchClient(client: EventEmitter, watcher: ClientWatcher): () => void {
+export function watchClient(
+  client: Emitter,
+  watcher: ClientWatcher,
+  names: ClientEventNames = IOREDIS_EVENTS,
+): () => void {
   let hub = hubs.get(client);
   if (hub === undefined) {
-    hub = attach(client);
+    hub = attach(client, names);
     hubs.set(client, hub);
   }
   const ref = new WeakRef(watcher);

@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import {
   type Check,
   type CheckResult,
@@ -11,31 +10,47 @@ import {
   type StoreHealth,
 } from '@sluice/core';
 import type { Cluster, Redis } from 'ioredis';
-import { luaAlgorithms } from './algorithms/index.js';
 import { Breaker, type BreakerOptions, DEFAULT_BREAKER } from './breaker.js';
-import { type ClientWatcher, watchClient } from './clientEvents.js';
+import type { ClientWatcher } from './clientEvents.js';
 import { Coalescer } from './coalescer.js';
+import {
+  assertCheck,
+  assertPrefix,
+  assertSafeId,
+  bySlot,
+  groupsFor,
+  isWrongType,
+  leaseStateError,
+  misTypedLeaseKeys,
+  refundChecks,
+  releaseCall,
+  strandedLeases,
+} from './codec.js';
 import { KeyStateError, toStoreError } from './errors.js';
 import { InFlight } from './inflight.js';
+import { IoredisTransport, isIoredis } from './ioredisTransport.js';
 import { FailureMonitor, type StoreLogger, warnIfEvicting } from './monitor.js';
-import { EVALUATE_SCRIPT, RELEASE_SCRIPT } from './script.js';
 import {
-  type CallSettings,
-  evaluateArgv,
-  type Group,
-  type GroupAnswer,
-  keyOf,
-  parseReply,
-} from './scriptCall.js';
+  isNodeRedis,
+  type NodeRedisClient,
+  type NodeRedisCluster,
+  NodeRedisTransport,
+} from './nodeRedisTransport.js';
+import { EVALUATE_SCRIPT, RELEASE_SCRIPT } from './script.js';
+import { type CallSettings, evaluateArgv, type Group, type GroupAnswer, parseReply } from './scriptCall.js';
 import { slotOfTag } from './slot.js';
+import { type RedisScript, type RedisTransport, redisScript, type ScriptArgs } from './transport.js';
 
 /** Where time comes from: the `now` the engine passes (`app`), or Redis `TIME` inside the script. */
 export type RedisClock = 'app' | 'redis';
 
 /** Options of {@link RedisStore}. */
 export interface RedisStoreOptions {
-  /** An ioredis `Redis` (standalone or Sentinel) or `Cluster` you created; the store never quits it. */
-  client: Redis | Cluster;
+  /**
+   * The client you created and keep (the store never quits it): an ioredis `Redis` (standalone or
+   * Sentinel) or `Cluster`, or a node-redis (`redis` package) client or Cluster, connected.
+   */
+  client: Redis | Cluster | NodeRedisClient | NodeRedisCluster;
   /** First part of every key; no braces. Default `sluice`. */
   prefix?: string;
   /** Default `app`: the limiter's clock. Use `redis` when gateway clocks drift. */
@@ -100,64 +115,22 @@ export function strandedAfterMs(timeoutMs: number): number {
   return Math.max(1000, 10 * timeoutMs);
 }
 
-type ScriptCommand = (...args: (string | number)[]) => Promise<unknown>;
+const EVALUATE = redisScript('Evaluate', EVALUATE_SCRIPT);
+const RELEASE = redisScript('Release', RELEASE_SCRIPT);
 
-/** Client states in which a command would only wait in ioredis's offline queue. */
-const DISCONNECTED = new Set(['reconnecting', 'close', 'end', 'disconnecting']);
-const SAFE_TAG = /^[A-Za-z0-9_-]{1,128}$/;
-const SAFE_RULE = /^[A-Za-z0-9_.-]{1,128}$/;
-
-function commandName(kind: string, script: string): string {
-  return `sluice${kind}_${createHash('sha1').update(script).digest('hex').slice(0, 12)}`;
-}
-
-function assertSafeId(id: { rule: string; tag: string }): void {
-  if (!SAFE_TAG.test(id.tag))
-    throw new ConfigError('check tag must be a hash (base64url), as tagFor() makes');
-  if (!SAFE_RULE.test(id.rule))
-    throw new ConfigError(`rule name not usable in a key: ${JSON.stringify(id.rule)}`);
-}
-
-/**
- * Refuses a check whose numbers the script could not read. Checked before the check joins a coalesced
- * call: a Lua error would fail every request of that call, not only the bad one.
- */
-function assertNumbers(check: Check): void {
-  const { limit, windowMs, burst } = check.params;
-  if (![limit, windowMs, burst, check.cost].every(Number.isFinite)) {
-    throw new ConfigError(
-      `check of rule ${JSON.stringify(check.rule)} has a limit, window, burst or cost that is not a number`,
-    );
-  }
-}
-
-/** True when ioredis drops, rather than resends, the commands in flight on a connection that closed. */
-function dropsUnansweredOnClose(client: Redis | Cluster): boolean {
-  return !client.isCluster && (client as Redis).options.autoResendUnfulfilledCommands === false;
-}
-
-/** A Redis reply error about a key of the wrong type (as a StoreError, its cause). */
-function isWrongType(error: unknown): boolean {
-  const cause = error instanceof StoreError ? error.cause : error;
-  return cause instanceof Error && cause.message.startsWith('WRONGTYPE');
+/** The transport of a client, by its library. */
+function transportOf(client: unknown, batchWrites: boolean): RedisTransport {
+  if (isIoredis(client)) return new IoredisTransport(client, batchWrites);
+  if (isNodeRedis(client)) return new NodeRedisTransport(client);
+  throw new ConfigError(
+    'RedisStore needs an ioredis Redis or Cluster client, or a node-redis (redis package) client or Cluster',
+  );
 }
 
 function kindOf(error: StoreError): StoreErrorKind {
   if (error.code === 'ERR_SLUICE_STORE_TIMEOUT') return 'timeout';
   if (error.code === 'ERR_SLUICE_BREAKER_OPEN') return 'breaker_open';
   return 'error';
-}
-
-/** Groups items by the Cluster slot of their tag, keeping their positions. */
-function bySlot<T extends { tag: string }>(items: readonly T[]): number[][] {
-  const groups = new Map<number, number[]>();
-  items.forEach((item, index) => {
-    const slot = slotOfTag(item.tag);
-    const group = groups.get(slot);
-    if (group === undefined) groups.set(slot, [index]);
-    else group.push(index);
-  });
-  return [...groups.values()];
 }
 
 function positive(name: string, value: number, integer = false): number {
@@ -183,7 +156,7 @@ function scaleChecks(checks: readonly Check[], gateways: number): Check[] {
  * in-process fallback keeps coarse limits meanwhile.
  */
 export class RedisStore implements Store {
-  readonly #client: Redis | Cluster;
+  readonly #transport: RedisTransport;
   readonly #prefix: string;
   readonly #clock: RedisClock;
   readonly #timeoutMs: number;
@@ -196,9 +169,6 @@ export class RedisStore implements Store {
    * engine needs no timer of its own per call; true unless a fallback store of yours may take longer.
    */
   readonly timeLimited: boolean;
-  readonly #evaluateCommand = commandName('Evaluate', EVALUATE_SCRIPT);
-  readonly #releaseCommand = commandName('Release', RELEASE_SCRIPT);
-  readonly #batchWrites: boolean;
   readonly #settings: CallSettings;
   /** Collects a turn's evaluations into one call; undefined when `coalesce` is off. */
   readonly #coalescer: Coalescer | undefined;
@@ -212,35 +182,20 @@ export class RedisStore implements Store {
   readonly #watcher: ClientWatcher = {
     clientError: (error) => this.#monitor.clientError(error),
     connectionClosed: () => {
-      if (dropsUnansweredOnClose(this.#client)) this.#inFlight.connectionLost();
+      if (this.#transport.dropsUnansweredOnClose) this.#inFlight.connectionLost();
     },
     clientReady: () => this.#checkEviction(),
   };
   readonly #unwatch: () => void;
-  /** The socket corked for this turn of the event loop, if any. */
-  #corked: { uncork(): void } | undefined;
-  readonly #uncork = () => {
-    const stream = this.#corked;
-    this.#corked = undefined;
-    stream?.uncork();
-  };
 
   constructor(options: RedisStoreOptions) {
-    const { client } = options;
-    if (typeof client?.defineCommand !== 'function') {
-      throw new ConfigError('RedisStore needs an ioredis Redis or Cluster client');
-    }
-    this.#client = client;
-    this.#prefix = options.prefix ?? 'sluice';
-    if (!/^[^{}\s]{1,64}$/.test(this.#prefix)) {
-      throw new ConfigError('prefix must be 1-64 characters without braces or whitespace');
-    }
+    this.#transport = transportOf(options.client, options.batchWrites ?? true);
+    this.#prefix = assertPrefix(options.prefix ?? 'sluice');
     this.#clock = options.clock ?? 'app';
     if (this.#clock !== 'app' && this.#clock !== 'redis')
       throw new ConfigError("clock must be 'app' or 'redis'");
     this.#timeoutMs = positive('timeoutMs', options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
     this.#maxPending = positive('maxPending', options.maxPending ?? DEFAULT_MAX_PENDING, true);
-    this.#batchWrites = options.batchWrites ?? true;
     this.#settings = { prefix: this.#prefix, redisClock: this.#clock === 'redis' };
     const coalesce = options.coalesce ?? true;
     if (coalesce !== false) {
@@ -274,19 +229,17 @@ export class RedisStore implements Store {
     const mode = this.#fallback === undefined ? 'failing open' : 'answering from the in-process fallback';
     const threshold = breaker === false ? DEFAULT_BREAKER.failures : breaker.failures;
     this.#monitor = new FailureMonitor(this.#logger, threshold, mode);
-    client.defineCommand(this.#evaluateCommand, { lua: EVALUATE_SCRIPT });
-    client.defineCommand(this.#releaseCommand, { lua: RELEASE_SCRIPT });
-    // An error listener of ours also stops ioredis from logging every failed reconnect: the store reports
-    // the outage once, and the recovery once, through `logger`.
-    this.#unwatch = watchClient(client, this.#watcher);
-    if (client.status === 'ready') this.#checkEviction();
+    // An error listener of ours also stops the client from logging every failed reconnect: the store
+    // reports the outage once, and the recovery once, through `logger`.
+    this.#unwatch = this.#transport.watch(this.#watcher);
+    if (this.#transport.state() === 'ready') this.#checkEviction();
   }
 
   /** Warns once per store if Redis may evict limiter keys; on the first ready connection. */
   #checkEviction(): void {
     if (this.#evictionChecked) return;
     this.#evictionChecked = true;
-    warnIfEvicting(() => this.#client.config('GET', 'maxmemory-policy'), this.#logger).catch(() => {});
+    warnIfEvicting(() => this.#transport.configGet('maxmemory-policy'), this.#logger).catch(() => {});
   }
 
   /**
@@ -302,7 +255,7 @@ export class RedisStore implements Store {
     const breaker = this.#breaker?.state ?? 'closed';
     const since = this.#monitor.failingSince;
     const health = {
-      connected: !this.#closed && this.#client.status === 'ready' && breaker !== 'open',
+      connected: !this.#closed && this.#transport.state() === 'ready' && breaker !== 'open',
       breaker,
       pending: this.#pending,
     };
@@ -311,13 +264,7 @@ export class RedisStore implements Store {
 
   async evaluate(checks: readonly Check[], now: number): Promise<CheckResult[]> {
     if (checks.length === 0) return [];
-    for (const check of checks) {
-      assertSafeId(check);
-      assertNumbers(check);
-      if (luaAlgorithms[check.algorithm] === undefined) {
-        throw new ConfigError(`unknown algorithm ${JSON.stringify(check.algorithm)}`);
-      }
-    }
+    for (const check of checks) assertCheck(check);
     try {
       return await this.#guarded(now, () => this.#evaluateInRedis(checks, now));
     } catch (error) {
@@ -364,8 +311,8 @@ export class RedisStore implements Store {
       throw new StoreError('ERR_SLUICE_BREAKER_OPEN', 'Redis skipped: breaker open after repeated failures');
     }
     try {
-      if (DISCONNECTED.has(this.#client.status)) {
-        throw new StoreError('ERR_SLUICE_STORE', `Redis not connected (${this.#client.status})`);
+      if (this.#transport.state() === 'down') {
+        throw new StoreError('ERR_SLUICE_STORE', 'Redis not connected (connection lost or closed)');
       }
       const result = await operation();
       breaker?.succeeded();
@@ -379,14 +326,14 @@ export class RedisStore implements Store {
       } else {
         breaker?.failed(now);
         const code = error instanceof StoreError ? error.code : 'ERR_SLUICE_STORE';
-        this.#monitor.failed(now, DISCONNECTED.has(this.#client.status) || breaker?.open === true, code);
+        this.#monitor.failed(now, this.#transport.state() === 'down' || breaker?.open === true, code);
       }
       throw error;
     }
   }
 
   #evaluateInRedis(checks: readonly Check[], now: number): Promise<CheckResult[]> {
-    if (!this.#client.isCluster) return this.#submit(0, { checks, now });
+    if (!this.#transport.isCluster) return this.#submit(0, { checks, now });
     const groups = bySlot(checks);
     if (groups.length === 1) return this.#submit(slotOfTag(checks[0]!.tag), { checks, now });
     return this.#evaluateSlots(checks, now, groups);
@@ -445,49 +392,25 @@ export class RedisStore implements Store {
       this.#pending -= groups.length;
       throw error;
     }
-    const reply = await this.#run(this.#evaluateCommand, argv, groups.length, inTurn);
+    const reply = await this.#run(EVALUATE, argv, groups.length, inTurn);
     return parseReply(reply, groups);
   };
 
-  /**
-   * Slot groups commit independently. When an enforcing check denies in one group (or a group failed, and
-   * with it the request), leases taken in groups that committed would be held until they expire although
-   * the request is refused: give them back. (Counters of other algorithms in those groups keep the denied
-   * request's cost; the README says so.)
-   */
+  /** Gives back the leases a request refused in another slot group would hold until they expire. */
   #returnStrandedLeases(
     checks: readonly Check[],
     groups: number[][],
     results: readonly (CheckResult | undefined)[],
     failed: boolean,
   ): void {
-    const unanswered = (indexes: number[]) => results[indexes[0]!] === undefined;
-    const deniedIn = (indexes: number[]) =>
-      indexes.some((i) => checks[i]!.mode === 'enforce' && results[i]?.allowed === false);
-    if (!failed && !groups.some(deniedIn)) return;
-    const stranded: Lease[] = [];
-    for (const indexes of groups) {
-      if (unanswered(indexes) || deniedIn(indexes)) continue;
-      for (const i of indexes) {
-        const { rule, tag, leaseId } = checks[i]!;
-        if (leaseId !== undefined && results[i]!.allowed)
-          stranded.push({ rule, tag, id: leaseId, scope: 'store' });
-      }
-    }
+    const stranded = strandedLeases(checks, groups, results, failed);
     if (stranded.length > 0) this.#releaseInRedis(stranded).catch(() => {});
   }
 
   /** leaky_bucket places given back: checks of the refund fragment, one script call per slot group. */
   async #refundInRedis(refunds: readonly Lease[], now: number): Promise<void> {
-    const checks: Check[] = refunds.map(({ rule, tag, refund }) => ({
-      rule,
-      tag,
-      algorithm: 'leaky_bucket',
-      params: refund!.params,
-      cost: refund!.cost,
-      mode: 'shadow',
-    }));
-    const groups = this.#client.isCluster ? bySlot(checks) : [checks.map((_, i) => i)];
+    const checks = refundChecks(refunds);
+    const groups = groupsFor(checks, this.#transport.isCluster);
     await Promise.all(
       groups.map((indexes) => {
         const refused = this.#countPending();
@@ -498,19 +421,14 @@ export class RedisStore implements Store {
   }
 
   async #releaseInRedis(leases: readonly Lease[]): Promise<void> {
-    const groups = this.#client.isCluster ? bySlot(leases) : [leases.map((_, i) => i)];
-    const [setSuffix, costSuffix] = luaAlgorithms.concurrency.keys;
+    const groups = groupsFor(leases, this.#transport.isCluster);
     await Promise.all(
       groups.map((indexes) => {
         const group = indexes.map((i) => leases[i]!);
-        const keys = group.flatMap((lease) => [
-          keyOf(this.#prefix, lease, setSuffix!),
-          keyOf(this.#prefix, lease, costSuffix!),
-        ]);
+        const { args, keys } = releaseCall(this.#prefix, group);
         const refused = this.#countPending();
         if (refused !== undefined) return Promise.reject(refused);
-        const argv = [keys.length, ...keys, ...group.map((lease) => lease.id)];
-        return this.#run(this.#releaseCommand, argv, 1, true).catch(async (error: unknown) => {
+        return this.#run(RELEASE, args, 1, true).catch(async (error: unknown) => {
           if (!isWrongType(error)) throw error;
           throw await this.#repairLeaseKeys(group, keys);
         });
@@ -524,12 +442,10 @@ export class RedisStore implements Store {
    * more round trip, on this rare path only.
    */
   async #repairLeaseKeys(leases: readonly Lease[], keys: readonly string[]): Promise<KeyStateError> {
-    const expected = ['zset', 'hash'];
-    const types = await Promise.all(keys.map((key) => this.#client.type(key)));
-    const bad = keys.filter((_, i) => types[i] !== 'none' && types[i] !== expected[i % 2]);
-    await Promise.all(bad.map((key) => this.#client.del(key)));
-    const rules = leases.filter((_, i) => bad.includes(keys[2 * i]!) || bad.includes(keys[2 * i + 1]!));
-    return new KeyStateError([...new Set(rules.map((lease) => lease.rule))]);
+    const types = await Promise.all(keys.map((key) => this.#transport.typeOf(key)));
+    const bad = misTypedLeaseKeys(keys, types);
+    await Promise.all(bad.map((key) => this.#transport.del(key)));
+    return leaseStateError(leases, keys, bad);
   }
 
   /** Counts one more pending request, or returns the error that refuses it (beyond `maxPending`). */
@@ -542,30 +458,10 @@ export class RedisStore implements Store {
   }
 
   /**
-   * Sends one script call (`argv`: numkeys, keys, args) with the time limit, for `counted` pending
-   * requests that stop counting when Redis answers. `inTurn`: the call is made during the turn of its
-   * requests, so that corking the socket until the turn ends costs no delay.
+   * Sends one script call with the time limit, for `counted` pending requests that stop counting when
+   * Redis answers. `inTurn`: the call is made during the turn of its requests (see RedisTransport).
    */
-  #run(
-    command: string,
-    argv: readonly (string | number)[],
-    counted: number,
-    inTurn: boolean,
-  ): Promise<unknown> {
-    const send = (this.#client as unknown as Record<string, ScriptCommand>)[command]!;
-    if (inTurn) this.#corkForThisTurn();
-    return this.#inFlight.track(send.apply(this.#client, argv as (string | number)[]), counted);
-  }
-
-  /** Holds this turn's writes in the socket until the turn ends: one write for every call made meanwhile. */
-  #corkForThisTurn(): void {
-    if (!this.#batchWrites || this.#corked !== undefined || this.#client.isCluster) return;
-    // Only a live connection: commands sent while (re)connecting wait in ioredis's queues, not the socket.
-    if (this.#client.status !== 'ready') return;
-    const stream = (this.#client as Redis).stream as { cork?(): void; uncork(): void } | undefined;
-    if (typeof stream?.cork !== 'function') return;
-    stream.cork();
-    this.#corked = stream;
-    setImmediate(this.#uncork);
+  #run(script: RedisScript, args: ScriptArgs, counted: number, inTurn: boolean): Promise<unknown> {
+    return this.#inFlight.track(this.#transport.runScript(script, args, inTurn), counted);
   }
 }

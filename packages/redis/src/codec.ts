@@ -1,0 +1,143 @@
+import { type Check, type CheckResult, ConfigError, type Lease, StoreError } from '@sluice/core';
+import { luaAlgorithms } from './algorithms/index.js';
+import { KeyStateError } from './errors.js';
+import { keyOf } from './scriptCall.js';
+import { slotOfTag } from './slot.js';
+import type { ScriptArgs } from './transport.js';
+
+/*
+ * The script codec beside scriptCall.ts (evaluation calls): what is checked before a call, how a call is
+ * split by slot, the release and refund calls, and how their errors read. Pure: no client, no I/O.
+ */
+
+const SAFE_TAG = /^[A-Za-z0-9_-]{1,128}$/;
+const SAFE_RULE = /^[A-Za-z0-9_.-]{1,128}$/;
+const SAFE_PREFIX = /^[^{}\s]{1,64}$/;
+
+/** Refuses a key prefix that could break the key format (braces would move the Cluster hash tag). */
+export function assertPrefix(prefix: string): string {
+  if (!SAFE_PREFIX.test(prefix)) {
+    throw new ConfigError('prefix must be 1-64 characters without braces or whitespace');
+  }
+  return prefix;
+}
+
+/** Refuses a rule or tag that cannot go in a key as is. */
+export function assertSafeId(id: { rule: string; tag: string }): void {
+  if (!SAFE_TAG.test(id.tag))
+    throw new ConfigError('check tag must be a hash (base64url), as tagFor() makes');
+  if (!SAFE_RULE.test(id.rule))
+    throw new ConfigError(`rule name not usable in a key: ${JSON.stringify(id.rule)}`);
+}
+
+/**
+ * Refuses a check the script could not run: a bad key part, numbers it could not read, an unknown
+ * algorithm. Checked before the check joins a coalesced call: a Lua error would fail every request of
+ * that call, not only the bad one.
+ */
+export function assertCheck(check: Check): void {
+  assertSafeId(check);
+  const { limit, windowMs, burst } = check.params;
+  if (![limit, windowMs, burst, check.cost].every(Number.isFinite)) {
+    throw new ConfigError(
+      `check of rule ${JSON.stringify(check.rule)} has a limit, window, burst or cost that is not a number`,
+    );
+  }
+  if (luaAlgorithms[check.algorithm] === undefined) {
+    throw new ConfigError(`unknown algorithm ${JSON.stringify(check.algorithm)}`);
+  }
+}
+
+/** Groups items by the Cluster slot of their tag, keeping their positions. */
+export function bySlot<T extends { tag: string }>(items: readonly T[]): number[][] {
+  const groups = new Map<number, number[]>();
+  items.forEach((item, index) => {
+    const slot = slotOfTag(item.tag);
+    const group = groups.get(slot);
+    if (group === undefined) groups.set(slot, [index]);
+    else group.push(index);
+  });
+  return [...groups.values()];
+}
+
+/** Every item in one group (one server), or one group per slot (Cluster). */
+export function groupsFor<T extends { tag: string }>(items: readonly T[], cluster: boolean): number[][] {
+  return cluster ? bySlot(items) : [items.map((_, i) => i)];
+}
+
+/**
+ * Slot groups commit independently. When an enforcing check denies in one group (or a group failed, and
+ * with it the request), leases taken in groups that committed would be held until they expire although
+ * the request is refused: these are the leases to give back. (Counters of other algorithms in those
+ * groups keep the denied request's cost; the README says so.)
+ */
+export function strandedLeases(
+  checks: readonly Check[],
+  groups: readonly number[][],
+  results: readonly (CheckResult | undefined)[],
+  failed: boolean,
+): Lease[] {
+  const unanswered = (indexes: number[]) => results[indexes[0]!] === undefined;
+  const deniedIn = (indexes: number[]) =>
+    indexes.some((i) => checks[i]!.mode === 'enforce' && results[i]?.allowed === false);
+  if (!failed && !groups.some(deniedIn)) return [];
+  const stranded: Lease[] = [];
+  for (const indexes of groups) {
+    if (unanswered(indexes) || deniedIn(indexes)) continue;
+    for (const i of indexes) {
+      const { rule, tag, leaseId } = checks[i]!;
+      if (leaseId !== undefined && results[i]!.allowed)
+        stranded.push({ rule, tag, id: leaseId, scope: 'store' });
+    }
+  }
+  return stranded;
+}
+
+/** leaky_bucket places given back, as checks of the refund fragment. */
+export function refundChecks(refunds: readonly Lease[]): Check[] {
+  return refunds.map(({ rule, tag, refund }) => ({
+    rule,
+    tag,
+    algorithm: 'leaky_bucket',
+    params: refund!.params,
+    cost: refund!.cost,
+    mode: 'shadow',
+  }));
+}
+
+/** One release script call: numkeys, the two keys of each lease (set, costs), then the lease ids. */
+export interface ReleaseCall {
+  readonly args: ScriptArgs;
+  /** The keys, two per lease, as in `args`. */
+  readonly keys: readonly string[];
+}
+
+/** The release call of leases that share a slot. */
+export function releaseCall(prefix: string, leases: readonly Lease[]): ReleaseCall {
+  const [setSuffix, costSuffix] = luaAlgorithms.concurrency.keys;
+  const keys = leases.flatMap((lease) => [
+    keyOf(prefix, lease, setSuffix!),
+    keyOf(prefix, lease, costSuffix!),
+  ]);
+  return { args: [keys.length, ...keys, ...leases.map((lease) => lease.id)], keys };
+}
+
+/** The Redis types of a lease's two keys (a sorted set of leases, a hash of their costs). */
+const LEASE_KEY_TYPES = ['zset', 'hash'];
+
+/** The keys of a release call whose TYPE (`types`, in key order) is neither missing nor as expected. */
+export function misTypedLeaseKeys(keys: readonly string[], types: readonly unknown[]): string[] {
+  return keys.filter((_, i) => types[i] !== 'none' && types[i] !== LEASE_KEY_TYPES[i % 2]);
+}
+
+/** The error of a release that met (and removed) the `bad` keys, naming their rules. */
+export function leaseStateError(leases: readonly Lease[], keys: readonly string[], bad: readonly string[]) {
+  const rules = leases.filter((_, i) => bad.includes(keys[2 * i]!) || bad.includes(keys[2 * i + 1]!));
+  return new KeyStateError([...new Set(rules.map((lease) => lease.rule))]);
+}
+
+/** A Redis reply error about a key of the wrong type (as a StoreError, its cause). */
+export function isWrongType(error: unknown): boolean {
+  const cause = error instanceof StoreError ? error.cause : error;
+  return cause instanceof Error && cause.message.startsWith('WRONGTYPE');
+}
