@@ -24,19 +24,34 @@ export function looksLikeAddress(text: string): boolean {
  * message saying what is wrong: a bad address, a bad length, or bits set past the prefix.
  */
 export function parseRange(text: string): AddressBits | string {
+  const range = parseBits(text);
+  if (typeof range === 'string' || hostBitsClear(range)) return range;
+  return `"${text}" has bits set past /${range.bits}: did you mean ${formatRange(masked(range))}?`;
+}
+
+/** An address with an optional `/len`, mapped forms folded; bits past the prefix are left as written. */
+function parseBits(text: string): AddressBits | string {
   const slash = text.indexOf('/');
   const head = slash === -1 ? text : text.slice(0, slash);
   const v4 = parseIpv4(head);
   if (v4 === undefined && !isIPv6(head)) return `"${text}" is not an IP address or CIDR range`;
   const max = v4 === undefined ? 128 : 32;
-  const lengthText = slash === -1 ? String(max) : text.slice(slash + 1);
-  const bits = /^\d{1,3}$/.test(lengthText) ? Number(lengthText) : Number.NaN;
+  const bits = slash === -1 ? max : prefixLength(text, slash + 1);
   if (!(bits <= max)) return `"${text}" has a prefix length outside 0–${max}`;
-  const range = v4 === undefined ? foldMapped(wordsOfIpv6(head), bits) : { v6: false, words: [v4], bits };
-  if (!hostBitsClear(range)) {
-    return `"${text}" has bits set past /${bits}: did you mean ${formatRange(masked(range))}?`;
+  return v4 === undefined ? foldMapped(wordsOfIpv6(head), bits) : { v6: false, words: [v4], bits };
+}
+
+/** The decimal number (1 to 3 digits) from `start` to the end of `text`; NaN otherwise. */
+function prefixLength(text: string, start: number): number {
+  const length = text.length - start;
+  if (length < 1 || length > 3) return Number.NaN;
+  let value = 0;
+  for (let i = start; i < text.length; i++) {
+    const digit = text.charCodeAt(i) - 48;
+    if (digit < 0 || digit > 9) return Number.NaN;
+    value = value * 10 + digit;
   }
-  return range;
+  return value;
 }
 
 /**
@@ -45,7 +60,8 @@ export function parseRange(text: string): AddressBits | string {
  */
 export function parseAddress(text: string): AddressBits | undefined {
   if (text === lastText) return lastBits;
-  const parsed = parseRange(text);
+  // A descriptor is an address, not a range someone wrote: bits past a /64 are zero already, unchecked.
+  const parsed = parseBits(text);
   lastText = text;
   lastBits = typeof parsed === 'string' ? undefined : parsed;
   return lastBits;
@@ -80,16 +96,25 @@ export function covers(outer: AddressBits, inner: AddressBits): boolean {
 
 /** A dotted IPv4 address as an unsigned 32-bit number; undefined unless it is exactly four numbers 0–255. */
 function parseIpv4(text: string): number | undefined {
-  const parts = text.split('.');
-  if (parts.length !== 4) return undefined;
   let value = 0;
-  for (const part of parts) {
-    if (!/^\d{1,3}$/.test(part) || (part.length > 1 && part.startsWith('0'))) return undefined;
-    const byte = Number(part);
-    if (byte > 255) return undefined;
-    value = value * 256 + byte;
+  let part = 0;
+  let digits = 0;
+  let parts = 0;
+  for (let i = 0; i <= text.length; i++) {
+    const code = i === text.length ? 46 : text.charCodeAt(i);
+    if (code === 46) {
+      // "." (or the end): a part of 1 to 3 digits, no leading zero, at most 255.
+      if (digits === 0 || part > 255 || (digits > 1 && text.charCodeAt(i - digits) === 48)) return undefined;
+      value = value * 256 + part;
+      parts++;
+      part = 0;
+      digits = 0;
+    } else if (code >= 48 && code <= 57 && digits < 3) {
+      part = part * 10 + code - 48;
+      digits++;
+    } else return undefined;
   }
-  return value;
+  return parts === 4 ? value : undefined;
 }
 
 function wordsOfIpv6(text: string): number[] {
