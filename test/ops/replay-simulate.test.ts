@@ -2,9 +2,10 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { main, type ReplayReport } from '@sluice/cli';
+import type { ReplayReport } from '@sluice/cli';
 import { compileRules, loadRules, tagFor } from '@sluice/core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { runSluice } from './fixtures/sluice.js';
 
 interface Simulated {
   readonly pattern: string;
@@ -12,13 +13,6 @@ interface Simulated {
   readonly retries: number;
   readonly gaveUp: number;
   readonly report: ReplayReport;
-}
-
-async function sluice(...args: string[]): Promise<{ code: number; out: string; err: string }> {
-  const out: string[] = [];
-  const err: string[] = [];
-  const code = await main(args, { out: (l) => out.push(l), err: (l) => err.push(l) });
-  return { code, out: out.join('\n'), err: err.join('\n') };
 }
 
 let tmp: string;
@@ -47,7 +41,7 @@ rules:
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
 async function simulate(pattern: string, ...extra: string[]): Promise<Simulated> {
-  const run = await sluice(
+  const run = await runSluice(
     'simulate',
     '--rules',
     rulesPath,
@@ -100,7 +94,7 @@ describe('sluice simulate', () => {
   });
 
   test('text report with the pattern; same seed, same report', async () => {
-    const text = await sluice(
+    const text = await runSluice(
       'simulate',
       '--rules',
       rulesPath,
@@ -133,7 +127,7 @@ describe('sluice simulate', () => {
       [['simulate', '--rules', rulesPath, '--pattern', 'steady', 'route'], /expected descriptor=value/],
     ];
     for (const [args, message] of cases) {
-      const run = await sluice(...args);
+      const run = await runSluice(...args);
       expect(run.code, args.join(' ')).toBe(2);
       expect(run.err).toMatch(message);
     }

@@ -8,10 +8,11 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { type ComparisonReport, main, type ReplayReport } from '@sluice/cli';
+import type { ComparisonReport, ReplayReport } from '@sluice/cli';
 import { compileRules, loadRules, tagFor } from '@sluice/core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { writeLogs } from './fixtures/make-logs.js';
+import { runSluice } from './fixtures/sluice.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const FIXTURES = join(import.meta.dirname, 'fixtures', 'replay');
@@ -27,21 +28,8 @@ const FIELDS = [
   'tenant=headers.x-tenant',
 ];
 
-interface Run {
-  readonly code: number;
-  readonly out: string;
-  readonly err: string;
-}
-
-async function sluice(...args: string[]): Promise<Run> {
-  const out: string[] = [];
-  const err: string[] = [];
-  const code = await main(args, { out: (line) => out.push(line), err: (line) => err.push(line) });
-  return { code, out: out.join('\n'), err: err.join('\n') };
-}
-
 async function json<T>(...args: string[]): Promise<T> {
-  const run = await sluice(...args, '--json');
+  const run = await runSluice(...args, '--json');
   expect(run.code, run.err).toBe(0);
   return JSON.parse(run.out) as T;
 }
@@ -96,14 +84,14 @@ describe('sluice replay', () => {
   });
 
   test('text report: keys hashed unless --show-keys; no IP or API key in clear otherwise', async () => {
-    const hashed = await sluice('replay', log, jsonl, '--rules', RULES, ...FIELDS, '--top', '3');
+    const hashed = await runSluice('replay', log, jsonl, '--rules', RULES, ...FIELDS, '--top', '3');
     expect(hashed.code).toBe(0);
     expect(hashed.out).toContain('7000 requests');
     expect(hashed.out).toMatch(/accuracy against the exact sliding log \(1m/);
     expect(hashed.out).toMatch(/false allows, \d+ false denials/);
     expect(hashed.out).toContain('Retry-After of denials');
     expect(hashed.out).not.toMatch(/203\.0\.113\.66|k_live_|2001:db8/);
-    const clear = await sluice('replay', log, '--rules', RULES, ...FIELDS, '--top', '3', '--show-keys');
+    const clear = await runSluice('replay', log, '--rules', RULES, ...FIELDS, '--top', '3', '--show-keys');
     expect(clear.out).toContain('ip=203.0.113.66');
   });
 
@@ -120,7 +108,7 @@ describe('sluice replay', () => {
     const same = await json<ComparisonReport>('replay', log, '--compare', RULES, RULES, ...FIELDS);
     expect(same.changed).toBe(0);
     expect(same.rules.every((r) => r.changed === 0)).toBe(true);
-    const text = await sluice('replay', log, '--compare', RULES, RULES_NEW, ...FIELDS);
+    const text = await runSluice('replay', log, '--compare', RULES, RULES_NEW, ...FIELDS);
     expect(text.out).toMatch(/\d+ of 4000 requests change outcome/);
     expect(text.out).toContain('search_per_ip: keys with the most changed outcomes');
   });
@@ -140,11 +128,11 @@ describe('sluice replay', () => {
       [['replay', join(tmp, 'missing.log'), '--rules', RULES], /missing\.log: no such file/],
     ];
     for (const [args, message] of cases) {
-      const run = await sluice(...args);
+      const run = await runSluice(...args);
       expect(run.code, args.join(' ')).toBe(2);
       expect(run.err).toMatch(message);
     }
-    const broken = await sluice(
+    const broken = await runSluice(
       'replay',
       log,
       '--rules',

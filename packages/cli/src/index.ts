@@ -1,3 +1,6 @@
+export type { CapacityEstimate, CapacityInput, RuleLoad } from './capacity/estimate.js';
+export { estimateCapacity } from './capacity/estimate.js';
+export type { MeasuredRun } from './capacity/measure.js';
 export { type Case, CasesError, type Expectation, parseCases, type Step } from './cases.js';
 export { type Command, EXIT, type ExitCode, type Io, processIo, UsageError } from './io.js';
 export { main } from './main.js';

@@ -1,3 +1,4 @@
+import { capacityCommand } from './commands/capacity.js';
 import { explainCommand } from './commands/explain.js';
 import { testCommand } from './commands/policyTest.js';
 import { pushCommand } from './commands/push.js';
@@ -14,6 +15,7 @@ const COMMANDS: readonly Command[] = [
   reportCommand,
   replayCommand,
   simulateCommand,
+  capacityCommand,
   pushCommand,
 ];
 

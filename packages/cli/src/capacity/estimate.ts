@@ -1,0 +1,165 @@
+import type { CompiledRule, CompiledRules, Descriptors } from '@sluice/core';
+import { CALL_US, CLUSTER_SLOTS, HOT_KEY_PER_SECOND, REDIS_FIGURES, slidingLogBytes } from './figures.js';
+
+/** What a capacity estimate starts from. */
+export interface CapacityInput {
+  readonly rules: CompiledRules;
+  /** Peak requests per second over the whole fleet. */
+  readonly rps: number;
+  /** Distinct clients active within a window (API keys, IPs, ...), spread evenly. */
+  readonly keys: number;
+  /** A typical request's descriptors, to choose the rules that apply; undefined: every rule applies. */
+  readonly descriptors?: Descriptors;
+  /**
+   * Descriptors whose value differs from client to client (ip, api_key); a rule keyed only on others (a tenant
+   * given on the command line) has one key. Undefined: every key descriptor varies.
+   */
+  readonly varying?: ReadonlySet<string>;
+  /** Memory one primary may give the limiter, bytes. */
+  readonly shardMemory: number;
+  /** Share of a primary's core the script may use at peak (0.5: half load). */
+  readonly cpuShare: number;
+}
+
+/** One rule's share of the load. */
+export interface RuleLoad {
+  readonly rule: string;
+  readonly algorithm: string;
+  /** Redis keys it holds: one per client (or one for a global rule), times its shards. */
+  readonly redisKeys: number;
+  readonly bytesPerKey: number;
+  readonly memoryBytes: number;
+  /** Script time of its check, µs per request. */
+  readonly usPerCheck: number;
+  /** Increments a second on its busiest key. */
+  readonly perKeyPerSecond: number;
+}
+
+/** The estimate `sluice capacity` prints. */
+export interface CapacityEstimate {
+  readonly rps: number;
+  readonly keys: number;
+  /** Rules in Redis that apply to the request (scope: local rules count in process memory, not here). */
+  readonly rules: readonly RuleLoad[];
+  /** Rules left out: local scope, or not matching the descriptors given. */
+  readonly skipped: readonly string[];
+  readonly redisKeys: number;
+  readonly memoryBytes: number;
+  /** Script calls a second at most (each request alone, `coalesce: false`): one per request on one Redis. */
+  readonly callsPerSecond: number;
+  /** The same on a Cluster: one call per slot group of the request (checks on the same tag share one). */
+  readonly clusterCallsPerSecond: number;
+  /** Script time per request, µs, and per second of wall time (1 = one core busy). */
+  readonly scriptUsPerRequest: number;
+  readonly scriptCoresBusy: number;
+  /** Distinct hash tags (each a slot's worth of keys) and keys per slot on a Cluster. */
+  readonly tags: number;
+  readonly keysPerSlot: number;
+  readonly shardsByCpu: number;
+  readonly shardsByMemory: number;
+  readonly shardsNeeded: number;
+  /** Keys above {@link HOT_KEY_PER_SECOND}: split them with `shards:`. */
+  readonly hotKeys: readonly { readonly rule: string; readonly perSecond: number; readonly shards: number }[];
+}
+
+function appliesTo(input: CapacityInput): { apply: CompiledRule[]; skipped: string[] } {
+  const matched = input.descriptors
+    ? new Set(input.rules.match(input.descriptors, Date.now()).map((r) => r.name))
+    : undefined;
+  const apply: CompiledRule[] = [];
+  const skipped: string[] = [];
+  for (const rule of input.rules.rules) {
+    if (rule.scope === 'local' || (matched && !matched.has(rule.name))) skipped.push(rule.name);
+    else apply.push(rule);
+  }
+  return { apply, skipped };
+}
+
+/** Whether a rule has one key per client, or one in all (global, or keyed only on values every client shares). */
+function perClient(rule: CompiledRule, varying: ReadonlySet<string> | undefined): boolean {
+  return !rule.global && (varying === undefined || rule.key.some((name) => varying.has(name)));
+}
+
+function ruleLoad(rule: CompiledRule, input: CapacityInput): RuleLoad {
+  const figures = REDIS_FIGURES[rule.algorithm];
+  const shards = rule.shards ?? 1;
+  const clients = perClient(rule, input.varying) ? input.keys : 1;
+  const perKeyPerSecond = input.rps / clients / shards;
+  // A sliding log holds the requests of one window, up to the limit.
+  const windowS = rule.params.windowMs / 1000;
+  const bytesPerKey =
+    rule.algorithm === 'sliding_log'
+      ? slidingLogBytes(Math.max(1, Math.min(rule.params.limit, Math.ceil(perKeyPerSecond * windowS))))
+      : figures.bytesPerKey;
+  const redisKeys = clients * shards;
+  // A key hit more than once per call (coalescing ~64) costs about the hot-key figure.
+  const us = (perKeyPerSecond > 1000 ? figures.usHotKey : figures.usNewKey) - CALL_US;
+  return {
+    rule: rule.name,
+    algorithm: rule.algorithm,
+    redisKeys,
+    bytesPerKey,
+    memoryBytes: redisKeys * bytesPerKey,
+    usPerCheck: Math.max(0.5, us),
+    perKeyPerSecond,
+  };
+}
+
+/** Hash tags: rules keyed on the same descriptors share one per client; each global rule has its own. */
+function tagCount(rules: readonly CompiledRule[], input: CapacityInput): number {
+  const keySets = new Map<string, number>();
+  let tags = 0;
+  for (const rule of rules) {
+    if (rule.global) tags += rule.shards ?? 1;
+    else keySets.set(JSON.stringify(rule.key), perClient(rule, input.varying) ? input.keys : 1);
+  }
+  for (const count of keySets.values()) tags += count;
+  return tags;
+}
+
+/** Groups of a request's checks that share a slot: one per key descriptor set, one per global rule. */
+function slotGroups(rules: readonly CompiledRule[]): number {
+  return new Set(rules.map((rule) => (rule.global ? `global:${rule.name}` : JSON.stringify(rule.key)))).size;
+}
+
+/**
+ * Redis memory, script calls and time a second, keys per slot and primaries needed, from the measured per-key and
+ * per-check figures of the @sluice/redis README. Keys are taken as all active at once (the worst case).
+ */
+export function estimateCapacity(input: CapacityInput): CapacityEstimate {
+  const { apply, skipped } = appliesTo(input);
+  const rules = apply.map((rule) => ruleLoad(rule, input));
+  const redisKeys = rules.reduce((sum, r) => sum + r.redisKeys, 0);
+  const memoryBytes = rules.reduce((sum, r) => sum + r.memoryBytes, 0);
+  const scriptUsPerRequest =
+    rules.length === 0 ? 0 : CALL_US + rules.reduce((sum, r) => sum + r.usPerCheck, 0);
+  const scriptCoresBusy = (input.rps * scriptUsPerRequest) / 1e6;
+  const tags = tagCount(apply, input);
+  const shardsByCpu = Math.max(1, Math.ceil(scriptCoresBusy / input.cpuShare));
+  const shardsByMemory = Math.max(1, Math.ceil(memoryBytes / input.shardMemory));
+  const hotKeys = rules
+    .filter((r) => r.perKeyPerSecond > HOT_KEY_PER_SECOND)
+    .map((r) => ({
+      rule: r.rule,
+      perSecond: r.perKeyPerSecond,
+      shards: Math.ceil(r.perKeyPerSecond / HOT_KEY_PER_SECOND),
+    }));
+  return {
+    rps: input.rps,
+    keys: input.keys,
+    rules,
+    skipped,
+    redisKeys,
+    memoryBytes,
+    callsPerSecond: apply.length === 0 ? 0 : input.rps,
+    clusterCallsPerSecond: input.rps * slotGroups(apply),
+    scriptUsPerRequest,
+    scriptCoresBusy,
+    tags,
+    keysPerSlot: redisKeys / Math.max(1, Math.min(CLUSTER_SLOTS, tags)),
+    shardsByCpu,
+    shardsByMemory,
+    shardsNeeded: Math.max(shardsByCpu, shardsByMemory),
+    hotKeys,
+  };
+}

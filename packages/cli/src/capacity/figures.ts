@@ -1,0 +1,45 @@
+import type { AlgorithmName } from '@sluice/core';
+
+/**
+ * What one key and one check cost Redis, per algorithm: the figures measured by `bench/redis-ops.ts` and published
+ * in the @sluice/redis README (Sizing): `used_memory` growth per key (the key, its expiry entry and the keyspace's
+ * share), and the script's own time per request (`INFO commandstats`, calls coalesced about 64 at a time) on a new
+ * key and on one hot key.
+ */
+export interface AlgorithmFigures {
+  readonly bytesPerKey: number;
+  readonly usNewKey: number;
+  readonly usHotKey: number;
+}
+
+/** The table of the @sluice/redis README (Sizing), redis-server 7.0. */
+export const REDIS_FIGURES: Readonly<Record<AlgorithmName, AlgorithmFigures>> = {
+  fixed_window: { bytesPerKey: 192, usNewKey: 6.2, usHotKey: 2.3 },
+  sliding_window: { bytesPerKey: 193, usNewKey: 6.3, usHotKey: 2.2 },
+  sliding_log: { bytesPerKey: 214, usNewKey: 10.4, usHotKey: 12.1 },
+  token_bucket: { bytesPerKey: 195, usNewKey: 6.1, usHotKey: 2.1 },
+  gcra: { bytesPerKey: 193, usNewKey: 6.6, usHotKey: 2.3 },
+  leaky_bucket: { bytesPerKey: 193, usNewKey: 6.6, usHotKey: 2.2 },
+  concurrency: { bytesPerKey: 197, usNewKey: 11.4, usHotKey: 10.5 },
+  quota: { bytesPerKey: 195, usNewKey: 6.3, usHotKey: 2.1 },
+};
+
+/**
+ * The part of a script call's time that is the call itself, not its checks: one sliding_window check costs 6.3 µs,
+ * three checks (the README's three-rule row) 16.2 µs, so each further check adds about 4.95 µs and the call 1.35.
+ */
+export const CALL_US = 1.35;
+
+/** sliding_log members: about 30 B each while a member is one logged millisecond of up to 128, then about 125. */
+export function slidingLogBytes(entries: number): number {
+  const small = Math.min(entries, 128);
+  return (
+    REDIS_FIGURES.sliding_log.bytesPerKey + 30 * Math.max(0, small - 1) + 125 * Math.max(0, entries - 128)
+  );
+}
+
+/** Redis Cluster's hash slots. */
+export const CLUSTER_SLOTS = 16_384;
+
+/** A key taking more increments a second than this should be split (`shards:`): it lives on one primary. */
+export const HOT_KEY_PER_SECOND = 25_000;

@@ -1,0 +1,95 @@
+import { randomBytes } from 'node:crypto';
+import { type CompiledRules, createLimiter, type Descriptors } from '@sluice/core';
+import { RedisStore } from '@sluice/redis';
+import type { Redis } from 'ioredis';
+
+/** What a measured run did to a real Redis. */
+export interface MeasuredRun {
+  readonly requests: number;
+  /** Keys the run made (counted by SCAN on its own prefix, then deleted). */
+  readonly redisKeys: number;
+  /** `used_memory` growth over the run (from its second request: the first loads the script), bytes. */
+  readonly memoryBytes: number;
+  /** EVALSHA (and EVAL) calls and their time, from `INFO commandstats`, over the run. */
+  readonly calls: number;
+  readonly scriptUs: number;
+}
+
+/** Options of {@link measureCapacity}. */
+export interface MeasureOptions {
+  readonly keys: number;
+  readonly requests: number;
+  /** Requests in flight at once, as a busy gateway has them (so calls coalesce as they do in production). */
+  readonly inFlight: number;
+  readonly descriptorsOf: (client: number) => Descriptors;
+}
+
+async function usedMemory(client: Redis): Promise<number> {
+  return Number(/used_memory:(\d+)/.exec(await client.info('memory'))?.[1] ?? Number.NaN);
+}
+
+/** Script calls and their µs so far, EVALSHA and EVAL together (ioredis falls back to EVAL on NOSCRIPT). */
+async function scriptStats(client: Redis): Promise<{ calls: number; usec: number }> {
+  const stats = await client.info('commandstats');
+  let calls = 0;
+  let usec = 0;
+  for (const found of stats.matchAll(/cmdstat_(?:evalsha|eval):calls=(\d+),usec=(\d+)/g)) {
+    calls += Number(found[1]);
+    usec += Number(found[2]);
+  }
+  return { calls, usec };
+}
+
+/** Every key under the prefix (SCAN, never KEYS: the Redis may be serving traffic). */
+async function keysUnder(client: Redis, prefix: string): Promise<string[]> {
+  const found: string[] = [];
+  let cursor = '0';
+  do {
+    const [next, batch] = await client.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
+    cursor = next;
+    found.push(...batch);
+  } while (cursor !== '0');
+  return found;
+}
+
+/**
+ * Runs `requests` requests over `keys` clients through the rules on a RedisStore with a prefix of its own, and
+ * reads what they cost from INFO memory and INFO commandstats (differences, so nothing is reset); then deletes
+ * its keys. Figures are only clean on a Redis nothing else is using.
+ */
+export async function measureCapacity(
+  client: Redis,
+  rules: CompiledRules,
+  options: MeasureOptions,
+): Promise<MeasuredRun> {
+  const prefix = `sluice-capacity-${randomBytes(4).toString('hex')}`;
+  const store = new RedisStore({ client, prefix, timeoutMs: 10_000, breaker: false });
+  const limiter = createLimiter({ rules, store });
+  try {
+    // The first request (client 0, part of the sample) loads the script before memory and stats are read.
+    await limiter.check(options.descriptorsOf(0));
+    const memoryBefore = await usedMemory(client);
+    const statsBefore = await scriptStats(client);
+    let next = 1;
+    const worker = async () => {
+      while (next < options.requests) {
+        const n = next++;
+        await limiter.check(options.descriptorsOf(n % options.keys));
+      }
+    };
+    await Promise.all(Array.from({ length: options.inFlight }, worker));
+    const memoryAfter = await usedMemory(client);
+    const statsAfter = await scriptStats(client);
+    const keys = await keysUnder(client, prefix);
+    if (keys.length > 0) await client.unlink(...keys);
+    return {
+      requests: options.requests,
+      redisKeys: keys.length,
+      memoryBytes: memoryAfter - memoryBefore,
+      calls: statsAfter.calls - statsBefore.calls,
+      scriptUs: statsAfter.usec - statsBefore.usec,
+    };
+  } finally {
+    await limiter.close();
+  }
+}

@@ -1,0 +1,79 @@
+import { formatTable } from '../commands/report.js';
+import type { Io } from '../io.js';
+import { formatBytes } from './bytes.js';
+import type { CapacityEstimate } from './estimate.js';
+import type { MeasuredRun } from './measure.js';
+
+const int = (n: number) => Math.round(n).toLocaleString('en');
+const fixed = (n: number, digits = 1) => n.toFixed(digits);
+
+/** The estimate as text: per rule, then the totals an operator sizes Redis with. */
+export function printEstimate(io: Io, e: CapacityEstimate, shardMemory: number, cpuShare: number): void {
+  if (e.skipped.length > 0)
+    io.out(`left out (scope: local, or not matching the descriptors given): ${e.skipped.join(', ')}`);
+  const rows = e.rules.map((r) => [
+    r.rule,
+    r.algorithm,
+    int(r.redisKeys),
+    int(r.bytesPerKey),
+    formatBytes(r.memoryBytes),
+    fixed(r.usPerCheck),
+    fixed(r.perKeyPerSecond, 2),
+  ]);
+  for (const line of formatTable([
+    ['rule', 'algorithm', 'keys', 'B/key', 'memory', 'µs/check', 'per key/s'],
+    ...rows,
+  ]))
+    io.out(`  ${line}`);
+  io.out('');
+  const lines: [string, string][] = [
+    [
+      'Redis keys',
+      `${int(e.redisKeys)} over ${int(e.tags)} hash tags: ${fixed(e.keysPerSlot)} keys per slot on a Cluster`,
+    ],
+    ['memory', `${formatBytes(e.memoryBytes)} (used_memory growth at the measured bytes per key)`],
+    [
+      'script calls',
+      `${int(e.callsPerSecond)}/s at most on one Redis (one per request; coalescing sends fewer), ${int(e.clusterCallsPerSecond)}/s on a Cluster (one per slot group)`,
+    ],
+    [
+      'script time',
+      `${fixed(e.scriptUsPerRequest)} µs per request: ${fixed(e.scriptCoresBusy, 2)} of a core`,
+    ],
+    [
+      'primaries',
+      `${e.shardsNeeded} (CPU: ${e.shardsByCpu} at ${Math.round(cpuShare * 100)}% of a core each; memory: ${e.shardsByMemory} at ${formatBytes(shardMemory)} each)`,
+    ],
+  ];
+  for (const line of formatTable(lines)) io.out(line);
+  for (const hot of e.hotKeys) {
+    io.out(
+      `hot key: ${hot.rule} takes ${int(hot.perSecond)} increments/s on one key; split it with shards: ${hot.shards}`,
+    );
+  }
+}
+
+/** The measured run beside the estimate for the same keys. */
+export function printMeasured(io: Io, estimate: CapacityEstimate, run: MeasuredRun): void {
+  const perRequest = run.scriptUs / run.requests;
+  const ratio = (measured: number, estimated: number) =>
+    estimated === 0 ? '' : fixed(measured / estimated, 2);
+  const rows = [
+    ['', 'estimated', 'measured', 'measured/estimated'],
+    ['Redis keys', int(estimate.redisKeys), int(run.redisKeys), ratio(run.redisKeys, estimate.redisKeys)],
+    [
+      'memory',
+      formatBytes(estimate.memoryBytes),
+      formatBytes(run.memoryBytes),
+      ratio(run.memoryBytes, estimate.memoryBytes),
+    ],
+    [
+      'script µs per request',
+      fixed(estimate.scriptUsPerRequest),
+      fixed(perRequest),
+      ratio(perRequest, estimate.scriptUsPerRequest),
+    ],
+    ['script calls per request', '<= 1', fixed(run.calls / run.requests, 3), ''],
+  ];
+  for (const line of formatTable(rows)) io.out(`  ${line}`);
+}

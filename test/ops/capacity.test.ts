@@ -1,0 +1,228 @@
+/**
+ * `sluice capacity`: the estimate from the @sluice/redis README's measured figures, and the estimate checked against
+ * a measured run on a private redis-server (INFO memory, INFO commandstats, SCAN of the run's own keys).
+ *
+ * Stated tolerance: Redis keys exact, memory within 25% of the estimate. Script time is printed beside the estimate
+ * but not asserted: it is CPU time on a shared machine (a timed figure; bench/redis-ops.ts measures it).
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { CapacityEstimate as Estimate, MeasuredRun as Measured } from '@sluice/cli';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { type RedisServer, startRedis } from '../support/redis.js';
+import { runSluice } from './fixtures/sluice.js';
+
+const RULES = `domain: capacity_test
+rules:
+  - name: per_key
+    match: {auth: api_key}
+    key: [api_key]
+    limit: {requests: 600, per: 1m}
+  - name: per_ip
+    match: {}
+    key: [ip]
+    limit: {requests: 100, per: 1m}
+    algorithm: fixed_window
+  - name: per_tenant
+    match: {auth: api_key}
+    key: [tenant]
+    limit: {requests: 100000, per: 1m}
+    algorithm: token_bucket
+  - name: everyone
+    match: {}
+    key: []
+    global: true
+    limit: {requests: 1000000, per: 1s}
+    algorithm: gcra
+  - name: local_only
+    match: {}
+    key: [ip]
+    limit: {requests: 10, per: 1s}
+    scope: local
+`;
+
+let tmp: string;
+let rules: string;
+beforeAll(() => {
+  tmp = mkdtempSync(join(tmpdir(), 'sluice-capacity-'));
+  rules = join(tmp, 'rules.yaml');
+  writeFileSync(rules, RULES);
+});
+afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+
+async function estimate(...args: string[]): Promise<Estimate> {
+  const run = await runSluice('capacity', '--rules', rules, '--json', ...args);
+  expect(run.code, run.err).toBe(0);
+  return (JSON.parse(run.out) as { estimate: Estimate }).estimate;
+}
+
+describe('the estimate', () => {
+  test('every rule in Redis (local scope left out): keys, memory, calls, script time, slots, primaries', async () => {
+    const e = await estimate('--rps', '10000', '--keys', '100000');
+    expect(e.skipped).toEqual(['local_only']);
+    // per_key, per_ip and per_tenant: one key per client each; everyone: one key.
+    expect(e.rules.map((r) => [r.rule, r.redisKeys, r.bytesPerKey])).toEqual([
+      ['per_key', 100_000, 193],
+      ['per_ip', 100_000, 192],
+      ['per_tenant', 100_000, 195],
+      ['everyone', 1, 193],
+    ]);
+    expect(e.redisKeys).toBe(300_001);
+    expect(e.memoryBytes).toBe(100_000 * (193 + 192 + 195) + 193);
+    // One script call per request on one Redis; on a Cluster one per slot group (api_key, ip, tenant, global).
+    expect(e.callsPerSecond).toBe(10_000);
+    expect(e.clusterCallsPerSecond).toBe(40_000);
+    // 1.35 µs a call, then each check: new-key figures minus the call, the global key's hot-key figure (2.3).
+    expect(e.scriptUsPerRequest).toBeCloseTo(
+      1.35 + (6.3 - 1.35) + (6.2 - 1.35) + (6.1 - 1.35) + (2.3 - 1.35),
+      5,
+    );
+    expect(e.scriptCoresBusy).toBeCloseTo((10_000 * e.scriptUsPerRequest) / 1e6, 9);
+    expect(e.tags).toBe(300_001);
+    expect(e.keysPerSlot).toBeCloseTo(300_001 / 16_384, 5);
+    expect(e.shardsNeeded).toBe(1);
+    expect(e.hotKeys).toEqual([]);
+  });
+
+  test('a typical request picks the rules; values it gives (a tenant) are one key for everyone', async () => {
+    const e = await estimate('--rps', '1000', '--keys', '5000', 'auth=anonymous');
+    expect(e.rules.map((r) => r.rule)).toEqual(['per_ip', 'everyone']);
+    expect(e.skipped).toEqual(['per_key', 'per_tenant', 'local_only']);
+    const tenant = await estimate('--rps', '1000', '--keys', '5000', 'auth=api_key', 'tenant=acme');
+    expect(tenant.rules.find((r) => r.rule === 'per_tenant')?.redisKeys).toBe(1);
+    expect(tenant.rules.find((r) => r.rule === 'per_key')?.redisKeys).toBe(5000);
+  });
+
+  test('primaries by memory and by CPU; a global key past 25,000 increments a second is to be split', async () => {
+    const big = await estimate('--rps', '400000', '--keys', '10000000', '--shard-memory', '1gb');
+    expect(big.shardsByMemory).toBe(Math.ceil(big.memoryBytes / 1024 ** 3));
+    expect(big.shardsByCpu).toBe(Math.ceil(big.scriptCoresBusy / 0.5));
+    expect(big.shardsNeeded).toBe(Math.max(big.shardsByMemory, big.shardsByCpu));
+    expect(big.shardsByCpu).toBeGreaterThan(1);
+    expect(big.hotKeys).toEqual([{ rule: 'everyone', perSecond: 400_000, shards: 16 }]);
+    const text = await runSluice('capacity', '--rules', rules, '--rps', '400000', '--keys', '10000000');
+    expect(text.out).toContain(
+      'hot key: everyone takes 400,000 increments/s on one key; split it with shards: 16',
+    );
+    expect(text.out).toMatch(
+      /primaries\s+\d+ \(CPU: \d+ at 50% of a core each; memory: \d+ at 4\.0 GB each\)/,
+    );
+  });
+
+  test('usage errors', async () => {
+    const cases: [string[], RegExp][] = [
+      [['capacity', '--rps', '10', '--keys', '10'], /needs --rules/],
+      [['capacity', '--rules', rules, '--keys', '10'], /needs --rps/],
+      [['capacity', '--rules', rules, '--rps', '10', '--keys', '0'], /--keys must be a whole number/],
+      [
+        ['capacity', '--rules', rules, '--rps', '10', '--keys', '10', '--shard-memory', 'lots'],
+        /--shard-memory must be a size/,
+      ],
+      [
+        ['capacity', '--rules', rules, '--rps', '10', '--keys', '10', '--cpu-share', '2'],
+        /--cpu-share must be above 0/,
+      ],
+    ];
+    for (const [args, message] of cases) {
+      const run = await runSluice(...args);
+      expect(run.code, args.join(' ')).toBe(2);
+      expect(run.err).toMatch(message);
+    }
+  });
+});
+
+describe('against a measured run on a real redis-server', () => {
+  let server: RedisServer;
+  beforeAll(async () => {
+    server = await startRedis();
+  });
+  afterAll(async () => {
+    await server?.stop();
+  });
+
+  async function measured(...descriptors: string[]) {
+    const url = `redis://${server.host}:${server.port}`;
+    const run = await runSluice(
+      'capacity',
+      '--rules',
+      rules,
+      '--rps',
+      '1000',
+      '--keys',
+      '100000',
+      '--measure',
+      url,
+      '--sample-keys',
+      '3000',
+      '--json',
+      ...descriptors,
+    );
+    expect(run.code, run.err).toBe(0);
+    return JSON.parse(run.out) as { measured: Measured; estimateForSample: Estimate };
+  }
+
+  test.each([
+    ['an API client (per key, per IP, per tenant, global)', ['auth=api_key']],
+    ['an anonymous client (per IP, global)', ['auth=anonymous']],
+  ])(
+    '%s: keys exact, memory within a quarter, at most one script call per request',
+    async (_name, descriptors) => {
+      const { measured: run, estimateForSample: e } = await measured(...descriptors);
+      expect(run.requests).toBe(15_000);
+      expect(run.redisKeys).toBe(e.redisKeys);
+      expect(run.memoryBytes / e.memoryBytes).toBeGreaterThan(0.75);
+      expect(run.memoryBytes / e.memoryBytes).toBeLessThan(1.25);
+      expect(run.calls).toBeGreaterThan(0);
+      expect(run.calls).toBeLessThanOrEqual(run.requests);
+      expect(run.scriptUs).toBeGreaterThan(0);
+    },
+    120_000,
+  );
+
+  test('the run deletes its keys and prints measured beside estimated', async () => {
+    const url = `redis://${server.host}:${server.port}`;
+    const text = await runSluice(
+      'capacity',
+      '--rules',
+      rules,
+      '--rps',
+      '1000',
+      '--keys',
+      '1000',
+      '--measure',
+      url,
+      '--sample-keys',
+      '500',
+    );
+    expect(text.code, text.err).toBe(0);
+    expect(text.out).toContain(
+      `measured on redis://${server.host}:${server.port}: 500 keys, 2500 requests, 64 in flight`,
+    );
+    expect(text.out).toMatch(/Redis keys\s+1,001\s+1,001\s+1\.00/);
+    const { Redis } = await import('ioredis');
+    const admin = new Redis({ host: server.host, port: server.port });
+    try {
+      expect(await admin.dbsize()).toBe(0);
+    } finally {
+      admin.disconnect();
+    }
+  }, 120_000);
+
+  test('an unreachable Redis is a finding with the URL, password hidden', async () => {
+    const run = await runSluice(
+      'capacity',
+      '--rules',
+      rules,
+      '--rps',
+      '10',
+      '--keys',
+      '10',
+      '--measure',
+      'redis://:secret@127.0.0.1:1',
+    );
+    expect(run.code).toBe(1);
+    expect(run.err).toContain('redis://:***@127.0.0.1:1');
+    expect(run.err).not.toContain('secret');
+  });
+});
