@@ -1,8 +1,9 @@
 import { nextWait, observe, paced, type Target, waitToRetry } from './attempts.js';
+import { ControllerProxy } from './controllerProxy.js';
 import { type ClientOptions, type ResolvedClientOptions, resolveOptions } from './options.js';
 import { type OriginState, Origins } from './origins.js';
 import { IDEMPOTENCY_KEY, isIdempotent, type NoRetryReason } from './plan.js';
-import type { HeaderSource } from './rateLimitFields.js';
+import { headerRecord, headerSource } from './undiciHeaders.js';
 import type {
   UndiciController,
   UndiciDispatch,
@@ -81,76 +82,6 @@ function planDispatch<O extends UndiciDispatchOptions>(
       return { ...opts, headers: { ...headers, ...extra } };
     },
   };
-}
-
-/** Any form undici takes headers in (object, flat array, iterable of pairs), as a lower-cased object. */
-function headerRecord(headers: unknown): Record<string, string | string[]> {
-  const record: Record<string, string | string[]> = {};
-  const add = (name: unknown, value: unknown): void => {
-    if (value === undefined || value === null) return;
-    const key = String(name).toLowerCase();
-    const values = Array.isArray(value) ? value.map(String) : [String(value)];
-    const known = record[key];
-    record[key] =
-      known === undefined ? (values.length === 1 ? values[0]! : values) : [...[known].flat(), ...values];
-  };
-  if (headers === undefined || headers === null) return record;
-  if (Array.isArray(headers)) {
-    for (let i = 0; i + 1 < headers.length; i += 2) add(headers[i], headers[i + 1]);
-  } else if (typeof headers === 'object' && Symbol.iterator in headers) {
-    for (const [name, value] of headers as Iterable<[unknown, unknown]>) add(name, value);
-  } else if (typeof headers === 'object') {
-    for (const [name, value] of Object.entries(headers)) add(name, value);
-  }
-  return record;
-}
-
-/** Answer headers read the way the attempt logic reads a `Headers`. */
-function headerSource(headers: UndiciHeaderValues): HeaderSource {
-  return {
-    get(name) {
-      const value = headers[name];
-      return value === undefined ? null : Array.isArray(value) ? value.join(', ') : value;
-    },
-  };
-}
-
-/**
- * The controller the caller's handler holds for the whole request: each attempt is a dispatch with its
- * own controller, and an abort must also reach the waits between attempts.
- */
-class ControllerProxy implements UndiciController {
-  target: UndiciController | undefined;
-  readonly #abort: AbortController;
-
-  constructor(abort: AbortController) {
-    this.#abort = abort;
-  }
-
-  get aborted(): boolean {
-    return this.#abort.signal.aborted;
-  }
-
-  get paused(): boolean {
-    return this.target?.paused ?? false;
-  }
-
-  get reason(): Error | null {
-    return this.aborted ? (this.#abort.signal.reason as Error) : null;
-  }
-
-  abort(reason: Error): void {
-    this.#abort.abort(reason);
-    this.target?.abort(reason);
-  }
-
-  pause(): void {
-    this.target?.pause();
-  }
-
-  resume(): void {
-    this.target?.resume();
-  }
 }
 
 /** What became of one attempt: its answer went to the caller, or it was refused and drained. */

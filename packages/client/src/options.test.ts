@@ -30,7 +30,8 @@ describe('resolveOptions', () => {
   });
 
   it.each([
-    [{ maxAttempts: 0 }, 'maxAttempts must be a number >= 1'],
+    [{ maxAttempts: 0 }, 'maxAttempts must be a whole number >= 1'],
+    [{ maxAttempts: 2.5 }, 'maxAttempts must be a whole number >= 1'],
     [{ maxWaitMs: -1 }, 'maxWaitMs must be a number >= 0'],
     [{ jitterMs: Number.NaN }, 'jitterMs must be a number >= 0'],
     [{ retryBudget: { ratio: 2 } }, 'retryBudget.ratio must be between 0 and 1'],

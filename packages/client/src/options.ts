@@ -99,7 +99,7 @@ export function resolveOptions(options: ClientOptions = {}): ResolvedClientOptio
     fail('attemptHeader must be a header name');
   const resolved: ResolvedClientOptions = {
     fetch: base,
-    maxAttempts: count('maxAttempts', options.maxAttempts ?? 3, 1),
+    maxAttempts: whole('maxAttempts', options.maxAttempts ?? 3, 1),
     maxWaitMs: count('maxWaitMs', options.maxWaitMs ?? 60_000, 0),
     jitterMs: count('jitterMs', options.jitterMs ?? 1000, 0),
     retryOn: new Set(retryOn),
@@ -124,6 +124,11 @@ function idempotencyKeyMaker(option: boolean | (() => string)): false | (() => s
   if (option === true) return () => globalThis.crypto.randomUUID();
   fn('idempotencyKey', option);
   return option;
+}
+
+function whole(name: string, value: number, min: number): number {
+  if (!Number.isInteger(value) || value < min) fail(`${name} must be a whole number >= ${min}`);
+  return value;
 }
 
 function count(name: string, value: number, min: number): number {
