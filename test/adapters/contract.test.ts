@@ -233,6 +233,28 @@ describe.each(adapters.map((adapter) => [adapter.name, adapter] as const))(
       expect(first.headers.ratelimit).toBe('"per_ip";r=2;t=60');
     });
 
+    it('answers a deny rule with 403, the rule and no limit numbers; an allow rule exempts from limits', async () => {
+      const app = await start({
+        options: {
+          rules: rules(perIp(1), { name: 'blocked', match: { ip: '127.0.0.0/8' }, action: 'deny' }),
+        },
+      });
+      const denied = await request(app.url).get('/search').expect(403);
+      expect(denied.body).toEqual({ error: 'forbidden', rule: 'blocked', retryAfter: null });
+      expect(denied.headers['x-ratelimit-rule']).toBe('blocked');
+      expect(denied.headers['cache-control']).toBe('no-store');
+      expect(denied.headers['retry-after']).toBeUndefined();
+      expect(denied.headers.ratelimit).toBeUndefined();
+      await app.close();
+      const office = await start({
+        options: { rules: rules(perIp(1), { name: 'office', match: { ip: '127.0.0.1' }, action: 'allow' }) },
+      });
+      for (let i = 0; i < 3; i++) {
+        const ok = await request(office.url).get('/search').expect(200);
+        expect(ok.headers.ratelimit).toBeUndefined();
+      }
+    });
+
     it('shows the same rule when a global and a route rule are equally constrained', async () => {
       const app = await start({
         options: { rules: rules(perIp(10)) },

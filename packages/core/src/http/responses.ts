@@ -9,7 +9,7 @@ export type HeaderValues = Record<string, string>;
 
 /** The JSON body of a denied request. */
 export interface DeniedBody {
-  readonly error: 'rate_limited' | 'rate_limit_unavailable';
+  readonly error: 'rate_limited' | 'rate_limit_unavailable' | 'forbidden';
   readonly rule: string | null;
   /** Whole seconds to wait; null when the request can never be allowed (cost above capacity). */
   readonly retryAfter: number | null;
@@ -17,8 +17,8 @@ export interface DeniedBody {
 
 /** Everything a denied response is made of; `onDenied` receives it to build its own. */
 export interface DeniedResponse {
-  /** 429, or 503 when a rule failed closed because the store was unavailable. */
-  readonly status: 429 | 503;
+  /** 429; 503 when a rule failed closed because the store was unavailable; 403 for a `deny` rule. */
+  readonly status: 429 | 503 | 403;
   readonly headers: HeaderValues;
   readonly body: DeniedBody;
   readonly decision: Decision;
@@ -117,7 +117,8 @@ function ruleText(rule: string, limit: number, windowMs: number): RuleText {
 
 /**
  * The status, headers and body of a denied request: 429 when a counter denied (an in-process fallback
- * counting during an outage included), 503 when the denying rule failed closed with nothing counting.
+ * counting during an outage included), 503 when the denying rule failed closed with nothing counting, 403
+ * when a `deny` rule refused it.
  * Both carry `Cache-Control: no-store`, so no cache replays a denial to other clients or past its time.
  */
 export function deniedResponse(
@@ -125,6 +126,7 @@ export function deniedResponse(
   format: HeaderFormat,
   clock: () => number = Date.now,
 ): DeniedResponse {
+  if (decision.action === 'deny') return forbidden(decision);
   const retryAfter = retryAfterSeconds(decision) ?? null;
   const unavailable = failedClosed(decision);
   const headers = rateLimitHeaders(decision, format, undefined, clock);
@@ -141,6 +143,14 @@ export function deniedResponse(
     },
     decision,
   };
+}
+
+/** A `deny` rule refused the request: 403 with the rule, no wait and no limit numbers (none was counted). */
+function forbidden(decision: Decision): DeniedResponse {
+  const rule = decision.rule ?? null;
+  const headers: HeaderValues = { 'Cache-Control': 'no-store' };
+  if (rule !== null) headers['X-RateLimit-Rule'] = rule;
+  return { status: 403, headers, body: { error: 'forbidden', rule, retryAfter: null }, decision };
 }
 
 /** The denying rule failed closed: the store is down and no counter stood in, the client is over no limit. */
