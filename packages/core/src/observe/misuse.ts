@@ -74,10 +74,10 @@ class MisuseWatch {
     };
     const take = (rules: CompiledRules) => {
       this.#release(held);
-      held = rules.rules.map((rule) => [
-        rule.scope === 'local' ? stores.localStore : stores.store,
-        counterId(rule),
-      ]);
+      // Deny and allow rules count nothing, so two limiters sharing them share no counter.
+      held = rules.rules
+        .filter((rule) => rule.action === undefined)
+        .map((rule) => [rule.scope === 'local' ? stores.localStore : stores.store, counterId(rule)]);
       const clash = this.#hold(held);
       if (clash !== undefined) warn('SLUICE_STORE_SHARED', `rule "${clash}" of domain "${rules.domain}"`);
     };

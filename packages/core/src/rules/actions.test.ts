@@ -155,3 +155,21 @@ describe('lists given to the limiter', () => {
     );
   });
 });
+
+describe('two limiters sharing a store and action rules', () => {
+  it('share no counter, so no SLUICE_STORE_SHARED notice', () => {
+    const store = new MemoryStore();
+    const rules = compileRules({
+      domain: 'shared_actions',
+      rules: [
+        { name: 'blocked', match: { ip: '198.51.100.0/24' }, action: 'deny' },
+        { name: 'office', match: { ip: '192.0.2.0/24' }, action: 'allow' },
+      ],
+    });
+    const lines: string[] = [];
+    const logger = { warn: (line: string) => lines.push(line) };
+    const limiters = [createLimiter({ rules, store, logger }), createLimiter({ rules, store, logger })];
+    expect(lines).toEqual([]);
+    for (const limiter of limiters) void limiter.close();
+  });
+});
