@@ -1,0 +1,133 @@
+import { getConnInfo as nodeConnInfo } from '@hono/node-server/conninfo';
+import {
+  type CheckScope,
+  ConfigError,
+  createHttpLimiter,
+  type DeniedResponse,
+  FetchFacts,
+  type ForwardedTrust,
+  forwardedTrust,
+  type InlineLimit,
+  type Limiter,
+  type RateLimitInfo,
+  type RateLimitOptions,
+  type RuleSpec,
+  type TrustProxy,
+  type Verdict,
+} from '@sluice/core';
+import type { Context, MiddlewareHandler, Next } from 'hono';
+import type { GetConnInfo } from 'hono/conninfo';
+import { routePath } from 'hono/route';
+import { releasingNext, waitUnlessGone } from './lifecycle.js';
+
+declare module 'hono' {
+  interface ContextVariableMap {
+    /** This request's limit as its RateLimit headers show it (set by @sluice/hono). */
+    rateLimit?: RateLimitInfo;
+  }
+}
+
+/** Options of the Hono middleware: the shared adapter options (functions take the context) plus Hono's own. */
+export interface HonoRateLimitOptions extends RateLimitOptions<Context> {
+  /**
+   * Builds your own denial: return a Response (or set `c.res`). When it gives none (or throws), the default is
+   * sent: a JSON 429 (503 when a rule failed closed).
+   */
+  onDenied?: (c: Context, denied: DeniedResponse) => Response | undefined | Promise<Response | undefined>;
+  /**
+   * Which proxies may name the client in X-Forwarded-For (Hono has no setting of its own): `false` (default),
+   * `true` (every hop: a client can then pick its own IP), a hop count, or proxy addresses and CIDR ranges.
+   */
+  trustProxy?: TrustProxy;
+  /** The runtime's connection info helper. Default: @hono/node-server's `getConnInfo`. */
+  getConnInfo?: GetConnInfo;
+}
+
+/** The global middleware, with per-route middleware and the limiter behind both. */
+export interface HonoRateLimit extends MiddlewareHandler {
+  /**
+   * Middleware adding rules for one route (`app.get('/search', limiter.route({...rule}), handler)`), or the
+   * shorthand (`limiter.route({limit: 5, per: '1m'})`), compiled once here; the global rules, already checked
+   * by the global middleware, are not recounted.
+   */
+  route(rules: RuleSpec | readonly RuleSpec[] | InlineLimit): MiddlewareHandler;
+  readonly limiter: Limiter;
+}
+
+/** Hono middleware: `app.use(rateLimit(options))`. Without options: 60 requests a minute per IP. */
+export function rateLimit(options?: HonoRateLimitOptions): HonoRateLimit {
+  const { trustProxy, getConnInfo = nodeConnInfo, ...shared } = options ?? {};
+  const trust = forwardedTrust(trustProxy);
+  if (typeof getConnInfo !== 'function')
+    throw new ConfigError('invalid rate limit options: option "getConnInfo": must be a function');
+  // app.use() runs before Hono knows which handler answers: it sees paths, and templates only in route().
+  const http = createHttpLimiter<Context, HonoRateLimitOptions>(options && shared, { globalSeesPaths: true });
+
+  const middleware = (scope: CheckScope): MiddlewareHandler =>
+    function sluiceRateLimit(c, next) {
+      const route = scope.global === false ? routePath(c) : undefined;
+      const facts = new FetchFacts(c.req.raw, clientAddress(c, trust, getConnInfo), trust.trust, route);
+      const verdict = http.check(c, facts, scope);
+      if (verdict instanceof Promise) return verdict.then((settled) => act(c, next, settled));
+      return act(c, next, verdict);
+    };
+
+  /**
+   * Carries out a verdict: on to `next`, or a denial. A response an earlier middleware already set
+   * (`c.finalized`) is left alone: counted, never touched.
+   */
+  function act(c: Context, next: Next, verdict: Verdict): Promise<Response | undefined> {
+    if (verdict.action === 'skip') return next().then(nothing);
+    c.set('rateLimit', verdict.info);
+    if (verdict.action === 'deny') return c.finalized ? Promise.resolve(undefined) : deny(c, verdict.denied);
+    // On c.res, not c.header(): Hono merges these into a Response the handler returns itself, too.
+    if (!c.finalized) setHeaders(c.res.headers, verdict.headers);
+    // Leases to hand back when the response ends; none (the usual case): no listeners.
+    const proceed = verdict.decision.leases.length > 0 ? releasingNext(c, next, verdict.release) : next;
+    if (verdict.delayMs <= 0) return proceed().then(nothing);
+    return waitUnlessGone(c, verdict.delayMs).then((stillThere) =>
+      // The client left while waiting: serve nothing (the status is for logs only).
+      stillThere ? proceed().then(nothing) : verdict.cancel().then(() => new Response(null, { status: 499 })),
+    );
+  }
+
+  /** Your `onDenied`, then the default denial unless it gave a response (or it threw), as in Koa. */
+  async function deny(c: Context, denied: DeniedResponse): Promise<Response> {
+    if (http.options.onDenied) {
+      try {
+        const own = await http.options.onDenied(c, denied);
+        if (own instanceof Response) return own;
+        if (c.finalized) return c.res;
+      } catch (error) {
+        http.report(error, 'on_denied');
+      }
+    }
+    return c.json(denied.body, denied.status, denied.headers);
+  }
+
+  return Object.assign(middleware({}), {
+    route: (rules: RuleSpec | readonly RuleSpec[] | InlineLimit) => middleware(http.routeScope(rules)),
+    limiter: http.limiter,
+  });
+}
+
+const nothing = (): undefined => undefined;
+
+function setHeaders(target: Headers, headers: Readonly<Record<string, string>>): void {
+  for (const name in headers) target.set(name, headers[name] as string);
+}
+
+/** The client: the connection's peer, or the forwarded hop `trustProxy` trusts to name it. */
+function clientAddress(c: Context, trust: ForwardedTrust, getConnInfo: GetConnInfo): string | undefined {
+  const forwardedFor = trust.trust === 'none' ? null : (c.req.header('x-forwarded-for') ?? null);
+  return trust.clientAddress(peerAddress(c, getConnInfo), forwardedFor);
+}
+
+/** The connection's peer address; undefined where the runtime gives none (a request made in process). */
+function peerAddress(c: Context, getConnInfo: GetConnInfo): string | undefined {
+  try {
+    return getConnInfo(c).remote.address;
+  } catch {
+    return undefined;
+  }
+}
