@@ -16,6 +16,7 @@ import { rateLimit as koaRateLimit } from '@sluice/koa';
 import express from 'express';
 import Fastify from 'fastify';
 import Koa from 'koa';
+import { hono } from './hono-app.js';
 
 /** What each test app's request looks like to the shared option functions (true in all three). */
 export interface AnyRequest {
@@ -55,10 +56,10 @@ export interface AppSpec {
   readonly errors?: unknown[];
 }
 
-const EARLY = JSON.stringify({ early: true });
+export const EARLY = JSON.stringify({ early: true });
 
 /** What `/info` answers: the limit the handler read, each framework its own typed way. */
-function infoBody(info: RateLimitInfo | undefined) {
+export function infoBody(info: RateLimitInfo | undefined) {
   return info
     ? { rule: info.rule ?? null, limit: info.limit, remaining: info.remaining, resetMs: info.resetMs }
     : null;
@@ -78,16 +79,16 @@ export interface AdapterFactory {
   start(spec: AppSpec): Promise<RunningApp>;
 }
 
-const PLAIN = ['/search', '/limited', '/health', '/critical', '/smooth', '/users/:id'] as const;
+export const PLAIN = ['/search', '/limited', '/health', '/critical', '/smooth', '/users/:id'] as const;
 
-async function handle(spec: AppSpec, path: string): Promise<{ ok: true }> {
+export async function handle(spec: AppSpec, path: string): Promise<{ ok: true }> {
   spec.served?.set(path, (spec.served.get(path) ?? 0) + 1);
   if (path === '/boom') throw new Error('boom');
   if (path === '/slow') await spec.gate?.wait();
   return { ok: true };
 }
 
-async function listen(server: Server): Promise<string> {
+export async function listen(server: Server): Promise<string> {
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -99,7 +100,7 @@ function stop(server: Server): Promise<void> {
 }
 
 /** Stops the server, then closes the limiter (and its stores), as Fastify's onClose hook does. */
-async function closeBoth(server: Server, limiter: Limiter): Promise<void> {
+export async function closeBoth(server: Server, limiter: Limiter): Promise<void> {
   await stop(server);
   await limiter.close();
 }
@@ -236,4 +237,4 @@ const koa: AdapterFactory = {
 };
 
 /** Every adapter the contract suite runs against. */
-export const adapters: readonly AdapterFactory[] = [fastify, expressFactory, koa];
+export const adapters: readonly AdapterFactory[] = [fastify, expressFactory, koa, hono];
