@@ -1,7 +1,7 @@
 import type { CheckOptions, Limiter } from '../engine.js';
 import { ConfigError } from '../errors.js';
 import type { RuleSpec } from '../rules/schema.js';
-import type { Maybe } from '../storeCall.js';
+import { isThenable, type Maybe } from '../storeCall.js';
 import type { CompiledRules, Decision, Descriptors, RuleResult } from '../types.js';
 import { buildDescriptors, headerApiKey, type RequestFacts } from './descriptors.js';
 import { type RateLimitInfo, rateLimitInfo } from './info.js';
@@ -14,7 +14,7 @@ import { shownResult } from './shown.js';
 
 /** True for a promise or any thenable a user hook may return. */
 function isPromise<T>(value: Maybe<T>): value is Promise<T> {
-  return typeof (value as { then?: unknown } | null | undefined)?.then === 'function';
+  return isThenable(value);
 }
 
 /** `next(value)`, at once when the value is there, after it resolves when it is a promise. */
