@@ -110,6 +110,23 @@ describe('the estimate', () => {
     );
   });
 
+  test('a sliding_log key grows with the requests of its window, up to the limit', async () => {
+    const logRules = join(tmp, 'log.yaml');
+    writeFileSync(
+      logRules,
+      'domain: d\nrules:\n  - {name: logins, match: {}, key: [ip], limit: {requests: 200, per: 1m}, algorithm: sliding_log}\n',
+    );
+    const run = async (rps: string) => {
+      const out = await runSluice('capacity', '--rules', logRules, '--rps', rps, '--keys', '100', '--json');
+      return (JSON.parse(out.out) as { estimate: Estimate }).estimate.rules[0]?.bytesPerKey;
+    };
+    // 1 request a minute per key: one entry. 100/s over 100 keys = 60 a minute each: 60 entries of ~30 B.
+    // 1000/s: 600 a minute each, capped at the limit (200): 128 small entries, then ~125 B each.
+    expect(await run('1')).toBe(214);
+    expect(await run('100')).toBe(214 + 30 * 59);
+    expect(await run('1000')).toBe(214 + 30 * 127 + 125 * 72);
+  });
+
   test('usage errors', async () => {
     const cases: [string[], RegExp][] = [
       [['capacity', '--rps', '10', '--keys', '10'], /needs --rules/],
@@ -141,9 +158,10 @@ describe('against a measured run on a real redis-server', () => {
     await server?.stop();
   });
 
-  async function measured(...descriptors: string[]) {
+  /** `sluice capacity --measure` on the private server with a sample of `keys` clients. */
+  function measureOn(keys: number, ...extra: string[]) {
     const url = `redis://${server.host}:${server.port}`;
-    const run = await runSluice(
+    return runSluice(
       'capacity',
       '--rules',
       rules,
@@ -154,16 +172,19 @@ describe('against a measured run on a real redis-server', () => {
       '--measure',
       url,
       '--sample-keys',
-      '3000',
-      '--json',
-      ...descriptors,
+      String(keys),
+      ...extra,
     );
+  }
+
+  async function measured(...descriptors: string[]) {
+    const run = await measureOn(3000, '--json', ...descriptors);
     expect(run.code, run.err).toBe(0);
     return JSON.parse(run.out) as { measured: Measured; estimateForSample: Estimate };
   }
 
   test.each([
-    ['an API client (per key, per IP, per tenant, global)', ['auth=api_key']],
+    ['an API client of one tenant (per key, per IP, per tenant, global)', ['auth=api_key', 'tenant=acme']],
     ['an anonymous client (per IP, global)', ['auth=anonymous']],
   ])(
     '%s: keys exact, memory within a quarter, at most one script call per request',
@@ -181,24 +202,12 @@ describe('against a measured run on a real redis-server', () => {
   );
 
   test('the run deletes its keys and prints measured beside estimated', async () => {
-    const url = `redis://${server.host}:${server.port}`;
-    const text = await runSluice(
-      'capacity',
-      '--rules',
-      rules,
-      '--rps',
-      '1000',
-      '--keys',
-      '1000',
-      '--measure',
-      url,
-      '--sample-keys',
-      '500',
-    );
+    const text = await measureOn(500);
     expect(text.code, text.err).toBe(0);
     expect(text.out).toContain(
       `measured on redis://${server.host}:${server.port}: 500 keys, 2500 requests, 64 in flight`,
     );
+    // No descriptors: the sample's clients have an IP and an API key (per_key, per_ip) and share the global key.
     expect(text.out).toMatch(/Redis keys\s+1,001\s+1,001\s+1\.00/);
     const { Redis } = await import('ioredis');
     const admin = new Redis({ host: server.host, port: server.port });

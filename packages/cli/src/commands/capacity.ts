@@ -51,7 +51,12 @@ async function measure(
   try {
     ({ Redis } = await import('ioredis'));
     ({ measureCapacity } = await import('../capacity/measure.js'));
-  } catch {
+  } catch (error) {
+    // Only a missing ioredis is the user's to fix; anything else is a bug to see whole.
+    const missing =
+      (error as { code?: unknown } | null)?.code === 'ERR_MODULE_NOT_FOUND' &&
+      String(error).includes("'ioredis'");
+    if (!missing) throw error;
     io.err('capacity --measure needs ioredis (npm install ioredis)');
     return EXIT.usage;
   }
