@@ -142,6 +142,17 @@ describe('sluice replay', () => {
   });
 });
 
+test('replay, simulate and capacity are listed in sluice --help and each has its own --help', async () => {
+  const help = await runSluice('--help');
+  for (const name of ['replay', 'simulate', 'capacity']) {
+    expect(help.out).toContain(`  ${name}`);
+    const own = await runSluice(name, '--help');
+    expect(own.code).toBe(0);
+    expect(own.out).toMatch(new RegExp(`^Usage: sluice ${name} `));
+    expect(own.out).toContain('Exit codes:');
+  }
+});
+
 describe('progress', () => {
   /** Runs the bin under a pseudo-terminal (util-linux `script`), as an operator's shell would. */
   function inTerminal(command: string): Promise<string> {
