@@ -86,7 +86,7 @@ console.log(
 );
 const roomy = await bytesPerKey(200_000, 1_000_000);
 console.log(
-  `bytes per sliding_window key, default maxKeys 1,000,000 (slot arrays grown by doubling): ${roomy.store.toFixed(0)}`,
+  `bytes per sliding_window key, default maxKeys 1,000,000 (slot pages made as needed): ${roomy.store.toFixed(0)}`,
 );
 const bounded = await boundedUnderRotation(100_000, 1_000_000);
 console.log(

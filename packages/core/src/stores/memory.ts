@@ -16,10 +16,8 @@ export interface MemoryStoreOptions {
   maxKeys?: number;
 }
 
-/** PAGE_SIZE slots: tag and Map (to forget a counter; undefined while the slot is free), state, expiry. */
+/** PAGE_SIZE slots: state and expiry (Infinity while the slot is free). */
 interface SlotPage {
-  readonly tags: (string | undefined)[];
-  readonly maps: (Map<string, number> | undefined)[];
   readonly states: unknown[];
   readonly expiresAt: Float64Array;
   /** The next free slot, for free slots. */
@@ -28,10 +26,7 @@ interface SlotPage {
 
 function slotPage(): SlotPage {
   return {
-    // Grown as slots are taken (in order, so they stay packed): a small store stays small.
-    tags: [],
-    maps: [],
-    states: [],
+    states: [], // grown as slots are taken (in order, so it stays packed): a small store stays small
     expiresAt: new Float64Array(PAGE_SIZE),
     nextFree: new Int32Array(PAGE_SIZE),
   };
@@ -67,6 +62,8 @@ export class MemoryStore implements Store {
   /** Next slot the sweep looks at. */
   #cursor = 0;
   #evictions = 0;
+  /** The slot each check of the call being evaluated found (reused from call to call). */
+  #found = new Int32Array(8);
 
   constructor(options: MemoryStoreOptions = {}) {
     const maxKeys = options.maxKeys ?? 1_000_000;
@@ -74,7 +71,7 @@ export class MemoryStore implements Store {
       throw new ConfigError(`maxKeys must be a positive integer, got ${String(maxKeys)}`);
     }
     this.#maxKeys = maxKeys;
-    this.#index = new SlotIndex(maxKeys);
+    this.#index = new SlotIndex();
     this.#lru = new SegmentedLru(protectedLimit(maxKeys));
   }
 
@@ -101,9 +98,11 @@ export class MemoryStore implements Store {
     this.#sweep(now);
     const outcomes: Outcome<unknown>[] = new Array(checks.length);
     let blocked = false;
+    if (this.#found.length < checks.length) this.#found = new Int32Array(checks.length);
     for (let i = 0; i < checks.length; i++) {
       const check = checks[i]!;
       const slot = this.#find(check, now);
+      this.#found[i] = slot;
       const state = slot === NONE ? undefined : this.#page(slot).states[slot & PAGE_MASK];
       const outcome = decideByName(check.algorithm, state, now, check.params, check.cost, check.leaseId);
       outcomes[i] = outcome;
@@ -111,7 +110,8 @@ export class MemoryStore implements Store {
     }
     for (let i = 0; i < checks.length; i++) {
       const outcome = outcomes[i]!;
-      if (!blocked && outcome.allowed) this.#write(checks[i]!, outcome.state, now + outcome.ttlMs);
+      if (!blocked && outcome.allowed)
+        this.#write(checks[i]!, this.#found[i]!, outcome.state, now + outcome.ttlMs);
     }
     // An outcome is a CheckResult with its state and TTL besides: no copy per check.
     return outcomes;
@@ -147,8 +147,8 @@ export class MemoryStore implements Store {
 
   /** The live slot of a counter, counted as a use; an expired one is dropped (NONE). */
   #find(id: { rule: string; tag: string }, now: number): number {
-    const slot = this.#index.get(id.rule, id.tag);
-    if (slot === undefined) return NONE;
+    const slot = this.#index.find(id.rule, id.tag);
+    if (slot === NONE) return NONE;
     if (this.#page(slot).expiresAt[slot & PAGE_MASK]! <= now) {
       this.#drop(slot);
       return NONE;
@@ -165,23 +165,22 @@ export class MemoryStore implements Store {
       if (cursor >= this.#used) cursor = 0;
       const page = this.#page(cursor);
       const at = cursor & PAGE_MASK;
-      if (page.tags[at] !== undefined && page.expiresAt[at]! <= now) this.#drop(cursor);
+      if (page.expiresAt[at]! <= now) this.#drop(cursor);
       cursor++;
     }
     this.#cursor = cursor;
   }
 
-  #write(check: Check, state: unknown, expiresAt: number): void {
-    // Looked up again rather than kept from #find: an eviction for an earlier check of the call may have
-    // taken that slot.
-    let slot = this.#index.get(check.rule, check.tag);
-    if (slot === undefined) {
-      const map = this.#index.mapFor(check.rule, check.tag);
+  /** Stores a counter's new state in the slot `#find` gave (NONE: none then). */
+  #write(check: Check, found: number, state: unknown, expiresAt: number): void {
+    let slot = found;
+    // Looked up again when the slot may have changed hands: a new counter written for an earlier check of
+    // the call may have evicted it, or (the same counter twice in one call) made it.
+    if (slot === NONE || !this.#index.holds(slot, check.rule, check.tag))
+      slot = this.#index.find(check.rule, check.tag);
+    if (slot === NONE) {
       slot = this.#allocate();
-      map.set(check.tag, slot);
-      const page = this.#page(slot);
-      page.tags[slot & PAGE_MASK] = check.tag;
-      page.maps[slot & PAGE_MASK] = map;
+      this.#index.add(check.rule, check.tag, slot);
       this.#lru.insert(slot);
     }
     const page = this.#page(slot);
@@ -217,20 +216,19 @@ export class MemoryStore implements Store {
     this.#size--;
   }
 
-  /** Removes a slot's counter from its Map and lets its state go. */
+  /** Removes a slot's counter from the index and lets its state go. */
   #forget(slot: number): void {
+    this.#index.remove(slot);
     const page = this.#page(slot);
-    const at = slot & PAGE_MASK;
-    page.maps[at]!.delete(page.tags[at]!);
-    page.tags[at] = undefined;
-    page.maps[at] = undefined;
-    page.states[at] = undefined;
+    page.states[slot & PAGE_MASK] = undefined;
+    page.expiresAt[slot & PAGE_MASK] = Number.POSITIVE_INFINITY;
   }
 
   /** Makes the page of the next new slot, `#used`. */
   #addPage(): void {
     addPages(this.#pages, this.#used + 1, slotPage);
     this.#lru.grow(this.#used + 1);
+    this.#index.grow(this.#used + 1);
   }
 
   #page(slot: number): SlotPage {

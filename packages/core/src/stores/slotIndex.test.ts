@@ -1,39 +1,50 @@
 import { describe, expect, it } from 'vitest';
 import { hashText } from '../keys.js';
+import { NONE } from './segmentedLru.js';
 import { KEYS_PER_SHARD, SlotIndex } from './slotIndex.js';
 
-/** Fills an index with `count` tags of one rule; returns the distinct Maps they went to. */
-function fill(index: SlotIndex, count: number, tag: (i: number) => string): Set<Map<string, number>> {
-  const maps = new Set<Map<string, number>>();
-  for (let i = 0; i < count; i++) {
-    const map = index.mapFor('per_key', tag(i));
-    map.set(tag(i), i);
-    maps.add(map);
-  }
-  return maps;
+function filled(count: number, tag: (i: number) => string, rule = 'per_key'): SlotIndex {
+  const index = new SlotIndex();
+  index.grow(count);
+  for (let i = 0; i < count; i++) index.add(rule, tag(i), i);
+  return index;
 }
 
 describe('SlotIndex', () => {
-  it('keeps every Map small at maxKeys, whatever the tags look like, so no rebuild stalls the loop', () => {
-    const maxKeys = 200_000;
+  it('keeps every Map small at any count, whatever the tags look like, so no rebuild stalls the loop', () => {
+    const count = 200_000;
     for (const tag of [(i: number) => hashText(`k${i}`), (i: number) => `key-${i}`]) {
-      const index = new SlotIndex(maxKeys);
-      const maps = fill(index, maxKeys, tag);
-      expect(maps.size).toBe(64); // 200,000 / 4096, rounded up to a power of two
-      const largest = Math.max(...[...maps].map((map) => map.size));
-      expect(largest).toBeLessThan(KEYS_PER_SHARD * 1.25);
-      for (let i = 0; i < maxKeys; i += 997) expect(index.get('per_key', tag(i))).toBe(i);
+      const index = new SlotIndex();
+      index.grow(count);
+      for (let i = 0; i < count; i++) {
+        index.add('per_key', tag(i), i);
+        // Maps are split one at a time as tags come: never more than about twice their share in one.
+        if (i % 10_007 === 0) expect(index.shards().largest).toBeLessThan(KEYS_PER_SHARD * 2.5);
+      }
+      expect(index.shards().count).toBe(Math.ceil(count / KEYS_PER_SHARD));
+      expect(index.shards().largest).toBeLessThan(KEYS_PER_SHARD * 2.5);
+      for (let i = 0; i < count; i += 997) expect(index.find('per_key', tag(i))).toBe(i);
     }
+    expect(filled(1000, (i) => `t${i}`).shards()).toEqual({ largest: 1000, count: 1 }); // a small store: one Map
   });
 
-  it('keeps rules apart, has one Map for a small store, and forgets on clear', () => {
-    const index = new SlotIndex(1000);
-    expect(fill(index, 1000, (i) => `t${i}`).size).toBe(1);
-    index.mapFor('other', 't1').set('t1', 7);
-    expect(index.get('per_key', 't1')).toBe(1);
-    expect(index.get('other', 't1')).toBe(7);
-    expect(index.get('other', 't2')).toBeUndefined();
+  it('keeps rules with the same tag apart, and removes any of them', () => {
+    const index = new SlotIndex();
+    index.grow(10);
+    for (const [slot, rule] of ['a', 'b', 'c', 'd'].entries()) index.add(rule, 'shared', slot);
+    index.add('a', 'other', 4);
+    expect(['a', 'b', 'c', 'd', 'e'].map((rule) => index.find(rule, 'shared'))).toEqual([0, 1, 2, 3, NONE]);
+    index.remove(1); // in the middle of the chain
+    index.remove(3); // its head
+    expect(['a', 'b', 'c', 'd'].map((rule) => index.find(rule, 'shared'))).toEqual([0, NONE, 2, NONE]);
+    index.remove(0);
+    index.remove(2);
+    expect(index.find('c', 'shared')).toBe(NONE);
+    expect(index.shards().largest).toBe(1); // 'shared' is gone from its Map
+    expect(index.find('a', 'other')).toBe(4);
+    index.add('b', 'shared', 1); // a freed slot reused
+    expect(index.find('b', 'shared')).toBe(1);
     index.clear();
-    expect(index.get('per_key', 't1')).toBeUndefined();
+    expect(index.find('a', 'other')).toBe(NONE);
   });
 });

@@ -1,56 +1,137 @@
+import { addPages, PAGE_BITS, PAGE_MASK, PAGE_SIZE } from './pages.js';
+import { NONE } from './segmentedLru.js';
+
 /**
- * Most entries one Map of the index holds on average. V8 rebuilds a whole Map at once when it grows, and
+ * Most tags one Map of the index holds on average. V8 rebuilds a whole Map at once when it grows, and
  * again when deletions leave it full of holes or a quarter used: at about 0.2 µs an entry, a million-entry
  * Map stalled the event loop for 100-300 ms. Maps of a few thousand entries rebuild in well under 1 ms.
  */
 export const KEYS_PER_SHARD = 4096;
 
+/** PAGE_SIZE slots: the counter each holds (rule and tag), and the next slot holding the same tag. */
+interface IdentityPage {
+  readonly rules: (string | undefined)[];
+  readonly tags: (string | undefined)[];
+  readonly next: Int32Array;
+}
+
+function identityPage(): IdentityPage {
+  // Grown as slots are taken (in order, so they stay packed): a small store stays small.
+  return { rules: [], tags: [], next: new Int32Array(PAGE_SIZE) };
+}
+
 /**
- * Counter identity -> slot number, split over enough small Maps that none holds more than about
- * {@link KEYS_PER_SHARD} entries at `maxKeys`: the shard is picked by a hash of the tag, then one Map per
- * rule inside the shard (tags repeat across rules keyed on the same descriptors).
+ * Counter identity (rule, tag) -> slot number. Tags are spread over small Maps by a hash of the tag, as many
+ * as there are tags to hold (about {@link KEYS_PER_SHARD} each): when the tags outgrow them, one Map is
+ * split in two (linear hashing), never all at once, so growing costs one small Map's worth of work at most,
+ * and a small store keeps one Map (few Maps stay in the CPU cache). Rules keyed on the same descriptors share
+ * a tag: a Map holds the first slot of the tag, and the slots of other rules with that tag follow in a
+ * chain through `next` (one per such rule), so a lookup reads one Map, as one Map per rule did.
  */
 export class SlotIndex {
-  readonly #mask: number;
-  #shards: (Map<string, Map<string, number>> | undefined)[];
+  #shards: Map<string, number>[] = [new Map()];
+  /** Linear hashing: 2^level Maps, plus those split off the first `#split` of them in this round. */
+  #level = 0;
+  #split = 0;
+  #tags = 0;
+  #pages: IdentityPage[] = [];
 
-  constructor(maxKeys: number) {
-    this.#mask = shardCount(maxKeys) - 1;
-    this.#shards = new Array(this.#mask + 1).fill(undefined);
+  /** The slot of a counter, or NONE. */
+  find(rule: string, tag: string): number {
+    let slot = this.#shardOf(tag).get(tag) ?? NONE;
+    while (slot !== NONE) {
+      const page = this.#page(slot);
+      if (page.rules[slot & PAGE_MASK] === rule) return slot;
+      slot = page.next[slot & PAGE_MASK]!;
+    }
+    return NONE;
   }
 
-  /** The slot of a counter, if held. */
-  get(rule: string, tag: string): number | undefined {
-    return this.#shards[shardHash(tag) & this.#mask]?.get(rule)?.get(tag);
+  /** Whether `slot` holds this counter. */
+  holds(slot: number, rule: string, tag: string): boolean {
+    const page = this.#page(slot);
+    return page.rules[slot & PAGE_MASK] === rule && page.tags[slot & PAGE_MASK] === tag;
   }
 
-  /** The Map a counter belongs in, made if needed; the caller keeps it to delete the entry later. */
-  mapFor(rule: string, tag: string): Map<string, number> {
-    const index = shardHash(tag) & this.#mask;
-    let shard = this.#shards[index];
-    if (shard === undefined) {
-      shard = new Map();
-      this.#shards[index] = shard;
+  /** Records that `slot` (a free one, below the count given to `grow`) holds the counter. */
+  add(rule: string, tag: string, slot: number): void {
+    const shard = this.#shardOf(tag);
+    const page = this.#page(slot);
+    const at = slot & PAGE_MASK;
+    const first = shard.get(tag);
+    page.rules[at] = rule;
+    page.tags[at] = tag;
+    page.next[at] = first ?? NONE;
+    shard.set(tag, slot);
+    if (first === undefined && ++this.#tags > this.#shards.length * KEYS_PER_SHARD) this.#splitOne();
+  }
+
+  /** Forgets the counter a slot holds. */
+  remove(slot: number): void {
+    const page = this.#page(slot);
+    const at = slot & PAGE_MASK;
+    const tag = page.tags[at]!;
+    const shard = this.#shardOf(tag);
+    const next = page.next[at]!;
+    const first = shard.get(tag)!;
+    if (first === slot) {
+      if (next !== NONE) shard.set(tag, next);
+      else if (shard.delete(tag)) this.#tags--;
+    } else {
+      let before = first;
+      while (this.#page(before).next[before & PAGE_MASK] !== slot)
+        before = this.#page(before).next[before & PAGE_MASK]!;
+      this.#page(before).next[before & PAGE_MASK] = next;
     }
-    let map = shard.get(rule);
-    if (map === undefined) {
-      map = new Map();
-      shard.set(rule, map);
-    }
-    return map;
+    page.rules[at] = undefined;
+    page.tags[at] = undefined;
+  }
+
+  /** Makes room for slots numbered below `count`. */
+  grow(count: number): void {
+    addPages(this.#pages, count, identityPage);
+  }
+
+  /** Tags in the fullest Map, what one rebuild by V8 would cost, and the number of Maps (for tests). */
+  shards(): { largest: number; count: number } {
+    let largest = 0;
+    for (const shard of this.#shards) largest = Math.max(largest, shard.size);
+    return { largest, count: this.#shards.length };
   }
 
   /** Forgets every counter. */
   clear(): void {
-    this.#shards = new Array(this.#mask + 1).fill(undefined);
+    this.#shards = [new Map()];
+    this.#level = this.#split = this.#tags = 0;
+    this.#pages = [];
   }
-}
 
-/** A power of two, so that a shard is picked with a mask. */
-function shardCount(maxKeys: number): number {
-  let count = 1;
-  while (count * KEYS_PER_SHARD < maxKeys) count *= 2;
-  return count;
+  #shardOf(tag: string): Map<string, number> {
+    const hash = shardHash(tag);
+    const index = hash & ((1 << this.#level) - 1);
+    return this.#shards[index < this.#split ? hash & ((2 << this.#level) - 1) : index]!;
+  }
+
+  /** Splits the next Map of the round in two: its tags that hash to the new Map move there. */
+  #splitOne(): void {
+    const from = this.#shards[this.#split]!;
+    const to = new Map<string, number>();
+    this.#shards.push(to);
+    const mask = (2 << this.#level) - 1;
+    for (const [tag, slot] of from) {
+      if ((shardHash(tag) & mask) === this.#split) continue;
+      to.set(tag, slot);
+      from.delete(tag);
+    }
+    if (++this.#split === 1 << this.#level) {
+      this.#level++;
+      this.#split = 0;
+    }
+  }
+
+  #page(slot: number): IdentityPage {
+    return this.#pages[slot >>> PAGE_BITS]!;
+  }
 }
 
 /** FNV-1a over the tag's characters: tags are short (22-character hashes), and any string spreads evenly. */
