@@ -18,7 +18,7 @@ import {
 } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, untilDenied } from './apps.js';
@@ -106,6 +106,37 @@ function filesUnder(dir: string): string[] {
   return readdirSync(dir, { recursive: true, encoding: 'utf8' });
 }
 
+/** A relative specifier in a declaration file: `from './x.js'`, `import('./x.js')`. */
+const RELATIVE_SPECIFIER = /\b(?:from|import)\s*\(?\s*['"](\.{1,2}\/[^'"]+)['"]/g;
+
+/**
+ * What is wrong with one file of an installed package's dist: an output without a source (a stale build), a map
+ * without its sources, a CommonJS typing (`.d.cts`) importing anything but another one (which TypeScript refuses
+ * under `module: node16` to users who do not skip library checks).
+ */
+function distFileProblems(pkg: WorkspacePackage, installed: string, file: string): string[] {
+  const path = join(installed, 'dist', file);
+  if (
+    file.endsWith('.js') &&
+    !existsSync(join(ROOT, 'packages', pkg.dir, 'src', file.replace(/\.js$/, '.ts')))
+  ) {
+    return [`dist/${file} has no source (a stale build?)`];
+  }
+  if (file.endsWith('.js.map')) {
+    const map = JSON.parse(readFileSync(path, 'utf8'));
+    return map.sourcesContent?.length === map.sources.length ? [] : [`dist/${file} lacks its sources`];
+  }
+  if (!file.endsWith('.d.cts')) return [];
+  const specifiers = [...readFileSync(path, 'utf8').matchAll(RELATIVE_SPECIFIER)].map(
+    (match) => match[1] ?? '',
+  );
+  return specifiers
+    .filter(
+      (spec) => !spec.endsWith('.cjs') || !existsSync(join(dirname(path), spec.replace(/\.cjs$/, '.d.cts'))),
+    )
+    .map((spec) => `dist/${file} imports ${spec}, not a CommonJS typing`);
+}
+
 /** What a tarball, as npm installed it, gets wrong; empty when nothing. */
 function tarballProblems(pkg: WorkspacePackage): string[] {
   const installed = join(app, 'node_modules', pkg.name);
@@ -122,18 +153,8 @@ function tarballProblems(pkg: WorkspacePackage): string[] {
     const relative = readFileSync(join(installed, 'README.md'), 'utf8').match(/\]\((?!https?:|#)[^)]*\)/g);
     if (relative !== null) problems.push(`relative README links ${relative.join(' ')}`);
   }
-  for (const file of filesUnder(join(installed, 'dist'))) {
-    if (
-      file.endsWith('.js') &&
-      !existsSync(join(ROOT, 'packages', pkg.dir, 'src', file.replace(/\.js$/, '.ts')))
-    ) {
-      problems.push(`dist/${file} has no source (a stale build?)`);
-    }
-    if (file.endsWith('.js.map')) {
-      const map = JSON.parse(readFileSync(join(installed, 'dist', file), 'utf8'));
-      if (map.sourcesContent?.length !== map.sources.length) problems.push(`dist/${file} lacks its sources`);
-    }
-  }
+  for (const file of filesUnder(join(installed, 'dist')))
+    problems.push(...distFileProblems(pkg, installed, file));
   return problems;
 }
 
@@ -143,8 +164,9 @@ function tsc(project: string): Promise<CommandResult> {
 }
 
 /**
- * tsc's errors in the user's file and in Sluice's declarations. Declarations are checked (`skipLibCheck: false`),
- * since a user may not skip them; errors inside third-party typings are theirs, and left out.
+ * tsc's errors in the user's file and in Sluice's declarations (third-party typings are theirs). Library checks are
+ * skipped, as most projects do and for speed; what they would catch in Sluice's CommonJS typings,
+ * distFileProblems checks.
  */
 function ourErrors(result: CommandResult): string[] {
   return result.stdout.split('\n').filter((line) => /^(user\.ts|node_modules\/@sluice\/)/.test(line));
