@@ -13,6 +13,7 @@ import {
   RulesError,
   type ValueSet,
   valueList,
+  valueSetInSteps,
   watchRules,
 } from '@sluice/core';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -138,4 +139,23 @@ describe('a rules reload naming a list the limiter was not given', () => {
     ]);
     expect((await limiter.check({ ip: '198.51.100.1' })).action).toBe('deny');
   });
+});
+
+describe('a large list reload', () => {
+  it('is built in steps, letting other work run between them', async () => {
+    const entries = Array.from({ length: 100_000 }, (_, i) => `10.${i >> 16}.${(i >> 8) & 255}.${i & 255}`);
+    let turns = 0;
+    let building = true;
+    const spin = () => {
+      turns++;
+      if (building) setImmediate(spin);
+    };
+    setImmediate(spin);
+    // What fileList and redisList reload with; no I/O here, so every turn comes from a step.
+    const list = await valueSetInSteps(entries, 'big');
+    building = false;
+    // Built in one go, nothing else could run until it was done; in steps of 2,000, the loop turned ~50 times.
+    expect(turns).toBeGreaterThanOrEqual(25);
+    expect(list.size).toBe(100_000);
+  }, 60_000);
 });

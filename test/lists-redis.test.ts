@@ -127,6 +127,23 @@ describe('redisList', () => {
     expect((await limiter.check({ ip: '198.51.100.1' })).action).toBe('deny');
   }, 20_000);
 
+  it('rebuilds only a set that changed', async () => {
+    const key = randomPrefix('blocked');
+    await redis.admin.sadd(key, '198.51.100.0/24', '192.0.2.7');
+    const built: ValueSet[] = [];
+    const list = redisList(redis.client, key, { ttlMs: 600_000, onRefresh: (set) => built.push(set) });
+    cleanups.push(() => list.close());
+    await list.ready;
+    const first = list.current;
+    await list.refresh();
+    expect(built).toHaveLength(1);
+    expect(list.current).toBe(first);
+    await redis.admin.srem(key, '192.0.2.7');
+    await list.refresh();
+    expect(built).toHaveLength(2);
+    expect(has(list.current, '192.0.2.7')).toBe(false);
+  });
+
   it('refuses a bad key or TTL at once', () => {
     expect(() => redisList(redis.client, '')).toThrow(/needs the key/);
     expect(() => redisList(redis.client, 'k', { ttlMs: 0 })).toThrow(/ttlMs must be a positive number/);

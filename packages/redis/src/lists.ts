@@ -1,4 +1,4 @@
-import { EMPTY_SET, type ValueList, type ValueSet, valueList } from '@sluice/core';
+import { EMPTY_SET, type ValueList, type ValueSet, valueSetInSteps } from '@sluice/core';
 import type { Cluster, Redis } from 'ioredis';
 
 /** Options of {@link redisList}. */
@@ -7,7 +7,7 @@ export interface RedisListOptions {
   readonly ttlMs?: number;
   /** Told of each refresh that failed (Redis unreachable, a bad entry); the last good list stays in force. */
   readonly onError?: (error: Error) => void;
-  /** Told of each refresh put in force. */
+  /** Told of each changed list put in force (an unchanged set is not rebuilt). */
   readonly onRefresh?: (list: ValueSet) => void;
 }
 
@@ -40,9 +40,15 @@ export function redisList(client: Redis | Cluster, key: string, options: RedisLi
   let closed = false;
   let reading: Promise<void> | undefined;
 
+  let lastPrint: string | undefined;
+
   async function readOnce(): Promise<void> {
     const members = await scanSet(client, key);
-    current = valueList(members, `Redis set ${key}`).current;
+    // An unchanged set (the usual refresh) is not rebuilt: hashing the members costs far less.
+    const print = fingerprint(members);
+    if (print === lastPrint) return;
+    current = await valueSetInSteps(members, `Redis set ${key}`);
+    lastPrint = print;
     options.onRefresh?.(current);
   }
 
@@ -90,6 +96,25 @@ async function scanSet(client: Redis | Cluster, key: string): Promise<string[]> 
     cursor = next;
   } while (cursor !== '0');
   return members;
+}
+
+/** Count and order-free hashes of the members (SSCAN may return them in any order). */
+function fingerprint(members: readonly string[]): string {
+  let sum = 0;
+  let mixed = 0;
+  for (const member of members) {
+    const hash = fnv1a(member);
+    sum = (sum + hash) >>> 0;
+    mixed = (mixed ^ Math.imul(hash, 0x9e3779b1)) >>> 0;
+  }
+  return `${members.length}:${sum}:${mixed}`;
+}
+
+/** 32-bit FNV-1a of a string's UTF-16 code units. */
+function fnv1a(text: string): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) hash = Math.imul(hash ^ text.charCodeAt(i), 0x01000193);
+  return hash >>> 0;
 }
 
 function asError(error: unknown): Error {

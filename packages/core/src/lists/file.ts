@@ -4,7 +4,7 @@ import { resolve } from 'node:path';
 import { ConfigError } from '../errors.js';
 import { watchText } from '../rules/fileWatch.js';
 import type { ValueList } from '../types.js';
-import { parseList } from './parse.js';
+import { parseList, parseListInSteps } from './parse.js';
 import type { ValueSet } from './valueSet.js';
 
 /** Largest list file read (64 MiB): millions of entries, and a bound on what a reload can cost. */
@@ -42,8 +42,9 @@ export function fileList(path: string, options: FileListOptions = {}): FileList 
     debounceMs: options.debounceMs ?? 100,
     initialText,
     read: readList,
-    onText(text) {
-      current = parseList(text, path);
+    async onText(text) {
+      // Built in steps: a large list reloads without holding up the requests served meanwhile.
+      current = await parseListInSteps(text, path);
       options.onReload?.(current);
     },
     onError: (error) => options.onError?.(error),

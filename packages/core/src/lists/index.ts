@@ -1,5 +1,5 @@
 export { ADDRESS_FIELDS } from './address.js';
 export { type FileList, type FileListOptions, fileList, MAX_LIST_BYTES } from './file.js';
 export { parseList } from './parse.js';
-export { valueList } from './valueList.js';
-export { EMPTY_SET, ValueSet } from './valueSet.js';
+export { valueList, valueSetInSteps } from './valueList.js';
+export { EMPTY_SET, ValueSet, valueSetOf } from './valueSet.js';

@@ -1,6 +1,7 @@
 import { ConfigError } from '../errors.js';
 import type { ValueList } from '../types.js';
-import { buildList } from './parse.js';
+import { buildList, buildListInSteps, type ListEntry } from './parse.js';
+import type { ValueSet } from './valueSet.js';
 
 /**
  * A fixed list given in code (values and CIDR ranges), for tests and lists that never change. A bad range
@@ -9,10 +10,18 @@ import { buildList } from './parse.js';
 export function valueList(entries: readonly string[], source = '<valueList>'): ValueList {
   if (!Array.isArray(entries) || entries.some((entry) => typeof entry !== 'string'))
     throw new ConfigError('valueList takes a list of strings');
-  // Entries are taken whole (no comments): a bad one is placed at its position, counted from 1.
-  const current = buildList(
-    entries.map((text, index) => ({ text: text.trim(), line: index + 1, column: 1 })),
-    source,
-  );
-  return { current };
+  return { current: buildList(positioned(entries), source) };
+}
+
+/**
+ * The set of `entries` built in steps, yielding to the event loop between them (for a list refreshed while
+ * requests are served, as redisList does). A bad range rejects with a RulesError naming `source`.
+ */
+export function valueSetInSteps(entries: readonly string[], source: string): Promise<ValueSet> {
+  return buildListInSteps(positioned(entries), source);
+}
+
+/** Entries are taken whole (no comments): a bad one is placed at its position, counted from 1. */
+function positioned(entries: readonly string[]): ListEntry[] {
+  return entries.map((text, index) => ({ text: text.trim(), line: index + 1, column: 1 }));
 }

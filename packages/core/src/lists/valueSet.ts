@@ -9,20 +9,10 @@ export class ValueSet {
   readonly #exact: ReadonlySet<string>;
   readonly #ranges: PrefixTree<true>;
 
-  /** Builds the set; an entry that looks like an address but is not a valid range throws (validate first). */
-  constructor(entries: Iterable<string>) {
-    const exact = new Set<string>();
-    this.#ranges = new PrefixTree<true>();
-    for (const entry of entries) {
-      if (!looksLikeAddress(entry)) {
-        exact.add(entry);
-        continue;
-      }
-      const range = parseRange(entry);
-      if (typeof range === 'string') throw new TypeError(range);
-      this.#ranges.add(range, true);
-    }
+  /** Made by a {@link ValueSetBuilder} or {@link valueSetOf}. */
+  constructor(exact: ReadonlySet<string>, ranges: PrefixTree<true>) {
     this.#exact = exact;
+    this.#ranges = ranges;
   }
 
   /** Number of entries: texts and ranges. */
@@ -36,5 +26,38 @@ export class ValueSet {
   }
 }
 
+/** Collects texts and parsed ranges, then builds the set once: each entry is parsed a single time. */
+export class ValueSetBuilder {
+  readonly #exact = new Set<string>();
+  readonly #ranges = new PrefixTree<true>();
+
+  addText(text: string): void {
+    this.#exact.add(text);
+  }
+
+  addRange(range: AddressBits): void {
+    this.#ranges.add(range, true);
+  }
+
+  build(): ValueSet {
+    return new ValueSet(this.#exact, this.#ranges);
+  }
+}
+
+/** The set of entries already validated (a rule's values); an entry that is a bad range throws. */
+export function valueSetOf(entries: Iterable<string>): ValueSet {
+  const builder = new ValueSetBuilder();
+  for (const entry of entries) {
+    if (!looksLikeAddress(entry)) {
+      builder.addText(entry);
+      continue;
+    }
+    const range = parseRange(entry);
+    if (typeof range === 'string') throw new TypeError(range);
+    builder.addRange(range);
+  }
+  return builder.build();
+}
+
 /** The set with nothing in it: what a list holds before its first load. */
-export const EMPTY_SET = new ValueSet([]);
+export const EMPTY_SET = valueSetOf([]);

@@ -1,5 +1,5 @@
 import { ADDRESS_FIELDS, type AddressBits, covers, parseAddress, parseRange } from '../lists/address.js';
-import { ValueSet } from '../lists/valueSet.js';
+import { type ValueSet, valueSetOf } from '../lists/valueSet.js';
 import type { CompiledRule, Descriptors, Lists, MatchCondition } from '../types.js';
 
 /** A compiled rule's condition as the matcher checks it: its values built into a set once. */
@@ -17,7 +17,7 @@ export interface Condition {
 export function toCondition(field: string, condition: MatchCondition): Condition {
   return {
     field,
-    values: condition.list === undefined ? new ValueSet(condition.values) : undefined,
+    values: condition.list === undefined ? valueSetOf(condition.values) : undefined,
     list: condition.list,
     not: condition.not,
     address: ADDRESS_FIELDS.has(field),

@@ -14,8 +14,8 @@ export interface FileWatchOptions {
   /** The text the caller already holds: the same text read again is no change. */
   readonly initialText: string;
   readonly read: (file: string) => Promise<string>;
-  /** Called with each new text, in order; a throw is reported to `onError` like a failed read. */
-  readonly onText: (text: string) => void;
+  /** Called with each new text, in order (awaited); a throw is reported to `onError` like a failed read. */
+  readonly onText: (text: string) => void | Promise<void>;
   readonly onError: (error: Error) => void;
 }
 
@@ -44,7 +44,7 @@ export function watchText(file: string, options: FileWatchOptions): FileWatch {
     if (text === lastText) return;
     lastText = text;
     try {
-      options.onText(text);
+      await options.onText(text);
     } catch (error) {
       report(error);
     }
