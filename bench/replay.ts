@@ -47,6 +47,8 @@ function heapMb(): number {
 
 interface Run {
   readonly seconds: number;
+  /** CPU time of this process (user + system): steadier than wall time on a shared machine. */
+  readonly cpuSeconds: number;
   readonly linesPerSecond: number;
   readonly heapAtFifthMb: number;
   readonly heapAtEndMb: number;
@@ -67,12 +69,15 @@ async function replay(path: string): Promise<Run> {
     skip: replay.skip,
   };
   const started = process.hrtime.bigint();
+  const cpuBefore = process.cpuUsage();
   await feedLogs([path], parse, sink, SILENT);
+  const cpu = process.cpuUsage(cpuBefore);
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
   const heapAtEnd = heapMb();
   const report = replay.finish();
   return {
     seconds: Math.round(seconds * 10) / 10,
+    cpuSeconds: Math.round((cpu.user + cpu.system) / 1e5) / 10,
     linesPerSecond: Math.round(LINES / seconds),
     heapAtFifthMb: heapAtFifth,
     heapAtEndMb: heapAtEnd,
@@ -93,7 +98,7 @@ try {
     ['gzip', gzip],
   ] as const) {
     console.log(
-      `${name}: ${run.requests.toLocaleString('en')} requests in ${run.seconds} s (${run.linesPerSecond.toLocaleString('en')} lines/s); heap ${run.heapAtFifthMb} MB at a fifth, ${run.heapAtEndMb} MB at the end`,
+      `${name}: ${run.requests.toLocaleString('en')} requests in ${run.seconds} s, ${run.cpuSeconds} s of CPU (${run.linesPerSecond.toLocaleString('en')} lines/s); heap ${run.heapAtFifthMb} MB at a fifth, ${run.heapAtEndMb} MB at the end`,
     );
   }
   console.log(`${RESULT_PREFIX}${JSON.stringify({ lines: LINES, plain, gzip, node: process.version })}`);

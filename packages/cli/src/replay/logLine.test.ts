@@ -58,6 +58,15 @@ describe('combined lines', () => {
     expect(request(dash, ['api_key=extra.1']).descriptors.auth).toBe('anonymous');
   });
 
+  test('an escaped quote inside the user agent does not shift the appended fields', () => {
+    const escaped = COMBINED.replace('"curl/8.5.0"', '"evil \\"agent\\" 1.0"');
+    expect(escaped).toContain('\\"agent\\"');
+    expect(request(escaped, ['api_key=extra.1', 'tenant=extra.2']).descriptors).toMatchObject({
+      api_key: 'k_live_acme_1',
+      tenant: 'acme',
+    });
+  });
+
   test('garbled lines and request lines are unreadable', () => {
     expect(parsed('garbage')).toBe('unreadable');
     expect(parsed(COMBINED.replace('"GET /Products/42/?ref=x HTTP/1.1"', '"-"'))).toBe('unreadable');

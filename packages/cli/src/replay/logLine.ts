@@ -16,8 +16,21 @@ export type Skipped = 'ignored' | 'unreadable';
 export type LineParser = (line: string) => ReplayRequest | Skipped;
 
 /** `$remote_addr - $remote_user [$time_local] "$request" $status $body_bytes_sent` and the rest of the line. */
-const COMBINED = /^(\S+) \S+ \S+ \[([^\]]+)\] "((?:[^"\\]|\\.)*)" (\d{3}|-) \S+(.*)$/;
-const QUOTED = /"((?:[^"\\]|\\.)*)"/g;
+const COMBINED = /^(\S+) \S+ \S+ \[([^\]]+)\] "([^"\\]*(?:\\.[^"\\]*)*)" (\d{3}|-) \S+(.*)$/;
+
+/** The first `count` quoted fields of the rest of a combined line (referer, user agent, then additions). */
+function quotedFields(rest: string, count: number): string[] {
+  const fields: string[] = [];
+  let at = rest.indexOf('"');
+  while (at !== -1 && fields.length < count) {
+    let end = at + 1;
+    // A backslash escapes the next character (Apache writes \" inside a field; nginx writes \x22).
+    while (end < rest.length && rest.charCodeAt(end) !== 34) end += rest.charCodeAt(end) === 92 ? 2 : 1;
+    fields.push(rest.slice(at + 1, end));
+    at = rest.indexOf('"', end + 1);
+  }
+  return fields;
+}
 
 /** `GET /path HTTP/1.1` as method and target, or undefined for a garbled request line. */
 function requestLine(text: string): { method: string; path: string } | undefined {
@@ -74,14 +87,15 @@ export function combinedParser(fields: FieldMap, settings: DescriptorSettings): 
     const n = firstExtra(paths);
     return n === undefined ? [] : [[name, n] as const];
   });
-  const needsQuoted = ipExtra !== undefined || keyExtra !== undefined || extras.length > 0;
+  // Referer and user agent come first: extra.N is quoted field N + 2.
+  const quotedNeeded = 2 + Math.max(0, ipExtra ?? 0, keyExtra ?? 0, ...extras.map(([, n]) => n));
   return (line) => {
     const m = COMBINED.exec(line);
     if (!m) return 'unreadable';
     const at = time(m[2] ?? '');
     const request = requestLine(m[3] ?? '');
     if (at === undefined || request === undefined) return 'unreadable';
-    const quoted = needsQuoted ? [...(m[5] ?? '').matchAll(QUOTED)].map((q) => q[1] ?? '') : [];
+    const quoted = quotedNeeded > 2 ? quotedFields(m[5] ?? '', quotedNeeded) : [];
     const extra = collect(extras, (n) => quotedValue(quoted, n));
     const descriptors = descriptorsOf(
       {
