@@ -10,8 +10,9 @@ import { SlotIndex } from './slotIndex.js';
 /** Options of {@link MemoryStore}. */
 export interface MemoryStoreOptions {
   /**
-   * Most counters kept. When full, a new counter evicts a counter used only once before any counter used
-   * twice or denied (those are kept while 80% of maxKeys fit). Default 1,000,000.
+   * Most counters kept. When full, a new counter evicts the least recently used counter that was used only
+   * once; a counter used twice or denied goes only after 80% of maxKeys other counters were used twice since
+   * its last use. Default 1,000,000.
    */
   maxKeys?: number;
 }
