@@ -5,6 +5,7 @@ export {
   MAX_DESCRIPTOR_LENGTH,
   type RequestFacts,
 } from './descriptors.js';
+export { FetchFacts, type ForwardedTrust, forwardedTrust, requestTarget, type TrustProxy } from './fetch.js';
 export {
   type AdapterTraits,
   type CheckScope,
@@ -12,7 +13,6 @@ export {
   type HttpLimiter,
   type Verdict,
 } from './flow.js';
-export { FetchFacts, type ForwardedTrust, forwardedTrust, requestTarget, type TrustProxy } from './fetch.js';
 export { type RateLimitInfo, rateLimitInfo } from './info.js';
 export { type InlineLimit, inlineRules, isInlineLimit, parseInlineLimit, routeRuleName } from './inline.js';
 export { DEFAULT_IPV6_SUBNET, normalizeIp } from './ip.js';
