@@ -55,6 +55,27 @@ function isFresh() {
   return existsSync(LAST_OUTPUT) && statSync(LAST_OUTPUT).mtimeMs >= newestInput();
 }
 
+/**
+ * npm packs `workspace:` ranges as they are, and no one can install the tarball: as `prepack`, refuse to run under
+ * any packer but pnpm, which writes the versions in.
+ */
+function refuseOtherPackers() {
+  const agent = process.env.npm_config_user_agent ?? '';
+  const manifest = readFileSync('package.json', 'utf8');
+  if (
+    process.env.npm_lifecycle_event !== 'prepack' ||
+    agent.startsWith('pnpm/') ||
+    !manifest.includes('workspace:')
+  )
+    return;
+  process.stderr.write(
+    `${JSON.parse(manifest).name}: pack and publish with pnpm (pnpm pack, pnpm publish), which turns the ` +
+      `workspace: ranges of sibling packages into versions; ${agent.split(' ')[0] || 'this packer'} would ship them as they are\n`,
+  );
+  process.exit(1);
+}
+
+refuseOtherPackers();
 if (!(process.argv.includes('--unless-fresh') && isFresh())) {
   compile();
   writeCommonJsDeclarations('dist');

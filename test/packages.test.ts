@@ -81,6 +81,18 @@ describe('built packages, loaded as a user would', () => {
     expect(runInApp(['--input-type=commonjs', '-e', script]).stdout.trim()).toBe('true');
   });
 
+  it('npm pack is refused with the reason: it would ship workspace: ranges (the packed test packs with pnpm)', () => {
+    // Without the npm_* variables of a pnpm run around the test, which would point npm at the workspace root.
+    const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^npm_/i.test(name)));
+    const run = spawnSync('npm', ['pack', '--dry-run'], {
+      cwd: join(root, 'packages/express'),
+      env,
+      encoding: 'utf8',
+    });
+    expect(run.status).not.toBe(0);
+    expect(run.stderr).toContain('@sluice/express: pack and publish with pnpm (pnpm pack, pnpm publish)');
+  });
+
   it('the sluice bin runs', () => {
     const run = spawnSync(process.execPath, [join(root, 'packages/cli/dist/bin.js'), '--help'], {
       encoding: 'utf8',
