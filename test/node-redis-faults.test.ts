@@ -200,7 +200,13 @@ describe('keys and configuration', () => {
     const { server, admin } = await setUp();
     const client = await connect(server);
     const prefix = randomPrefix();
-    const store = new RedisStore({ client, prefix, breaker: false, logger: { warn: () => {} } });
+    const store = new RedisStore({
+      client,
+      prefix,
+      breaker: false,
+      timeoutMs: 5000,
+      logger: { warn: () => {} },
+    });
     const lease = check('lease', {
       rule: 'conc',
       algorithm: 'concurrency',

@@ -150,7 +150,7 @@ describe('maxmemory-policy', () => {
   it('warns once when Redis may evict limiter keys (allkeys-lru), also for a client not ready yet', async () => {
     const { client } = await serverAndClient(['--maxmemory', '100mb', '--maxmemory-policy', 'allkeys-lru']);
     const { lines, logger } = recorder();
-    const store = new RedisStore({ client, prefix: randomPrefix(), logger }); // before the client is ready
+    const store = new RedisStore({ client, prefix: randomPrefix(), logger, timeoutMs: 5000 }); // before the client is ready
     await ready(client);
     await vi.waitFor(() => expect(codes(lines)).toEqual(['SLUICE_REDIS_EVICTION']));
     expect(lines[0]).toContain('allkeys-lru');

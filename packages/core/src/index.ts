@@ -13,6 +13,7 @@ export * from './http/index.js';
 export { hashText, rolloutBucket, tagFor } from './keys.js';
 export * from './lists/index.js';
 export * from './observe/index.js';
+export * from './resilience/index.js';
 export * from './rules/index.js';
 export { type WatchedRules, type WatchRulesOptions, watchRules } from './rules/watch.js';
 export { MemoryStore, type MemoryStoreOptions } from './stores/memory.js';

@@ -20,10 +20,3 @@ export class KeyStateError extends StoreError {
     this.rules = rules;
   }
 }
-
-/** Any failure of a Redis call as a StoreError (kept as is when it already is one). */
-export function toStoreError(error: unknown): StoreError {
-  if (error instanceof StoreError) return error;
-  const message = error instanceof Error ? error.message : String(error);
-  return new StoreError('ERR_SLUICE_STORE', `Redis call failed: ${message}`, { cause: error });
-}

@@ -1,5 +1,5 @@
+export { type BreakerOptions, DEFAULT_BREAKER } from '@sluice/core';
 export { type LuaAlgorithm, luaAlgorithms } from './algorithms/index.js';
-export { type BreakerOptions, DEFAULT_BREAKER } from './breaker.js';
 export {
   jitteredRetryDelay,
   RETRY_BASE_MS,

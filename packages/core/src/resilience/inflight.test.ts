@@ -1,5 +1,5 @@
-import { StoreError } from '@sluice/core';
 import { describe, expect, it, vi } from 'vitest';
+import { StoreError } from '../errors.js';
 import { InFlight } from './inflight.js';
 
 /** A promise settled from outside, standing for a command ioredis holds (or drops). */
@@ -16,7 +16,7 @@ function command<T>() {
 /** An InFlight whose freed slots are summed, so that a double free shows. */
 function tracker(timeoutMs: number, strandedMs: number) {
   const freed: number[] = [];
-  const inFlight = new InFlight(timeoutMs, strandedMs, (count) => freed.push(count));
+  const inFlight = new InFlight(timeoutMs, strandedMs, (count) => freed.push(count), 'Redis');
   return { inFlight, freed };
 }
 

@@ -1,29 +1,37 @@
-import { StoreError } from '@sluice/core';
-import { toStoreError } from './errors.js';
+import { StoreError } from '../errors.js';
 
 /** A call in flight, as the connection-loss handler sees it. */
 interface Flight {
   lost(error: StoreError): void;
 }
 
+/** Any failure of a store call as a StoreError (kept as is when it already is one). */
+export function toStoreError(error: unknown, name = 'store'): StoreError {
+  if (error instanceof StoreError) return error;
+  const message = error instanceof Error ? error.message : String(error);
+  return new StoreError('ERR_SLUICE_STORE', `${name} call failed: ${message}`, { cause: error });
+}
+
 /**
- * Script calls sent to Redis and not yet settled. Each call settles its caller exactly once, with the
+ * Calls sent to a remote store and not yet settled. Each call settles its caller exactly once, with the
  * first of: the answer, an error, its time limit, the loss of its connection. Its pending slots are freed
- * exactly once, with the first of: the answer or an error from ioredis, the loss of its connection, or
- * `strandedMs` after its time limit. The last two matter because ioredis may drop a command that was in
- * flight on a connection that reset, settling it never (autoResendUnfulfilledCommands: false).
+ * exactly once, with the first of: the answer or an error from the client, the loss of its connection, or
+ * `strandedMs` after its time limit. The last two matter because a client may drop a command that was in
+ * flight on a connection that reset, settling it never (ioredis with autoResendUnfulfilledCommands: false).
  */
 export class InFlight {
   readonly #timeoutMs: number;
   readonly #strandedMs: number;
   readonly #free: (count: number) => void;
+  readonly #name: string;
   #calls = new Set<Flight>();
 
-  /** `free(n)` gives back n pending slots. */
-  constructor(timeoutMs: number, strandedMs: number, free: (count: number) => void) {
+  /** `free(n)` gives back n pending slots; `name` names the store in errors (`Redis`). */
+  constructor(timeoutMs: number, strandedMs: number, free: (count: number) => void, name = 'store') {
     this.#timeoutMs = timeoutMs;
     this.#strandedMs = strandedMs;
     this.#free = free;
+    this.#name = name;
   }
 
   /** Calls sent and not yet answered, failed or given up. */
@@ -65,7 +73,7 @@ export class InFlight {
         backstop.unref();
         const error = new StoreError(
           'ERR_SLUICE_STORE_TIMEOUT',
-          `Redis did not answer within ${this.#timeoutMs} ms`,
+          `${this.#name} did not answer within ${this.#timeoutMs} ms`,
         );
         setImmediate(() => fail(error));
       }, this.#timeoutMs);
@@ -81,7 +89,7 @@ export class InFlight {
         },
         (error: unknown) => {
           free();
-          fail(toStoreError(error));
+          fail(toStoreError(error, this.#name));
         },
       );
     });
@@ -95,7 +103,7 @@ export class InFlight {
     if (this.#calls.size === 0) return;
     const calls = this.#calls;
     this.#calls = new Set();
-    const error = new StoreError('ERR_SLUICE_STORE', 'connection to Redis closed before the answer');
+    const error = new StoreError('ERR_SLUICE_STORE', `connection to ${this.#name} closed before the answer`);
     for (const call of calls) call.lost(error);
   }
 }

@@ -1,0 +1,89 @@
+import { ConfigError, StoreError } from '../errors.js';
+import { InFlight } from './inflight.js';
+
+/** Default time limit of a remote store call, ms (Redis's: see @sluice/redis). */
+export const DEFAULT_TIMEOUT_MS = 20;
+
+/** Default bound on requests waiting for a remote store (and so on what an outage can pile up in its client). */
+export const DEFAULT_MAX_PENDING = 1000;
+
+/**
+ * How long after its time limit a call unanswered on a live connection keeps its pending slot: the
+ * larger of 1 s and 10 time limits. A store that is only slow answers well within it; a command that the
+ * client lost without settling it frees its slot then at the latest.
+ */
+export function strandedAfterMs(timeoutMs: number): number {
+  return Math.max(1000, 10 * timeoutMs);
+}
+
+/** A positive number (or integer) option, or a ConfigError naming it. */
+export function positive(name: string, value: number, integer = false): number {
+  if (!Number.isFinite(value) || value <= 0 || (integer && !Number.isInteger(value))) {
+    throw new ConfigError(`${name} must be a positive ${integer ? 'integer' : 'number'}, got ${value}`);
+  }
+  return value;
+}
+
+/** Options of {@link PendingCalls}. */
+export interface PendingCallsOptions {
+  /** Time limit of each call, ms. Default {@link DEFAULT_TIMEOUT_MS}. */
+  readonly timeoutMs?: number;
+  /** Requests counted at most; beyond it they are refused at once. Default {@link DEFAULT_MAX_PENDING}. */
+  readonly maxPending?: number;
+  /** Names the store in errors (`Redis`). Default `store`. */
+  readonly name?: string;
+}
+
+/**
+ * The requests a remote store has queued or sent and not yet seen answered, bounded: a request counts
+ * from `reserve()` until the call that carries it settles (after its time limit too), its connection is
+ * lost, or at the latest {@link strandedAfterMs} after its time limit. Several requests may share one call
+ * (`track(call, n)`): one timer per call, not per request.
+ */
+export class PendingCalls {
+  readonly timeoutMs: number;
+  readonly #max: number;
+  readonly #name: string;
+  readonly #inFlight: InFlight;
+  #count = 0;
+
+  constructor(options: PendingCallsOptions = {}) {
+    this.timeoutMs = positive('timeoutMs', options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
+    this.#max = positive('maxPending', options.maxPending ?? DEFAULT_MAX_PENDING, true);
+    this.#name = options.name ?? 'store';
+    this.#inFlight = new InFlight(this.timeoutMs, strandedAfterMs(this.timeoutMs), this.#free, this.#name);
+  }
+
+  /** Requests counted now. */
+  get count(): number {
+    return this.#count;
+  }
+
+  /** Counts one more request, or returns the error that refuses it (at the bound). */
+  reserve(): StoreError | undefined {
+    if (this.#count >= this.#max) {
+      return new StoreError('ERR_SLUICE_STORE', `${this.#count} ${this.#name} requests already pending`);
+    }
+    this.#count += 1;
+    return undefined;
+  }
+
+  /** Stops counting requests reserved for a call that was never sent. */
+  unreserve(count: number): void {
+    this.#count -= count;
+  }
+
+  /** Follows a call carrying `count` reserved requests: settles once, within the time limit. */
+  track<T>(sent: Promise<T>, count: number): Promise<T> {
+    return this.#inFlight.track(sent, count);
+  }
+
+  /** The connection of every call in flight closed for good: each fails now and stops counting. */
+  connectionLost(): void {
+    this.#inFlight.connectionLost();
+  }
+
+  readonly #free = (count: number): void => {
+    this.#count -= count;
+  };
+}

@@ -1,0 +1,187 @@
+import type { Check, CheckResult, Lease, PendingCalls, Store } from '@sluice/core';
+import { Coalescer } from './coalescer.js';
+import {
+  bySlot,
+  groupsFor,
+  isWrongType,
+  leaseStateError,
+  misTypedLeaseKeys,
+  refundChecks,
+  releaseCall,
+  strandedLeases,
+} from './codec.js';
+import type { KeyStateError } from './errors.js';
+import { EVALUATE_SCRIPT, RELEASE_SCRIPT } from './script.js';
+import { type CallSettings, evaluateArgv, type Group, type GroupAnswer, parseReply } from './scriptCall.js';
+import { slotOfTag } from './slot.js';
+import { type RedisScript, type RedisTransport, redisScript, type ScriptArgs } from './transport.js';
+
+const EVALUATE = redisScript('Evaluate', EVALUATE_SCRIPT);
+const RELEASE = redisScript('Release', RELEASE_SCRIPT);
+
+/**
+ * The Redis part of RedisStore, under core's resilient store: checks in, script calls out through a
+ * transport, results back. Each request's checks go in ONE script call per Cluster slot (one in all on
+ * a single server), coalesced with the other requests of the turn unless `maxChecks` is undefined. Every
+ * request is reserved on `calls` before it is queued and every script call is tracked there (its time
+ * limit, one timer per call), so the wrapper adds no tracking of its own. Checks are validated before.
+ */
+export class ScriptStore implements Store {
+  readonly #transport: RedisTransport;
+  readonly #settings: CallSettings;
+  readonly #calls: PendingCalls;
+  /** Collects a turn's evaluations into one call; undefined when coalescing is off. */
+  readonly #coalescer: Coalescer | undefined;
+
+  constructor(
+    transport: RedisTransport,
+    settings: CallSettings,
+    calls: PendingCalls,
+    maxChecks: number | undefined,
+  ) {
+    this.#transport = transport;
+    this.#settings = settings;
+    this.#calls = calls;
+    if (maxChecks !== undefined) this.#coalescer = new Coalescer(this.#sendGroups, maxChecks);
+  }
+
+  evaluate(checks: readonly Check[], now: number): Promise<CheckResult[]> {
+    return this.#evaluateInRedis(checks, now);
+  }
+
+  async release(leases: readonly Lease[], now: number): Promise<void> {
+    const refunds = leases.filter((lease) => lease.refund);
+    const held = leases.filter((lease) => !lease.refund);
+    await Promise.all([
+      held.length > 0 ? this.#releaseInRedis(held) : undefined,
+      refunds.length > 0 ? this.#refundInRedis(refunds, now) : undefined,
+    ]);
+  }
+
+  /** Nothing to close: the client is the user's, its events are RedisStore's. */
+  async close(): Promise<void> {}
+
+  #evaluateInRedis(checks: readonly Check[], now: number): Promise<CheckResult[]> {
+    if (!this.#transport.isCluster) return this.#submit(0, { checks, now });
+    const groups = bySlot(checks);
+    if (groups.length === 1) return this.#submit(slotOfTag(checks[0]!.tag), { checks, now });
+    return this.#evaluateSlots(checks, now, groups);
+  }
+
+  /** A request whose checks span several Cluster slots: one group per slot, all sent at once. */
+  async #evaluateSlots(checks: readonly Check[], now: number, groups: number[][]): Promise<CheckResult[]> {
+    const answers = await Promise.allSettled(
+      groups.map((indexes) =>
+        this.#submit(slotOfTag(checks[indexes[0]!]!.tag), {
+          checks: indexes.map((i) => checks[i]!),
+          now,
+        }),
+      ),
+    );
+    const results: CheckResult[] = new Array(checks.length);
+    let failure: unknown;
+    groups.forEach((indexes, g) => {
+      const answer = answers[g]!;
+      if (answer.status === 'rejected') {
+        failure ??= answer.reason;
+        return;
+      }
+      indexes.forEach((checkIndex, j) => {
+        results[checkIndex] = answer.value[j]!;
+      });
+    });
+    this.#returnStrandedLeases(checks, groups, results, failure !== undefined);
+    if (failure !== undefined) throw failure;
+    return results;
+  }
+
+  /**
+   * Queues one group for its target (slot) and counts it as pending until Redis answers. Without
+   * coalescing it leaves at once, alone.
+   */
+  #submit(target: number, group: Group): Promise<CheckResult[]> {
+    const refused = this.#calls.reserve();
+    if (refused !== undefined) return Promise.reject(refused);
+    if (this.#coalescer !== undefined) return this.#coalescer.submit(target, group);
+    return this.#sendOne(group);
+  }
+
+  async #sendOne(group: Group): Promise<CheckResult[]> {
+    const [answer] = await this.#sendGroups([group], true);
+    if (answer instanceof Error) throw answer;
+    return answer!;
+  }
+
+  /** One script call for groups already counted as pending; they stop counting when Redis answers. */
+  readonly #sendGroups = async (groups: readonly Group[], inTurn: boolean): Promise<GroupAnswer[]> => {
+    let argv: (string | number)[];
+    try {
+      argv = evaluateArgv(groups, this.#settings);
+    } catch (error) {
+      this.#calls.unreserve(groups.length);
+      throw error;
+    }
+    const reply = await this.#run(EVALUATE, argv, groups.length, inTurn);
+    return parseReply(reply, groups);
+  };
+
+  /** Gives back the leases a request refused in another slot group would hold until they expire. */
+  #returnStrandedLeases(
+    checks: readonly Check[],
+    groups: number[][],
+    results: readonly (CheckResult | undefined)[],
+    failed: boolean,
+  ): void {
+    const stranded = strandedLeases(checks, groups, results, failed);
+    if (stranded.length > 0) this.#releaseInRedis(stranded).catch(() => {});
+  }
+
+  /** leaky_bucket places given back: checks of the refund fragment, one script call per slot group. */
+  async #refundInRedis(refunds: readonly Lease[], now: number): Promise<void> {
+    const checks = refundChecks(refunds);
+    const groups = groupsFor(checks, this.#transport.isCluster);
+    await Promise.all(
+      groups.map((indexes) => {
+        const refused = this.#calls.reserve();
+        if (refused !== undefined) return Promise.reject(refused);
+        return this.#sendOne({ checks: indexes.map((i) => checks[i]!), now, refund: true });
+      }),
+    );
+  }
+
+  async #releaseInRedis(leases: readonly Lease[]): Promise<void> {
+    const groups = groupsFor(leases, this.#transport.isCluster);
+    await Promise.all(
+      groups.map((indexes) => {
+        const group = indexes.map((i) => leases[i]!);
+        const { args, keys } = releaseCall(this.#settings.prefix, group);
+        const refused = this.#calls.reserve();
+        if (refused !== undefined) return Promise.reject(refused);
+        return this.#run(RELEASE, args, 1, true).catch(async (error: unknown) => {
+          if (!isWrongType(error)) throw error;
+          throw await this.#repairLeaseKeys(group, keys);
+        });
+      }),
+    );
+  }
+
+  /**
+   * A release met a key of the wrong type: deletes the keys that are not a lease set (zset) or cost hash
+   * as they should be, so that the rule counts afresh, and answers the error naming their rules. One
+   * more round trip, on this rare path only.
+   */
+  async #repairLeaseKeys(leases: readonly Lease[], keys: readonly string[]): Promise<KeyStateError> {
+    const types = await Promise.all(keys.map((key) => this.#transport.typeOf(key)));
+    const bad = misTypedLeaseKeys(keys, types);
+    await Promise.all(bad.map((key) => this.#transport.del(key)));
+    return leaseStateError(leases, keys, bad);
+  }
+
+  /**
+   * Sends one script call with the time limit, for `counted` pending requests that stop counting when
+   * Redis answers. `inTurn`: the call is made during the turn of its requests (see RedisTransport).
+   */
+  #run(script: RedisScript, args: ScriptArgs, counted: number, inTurn: boolean): Promise<unknown> {
+    return this.#calls.track(this.#transport.runScript(script, args, inTurn), counted);
+  }
+}
