@@ -1,0 +1,107 @@
+import type { ServerResponse } from 'node:http';
+import type { HeaderValues, ProxyTrust, RequestFacts } from '@sluice/core';
+import type { SluiceRequest } from './options.js';
+
+/** What the guard reads of an Express request (@nestjs/platform-express). */
+interface ExpressRequest extends SluiceRequest {
+  readonly originalUrl: string;
+  readonly baseUrl?: string;
+  readonly route?: { readonly path?: unknown };
+  readonly app: { enabled(setting: string): boolean; get(setting: string): unknown };
+  readonly socket: { readonly remoteAddress?: string | undefined };
+}
+
+/** What the guard reads of a Fastify request (@nestjs/platform-fastify). */
+interface FastifyRequest extends SluiceRequest {
+  readonly routeOptions: { readonly url?: string | undefined };
+  readonly socket: { readonly remoteAddress?: string | undefined };
+}
+
+/** A Fastify reply: headers go through it, the Node response is `raw`. */
+interface FastifyReply {
+  readonly raw: ServerResponse;
+  headers(values: HeaderValues): unknown;
+}
+
+const isFastifyRequest = (req: SluiceRequest): req is FastifyRequest =>
+  typeof (req as Partial<FastifyRequest>).routeOptions === 'object';
+
+const isFastifyReply = (res: object): res is FastifyReply =>
+  typeof (res as Partial<FastifyReply>).headers === 'function' && 'raw' in res;
+
+/** The Node response under the platform's (Express's is one, Fastify's reply holds one). */
+export function rawResponse(res: object): ServerResponse {
+  return isFastifyReply(res) ? res.raw : (res as ServerResponse);
+}
+
+/** Sets rate-limit headers on the platform's response, unless it has been sent already. */
+export function setHeaders(res: object, headers: HeaderValues): void {
+  if (rawResponse(res).headersSent) return;
+  if (isFastifyReply(res)) res.headers(headers);
+  else for (const name in headers) (res as ServerResponse).setHeader(name, headers[name] as string);
+}
+
+/** The request's facts on either platform: Nest guards run after routing, so the route template is known. */
+export function requestFacts(req: SluiceRequest): RequestFacts {
+  return isFastifyRequest(req) ? new FastifyFacts(req) : new ExpressFacts(req as ExpressRequest);
+}
+
+/** What the limiter reads off an Express request; a class, so no closure is made per request. */
+class ExpressFacts implements RequestFacts {
+  readonly ip: string | undefined;
+  readonly method: string;
+  readonly url: string;
+  readonly route: string | undefined;
+  readonly caseSensitive: boolean;
+  readonly #req: ExpressRequest;
+
+  constructor(req: ExpressRequest) {
+    this.ip = req.ip ?? req.socket.remoteAddress;
+    this.method = req.method;
+    this.url = req.originalUrl;
+    const path = req.route?.path;
+    this.route = typeof path === 'string' ? `${req.baseUrl ?? ''}${path}` : undefined;
+    this.caseSensitive = req.app.enabled('case sensitive routing');
+    this.#req = req;
+  }
+
+  /** Express's 'trust proxy': false by default, true trusts every hop, anything else is bounded. */
+  get proxyTrust(): ProxyTrust {
+    const setting = this.#req.app.get('trust proxy');
+    if (setting === true) return 'all';
+    return setting === false || setting === undefined ? 'none' : 'bounded';
+  }
+
+  header(name: string): string | readonly string[] | undefined {
+    return this.#req.headers[name];
+  }
+}
+
+/** What the limiter reads off a Fastify request. */
+class FastifyFacts implements RequestFacts {
+  readonly ip: string | undefined;
+  readonly method: string;
+  readonly url: string;
+  readonly route: string | undefined;
+  readonly #req: FastifyRequest;
+
+  constructor(req: FastifyRequest) {
+    this.ip = req.ip;
+    this.method = req.method;
+    this.url = req.url;
+    this.route = req.routeOptions.url;
+    this.#req = req;
+  }
+
+  /** 'none' when a forwarded header did not change the address; else unknown (Fastify has no accessor). */
+  get proxyTrust(): ProxyTrust | undefined {
+    const req = this.#req;
+    return req.headers['x-forwarded-for'] !== undefined && this.ip === req.socket.remoteAddress
+      ? 'none'
+      : undefined;
+  }
+
+  header(name: string): string | readonly string[] | undefined {
+    return this.#req.headers[name];
+  }
+}
