@@ -14,6 +14,7 @@ import {
   waitUnlessClosed,
 } from '@sluice/core';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import { limitedRoute, type RouteMiddlewares } from './routes.js';
 
 declare global {
   namespace Express {
@@ -34,25 +35,55 @@ export interface ExpressRateLimitOptions extends RateLimitOptions<Request> {
 export interface ExpressRateLimit extends RequestHandler {
   /**
    * Middleware adding rules for one route (`app.get('/search', limiter.route({...rule}), handler)`), or the
-   * shorthand (`limiter.route({limit: 5, per: '1m'})`), compiled once here; the global rules, already checked
-   * by the global middleware, are not recounted.
+   * shorthand (`limiter.route({limit: 5, per: '1m'})`), compiled once here. The global middleware finds the
+   * route a request goes to and checks its rules with the global ones, in one store call (all or nothing).
    */
   route(rules: RuleSpec | readonly RuleSpec[] | InlineLimit): RequestHandler;
   readonly limiter: Limiter;
 }
+
+const ALL_RULES: CheckScope = Object.freeze({});
 
 /** Express middleware: `app.use(rateLimit(options))`. Without options: 60 requests a minute per IP. */
 export function rateLimit(options?: ExpressRateLimitOptions): ExpressRateLimit {
   // The global middleware runs before Express routes: it sees paths, and templates only in limiter.route().
   const http = createHttpLimiter<Request, ExpressRateLimitOptions>(options, { globalSeesPaths: true });
 
+  /** This limiter's route middleware, each with the scope the global middleware checks for its route. */
+  const routeMiddlewares: RouteMiddlewares = new WeakMap();
+  let routeLimited = false;
+
   // No async function: a request decided in process goes on to `next` without waiting on a promise.
-  const middleware = (scope: CheckScope): RequestHandler =>
-    function sluiceRateLimit(req, res, next) {
-      const verdict = http.check(req, new ExpressFacts(req), scope);
-      if (verdict instanceof Promise) verdict.then((settled) => act(req, res, next, settled)).catch(next);
-      else act(req, res, next, verdict);
+  function sluiceRateLimit(req: Request, res: Response, next: NextFunction): void {
+    // Apps without limiter.route() never look a route up.
+    const route = routeLimited ? limitedRoute(req, routeMiddlewares) : undefined;
+    const verdict =
+      route === undefined
+        ? http.check(req, new ExpressFacts(req, undefined), ALL_RULES)
+        : http.check(req, new ExpressFacts(req, route.template), route.scope);
+    settle(req, res, next, verdict);
+  }
+
+  /** A route's middleware: its rules alone, unless the global middleware checked them already. */
+  function routeMiddleware(rules: RuleSpec | readonly RuleSpec[] | InlineLimit): RequestHandler {
+    const scope = http.routeScope(rules);
+    const handler: RequestHandler = function sluiceRouteRateLimit(req, res, next) {
+      settle(req, res, next, http.check(req, new ExpressFacts(req, undefined), scope));
     };
+    routeMiddlewares.set(handler, { rules: scope.rules });
+    routeLimited = true;
+    return handler;
+  }
+
+  function settle(
+    req: Request,
+    res: Response,
+    next: NextFunction,
+    verdict: Verdict | Promise<Verdict>,
+  ): void {
+    if (verdict instanceof Promise) verdict.then((settled) => act(req, res, next, settled)).catch(next);
+    else act(req, res, next, verdict);
+  }
 
   /**
    * Carries out a verdict: on to `next`, or a denial sent here. A response an earlier middleware already
@@ -93,10 +124,7 @@ export function rateLimit(options?: ExpressRateLimitOptions): ExpressRateLimit {
     res.status(denied.status).set(denied.headers).json(denied.body);
   }
 
-  return Object.assign(middleware({}), {
-    route: (rules: RuleSpec | readonly RuleSpec[] | InlineLimit) => middleware(http.routeScope(rules)),
-    limiter: http.limiter,
-  });
+  return Object.assign(sluiceRateLimit, { route: routeMiddleware, limiter: http.limiter });
 }
 
 /** What the limiter reads off an Express request; a class, so no closure is made per request. */
@@ -108,11 +136,13 @@ class ExpressFacts implements RequestFacts {
   readonly caseSensitive: boolean;
   readonly #req: Request;
 
-  constructor(req: Request) {
+  /** `template`: the route the global middleware found for the request, before Express routed it. */
+  constructor(req: Request, template: string | undefined) {
     this.ip = req.ip ?? req.socket.remoteAddress;
     this.method = req.method;
     this.url = req.originalUrl;
-    this.route = typeof req.route?.path === 'string' ? `${req.baseUrl}${req.route.path}` : undefined;
+    this.route =
+      template ?? (typeof req.route?.path === 'string' ? `${req.baseUrl}${req.route.path}` : undefined);
     this.caseSensitive = req.app.enabled('case sensitive routing');
     this.#req = req;
   }

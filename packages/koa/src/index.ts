@@ -14,6 +14,7 @@ import {
   waitUnlessClosed,
 } from '@sluice/core';
 import type { Context, Middleware, Next } from 'koa';
+import { limitedRoute, type RouteMiddlewares } from './routes.js';
 
 declare module 'koa' {
   interface DefaultState {
@@ -35,25 +36,50 @@ export interface KoaRateLimitOptions extends RateLimitOptions<Context> {
 export interface KoaRateLimit extends Middleware {
   /**
    * Middleware adding rules for one route (`router.get('/search', limiter.route({...rule}), handler)`), or
-   * the shorthand (`limiter.route({limit: 5, per: '1m'})`), compiled once here; the global rules, already
-   * checked by the global middleware, are not recounted.
+   * the shorthand (`limiter.route({limit: 5, per: '1m'})`), compiled once here. The global middleware finds
+   * the route a request goes to and checks its rules with the global ones, in one store call (all or nothing).
    */
   route(rules: RuleSpec | readonly RuleSpec[] | InlineLimit): Middleware;
   readonly limiter: Limiter;
 }
+
+const ALL_RULES: CheckScope = Object.freeze({});
 
 /** Koa middleware: `app.use(rateLimit(options))`. Without options: 60 requests a minute per IP. */
 export function rateLimit(options?: KoaRateLimitOptions): KoaRateLimit {
   // Mounted with app.use, the middleware runs before @koa/router: it sees paths, not templates.
   const http = createHttpLimiter<Context, KoaRateLimitOptions>(options, { globalSeesPaths: true });
 
+  /** This limiter's route middleware, each with the scope the global middleware checks for its route. */
+  const routeMiddlewares: RouteMiddlewares = new WeakMap();
+  let routeLimited = false;
+
   // No async function: a request decided in process goes on to `next` without an extra promise.
-  const middleware = (scope: CheckScope): Middleware =>
-    function sluiceRateLimit(ctx: Context, next: Next): Promise<void> {
-      const verdict = http.check(ctx, new KoaFacts(ctx), scope);
-      if (verdict instanceof Promise) return verdict.then((settled) => act(ctx, next, settled));
-      return act(ctx, next, verdict);
+  function sluiceRateLimit(ctx: Context, next: Next): Promise<void> {
+    // Apps without limiter.route() never look a route up.
+    const route = routeLimited ? limitedRoute(ctx, routeMiddlewares) : undefined;
+    const verdict =
+      route === undefined
+        ? http.check(ctx, new KoaFacts(ctx, undefined), ALL_RULES)
+        : http.check(ctx, new KoaFacts(ctx, route.template), route.scope);
+    return settle(ctx, next, verdict);
+  }
+
+  /** A route's middleware: its rules alone, unless the global middleware checked them already. */
+  function routeMiddleware(rules: RuleSpec | readonly RuleSpec[] | InlineLimit): Middleware {
+    const scope = http.routeScope(rules);
+    const handler = function sluiceRouteRateLimit(ctx: Context, next: Next): Promise<void> {
+      return settle(ctx, next, http.check(ctx, new KoaFacts(ctx, undefined), scope));
     };
+    routeMiddlewares.set(handler, { rules: scope.rules });
+    routeLimited = true;
+    return handler;
+  }
+
+  function settle(ctx: Context, next: Next, verdict: Verdict | Promise<Verdict>): Promise<void> {
+    if (verdict instanceof Promise) return verdict.then((settled) => act(ctx, next, settled));
+    return act(ctx, next, verdict);
+  }
 
   /**
    * Carries out a verdict: on to `next`, or a denial set on the context. A response an earlier middleware
@@ -88,10 +114,7 @@ export function rateLimit(options?: KoaRateLimitOptions): KoaRateLimit {
     ctx.body = denied.body;
   }
 
-  return Object.assign(middleware({}), {
-    route: (rules: RuleSpec | readonly RuleSpec[] | InlineLimit) => middleware(http.routeScope(rules)),
-    limiter: http.limiter,
-  });
+  return Object.assign(sluiceRateLimit, { route: routeMiddleware, limiter: http.limiter });
 }
 
 /** True once the context holds a response: a body, a status other than Koa's untouched 404, or bytes sent. */
@@ -108,8 +131,9 @@ class KoaFacts implements RequestFacts {
   readonly proxyTrust: ProxyTrust;
   readonly #headers: Context['req']['headers'];
 
-  constructor(ctx: Context) {
-    const matched: unknown = (ctx as { _matchedRoute?: unknown })._matchedRoute;
+  /** `template`: the route the global middleware found for the request, before the router ran. */
+  constructor(ctx: Context, template: string | undefined) {
+    const matched: unknown = template ?? (ctx as { _matchedRoute?: unknown })._matchedRoute;
     this.ip = ctx.ip;
     this.method = ctx.method;
     this.url = ctx.originalUrl;

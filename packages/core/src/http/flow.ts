@@ -30,6 +30,8 @@ const NOTHING = (): Promise<void> => Promise.resolve();
 /** What one limiter remembers of a request while it is being handled. */
 interface RequestNotes {
   checkedGlobally: boolean;
+  /** The route rules already checked (with the global ones, by the global middleware, or alone). */
+  checkedRules: CompiledRules | undefined;
   /** The rule result whose numbers the response's headers show. */
   shown: RuleResult | undefined;
   /** The API key validateApiKey judged, so a global and a route check ask once. */
@@ -273,15 +275,22 @@ export function createHttpLimiter<Req, O extends RateLimitOptions<Req>>(
     };
   }
 
-  /** A request seen twice by the same limiter (mounted twice, say) is not counted twice. */
+  /**
+   * What is left to check of a request: a request seen twice by the same limiter (mounted twice, say) is not
+   * counted twice, and route rules the global middleware already checked with the global ones are not
+   * checked again by the route's middleware. Undefined when nothing is left.
+   */
   function effectiveScope(req: Req, scope: CheckScope): CheckScope | undefined {
-    if (scope.global === false) return scope;
     const notes = notesOf(req);
-    if (notes === undefined || !notes.checkedGlobally) {
-      if (notes !== undefined) notes.checkedGlobally = true;
-      return scope;
-    }
-    return scope.rules ? { rules: scope.rules, global: false } : undefined;
+    if (notes === undefined) return scope;
+    const global = scope.global !== false && !notes.checkedGlobally;
+    const rules = scope.rules !== notes.checkedRules ? scope.rules : undefined;
+    if (global) notes.checkedGlobally = true;
+    if (rules !== undefined) notes.checkedRules = rules;
+    // The common cases (nothing checked yet, or a route's rules alone) keep the scope asked for.
+    if (global === (scope.global !== false) && rules === scope.rules) return scope;
+    if (rules === undefined) return global ? ALL_RULES : undefined;
+    return { rules, global };
   }
 
   function check(req: Req, facts: RequestFacts, requested: CheckScope = ALL_RULES): Maybe<Verdict> {
@@ -316,7 +325,7 @@ export function createHttpLimiter<Req, O extends RateLimitOptions<Req>>(
     const holder = req as unknown as Record<symbol, RequestNotes | undefined>;
     let notes = holder[seen];
     if (notes === undefined) {
-      notes = { checkedGlobally: false, shown: undefined, judgedKey: undefined };
+      notes = { checkedGlobally: false, checkedRules: undefined, shown: undefined, judgedKey: undefined };
       holder[seen] = notes;
     }
     return notes;
