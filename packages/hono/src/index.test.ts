@@ -74,6 +74,9 @@ describe('@sluice/hono', () => {
     const third = await get(`${url}/users/3`);
     expect(third.status).toBe(429);
     expect(third.headers.get('x-ratelimit-rule')).toBe('per_route');
+    // The denying rule's fields, not those the global middleware had set for the same response.
+    expect(third.headers.get('ratelimit-policy')).toBe('"per_route";q=2;w=60');
+    expect(third.headers.get('ratelimit')).toMatch(/^"per_route";r=0;/);
   });
 
   it('takes the inline shorthand globally and per route', async () => {
@@ -201,6 +204,23 @@ describe('@sluice/hono', () => {
       });
       expect(response.status).toBe(418);
       expect(await response.text()).toBe('busy');
+    });
+
+    it("keeps the headers of its own Response over the global middleware's", async () => {
+      const app = new Hono();
+      limiter = rateLimit({
+        clock: () => T0,
+        logger: quiet,
+        rules: rules(perIp(10)),
+        onDenied: () => new Response('wait', { status: 429, headers: { 'retry-after': '99' } }),
+      });
+      app.use(limiter);
+      app.get('/', limiter.route({ limit: 1, per: '1m', name: 'one' }), (c) => c.text('ok'));
+      const url = await serve(app);
+      await get(url);
+      const response = await get(url);
+      expect(await response.text()).toBe('wait');
+      expect(response.headers.get('retry-after')).toBe('99');
     });
 
     it('falls back to the default 429 when it gives no response', async () => {

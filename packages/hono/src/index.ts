@@ -91,18 +91,23 @@ export function rateLimit(options?: HonoRateLimitOptions): HonoRateLimit {
     );
   }
 
-  /** Your `onDenied`, then the default denial unless it gave a response (or it threw), as in Koa. */
+  /**
+   * Your `onDenied`, then the default denial unless it gave a response (or it threw), as in Koa. Hono lays
+   * the headers already on `c.res` (a global middleware's) over the response returned: the denial's go there
+   * first, and a response of your own keeps the headers it sets.
+   */
   async function deny(c: Context, denied: DeniedResponse): Promise<Response> {
+    setHeaders(c.res.headers, denied.headers);
     if (http.options.onDenied) {
       try {
         const own = await http.options.onDenied(c, denied);
-        if (own instanceof Response) return own;
+        if (own instanceof Response) return keepingHeaders(c.res.headers, own);
         if (c.finalized) return c.res;
       } catch (error) {
         http.report(error, 'on_denied');
       }
     }
-    return c.json(denied.body, denied.status, denied.headers);
+    return c.json(denied.body, denied.status);
   }
 
   return Object.assign(middleware({}), {
@@ -115,6 +120,12 @@ const nothing = (): undefined => undefined;
 
 function setHeaders(target: Headers, headers: Readonly<Record<string, string>>): void {
   for (const name in headers) target.set(name, headers[name] as string);
+}
+
+/** `own`, its headers left as they are when Hono merges `earlier` into it. */
+function keepingHeaders(earlier: Headers, own: Response): Response {
+  for (const name of own.headers.keys()) earlier.delete(name);
+  return own;
 }
 
 /** The client: the connection's peer, or the forwarded hop `trustProxy` trusts to name it. */
