@@ -1,4 +1,8 @@
+import { request as httpRequest } from 'node:http';
+import { Reflector } from '@nestjs/core';
+import { ExecutionContextHost } from '@nestjs/core/helpers/execution-context-host.js';
 import { type Check, type CheckResult, type Lease, MemoryStore, type Store } from '@sluice/core';
+import { SluiceGuard, SluiceService } from '@sluice/nestjs';
 import { RedisStore } from '@sluice/redis';
 import request from 'supertest';
 import { afterEach, describe, expect, it, vi } from 'vitest';
@@ -36,9 +40,35 @@ const downStore: Store = {
   close: () => Promise.resolve(),
 };
 
+/** Sends a GET and drops the connection once `until` says so; resolves when the socket is gone. */
+function abortedGet(url: string, until: () => boolean): Promise<void> {
+  return new Promise((resolve) => {
+    const req = httpRequest(url);
+    req.on('error', () => resolve());
+    req.on('close', () => resolve());
+    req.end();
+    const poll = setInterval(() => {
+      if (!until()) return;
+      clearInterval(poll);
+      req.destroy();
+    }, 5);
+  });
+}
+
+const smooth = rules({
+  name: 'smooth',
+  match: { route: '/smooth' },
+  key: [],
+  global: true,
+  algorithm: 'leaky_bucket',
+  limit: { requests: 1, per: '300ms', burst: 3 },
+});
+
 const redis = redisSuite();
 
 const STORES = ['memory', 'redis'] as const;
+// Store calls on a loaded 2-core machine can take over the default second: a timeout would fail open.
+const SLOW_MACHINE_MS = 10_000;
 const CASES = PLATFORMS.flatMap((platform) => STORES.map((store) => [platform, store] as const));
 
 describe.each(CASES)('@sluice/nestjs on %s, %s store', (platform, storeKind) => {
@@ -55,7 +85,7 @@ describe.each(CASES)('@sluice/nestjs on %s, %s store', (platform, storeKind) => 
   /** The store of the case: a fresh MemoryStore, or a RedisStore on the file's redis-server, own prefix. */
   const caseStore = (): Store =>
     storeKind === 'redis'
-      ? new RedisStore({ client: redis.client, prefix: randomPrefix('nest') })
+      ? new RedisStore({ client: redis.client, prefix: randomPrefix('nest'), timeoutMs: SLOW_MACHINE_MS })
       : new MemoryStore();
 
   async function start(
@@ -64,7 +94,13 @@ describe.each(CASES)('@sluice/nestjs on %s, %s store', (platform, storeKind) => 
     running = await startNest({
       platform,
       ...spec,
-      options: { clock, logger: { warn: () => {} }, store: caseStore(), ...spec.options },
+      options: {
+        clock,
+        logger: { warn: () => {} },
+        store: caseStore(),
+        timeoutMs: SLOW_MACHINE_MS,
+        ...spec.options,
+      },
     });
     return running;
   }
@@ -256,6 +292,21 @@ describe.each(CASES)('@sluice/nestjs on %s, %s store', (platform, storeKind) => 
       expect(await second).toBe(200);
     });
 
+    it('are released once when the client aborts', async () => {
+      const store = new CountingStore(caseStore());
+      const gate = new Gate();
+      const app = await start({ gate, options: { store, rules: oneAtATime('/slow') } });
+      await abortedGet(`${app.url}/slow`, () => gate.entered === 1);
+      await vi.waitFor(() => expect([...store.released.values()]).toEqual([1]));
+      // The aborted handler is still running, yet its slot is free.
+      const next = request(app.url)
+        .get('/slow')
+        .then((response) => response.status);
+      await vi.waitFor(() => expect(gate.entered).toBe(2));
+      gate.openAll();
+      expect(await next).toBe(200);
+    });
+
     it('are released once when the handler throws', async () => {
       const store = new CountingStore(caseStore());
       const app = await start({ options: { store, rules: oneAtATime('/boom') } });
@@ -267,18 +318,28 @@ describe.each(CASES)('@sluice/nestjs on %s, %s store', (platform, storeKind) => 
 
   it('makes a leaky_bucket request wait its delay, then serves it', async () => {
     const served = new Map<string, number>();
-    const smooth = rules({
-      name: 'smooth',
-      match: { route: '/smooth' },
-      key: [],
-      global: true,
-      algorithm: 'leaky_bucket',
-      limit: { requests: 1, per: '300ms', burst: 3 },
-    });
     const app = await start({ served, options: { rules: smooth } });
     await request(app.url).get('/smooth').expect(200);
     await request(app.url).get('/smooth').expect(200);
     expect(served.get('/smooth')).toBe(2);
+  });
+
+  it('does not serve a leaky_bucket client that leaves while waiting, and gives its place back', async () => {
+    const served = new Map<string, number>();
+    const app = await start({ served, options: { rules: smooth } });
+    await request(app.url).get('/smooth').expect(200);
+    let sent = false;
+    await abortedGet(`${app.url}/smooth`, () => {
+      const ready = sent;
+      sent = true;
+      return ready;
+    });
+    await new Promise((resolve) => setTimeout(resolve, 400)); // past the delay the aborted request had
+    expect(served.get('/smooth')).toBe(1);
+    // The clock stands still, so the queue holds 1 of 3 only if the aborted place went back: two more fit.
+    await request(app.url).get('/smooth').expect(200);
+    await request(app.url).get('/smooth').expect(200);
+    expect(served.get('/smooth')).toBe(3);
   });
 
   describe('failures never become a 500', () => {
@@ -353,5 +414,49 @@ describe.each(PLATFORMS)('@sluice/nestjs start-up on %s', (platform) => {
         routeRule: perIp(5),
       }),
     ).rejects.toThrow(/per_ip/);
+  });
+});
+
+describe('@sluice/nestjs beyond HTTP', () => {
+  let running: RunningNestApp | undefined;
+
+  afterEach(async () => {
+    await running?.close();
+    running = undefined;
+  });
+
+  it('refuses onDenied, pointing at an exception filter', async () => {
+    const options = { rules: rules(perIp(1)), onDenied: () => {} } as never;
+    await expect(startNest({ platform: 'express', options })).rejects.toThrow(/exception filter/);
+  });
+
+  it('lets GraphQL, RPC and WebSocket contexts through untouched, counting nothing', async () => {
+    class Resolver {
+      search() {
+        return [];
+      }
+    }
+    const store = new CountingStore();
+    const onAdapterError = vi.fn();
+    running = await startNest({
+      platform: 'express',
+      options: { store, rules: rules(perIp(1)), logger: { warn: () => {} }, observer: { onAdapterError } },
+    });
+    const guard = new SluiceGuard(running.app.get(SluiceService), running.app.get(Reflector));
+    const request = { method: 'POST', url: '/graphql', headers: {} };
+    for (const type of ['graphql', 'rpc', 'ws'] as const) {
+      // A resolver's arguments: root, args, the GraphQL context (holding the request), info.
+      const context = new ExecutionContextHost(
+        [{}, {}, { req: request }, {}],
+        Resolver,
+        Resolver.prototype.search,
+      );
+      context.setType(type);
+      expect(guard.canActivate(context)).toBe(true);
+    }
+    // Neither counted nor misread as an HTTP request (which would be reported as a failure).
+    expect(store.evaluations).toBe(0);
+    expect(onAdapterError).not.toHaveBeenCalled();
+    expect('rateLimit' in request).toBe(false);
   });
 });

@@ -2,6 +2,7 @@ import { Inject, Injectable, type OnApplicationShutdown, type OnModuleInit } fro
 import { DiscoveryService, Reflector } from '@nestjs/core';
 import {
   type CheckScope,
+  ConfigError,
   createHttpLimiter,
   type HttpLimiter,
   type Limiter,
@@ -13,6 +14,11 @@ import type { SluiceModuleOptions, SluiceRequest } from './options.js';
 import { RATE_LIMIT_METADATA, SLUICE_OPTIONS } from './tokens.js';
 
 const ALL_RULES: CheckScope = Object.freeze({});
+
+// The other adapters' onDenied sends a denial itself; in Nest an exception filter does, after the guard throws.
+const ON_DENIED =
+  'invalid rate limit options: "onDenied" is not a SluiceModule option: catch RateLimitException in an ' +
+  'exception filter (@Catch(RateLimitException)) to send your own denial';
 
 /** A controller class or one of its handlers: where `@RateLimit` metadata lives. */
 type Target = abstract new (...args: never[]) => unknown;
@@ -30,6 +36,8 @@ export class SluiceService implements OnModuleInit, OnApplicationShutdown {
   readonly #reflector: Reflector;
 
   constructor(options: SluiceModuleOptions, discovery: DiscoveryService, reflector: Reflector) {
+    if (typeof options === 'object' && options !== null && 'onDenied' in options)
+      throw new ConfigError(ON_DENIED);
     this.http = createHttpLimiter<SluiceRequest, RateLimitOptions<SluiceRequest>>(options);
     this.#discovery = discovery;
     this.#reflector = reflector;
