@@ -1,7 +1,18 @@
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
-const packages = ['core', 'redis', 'prometheus', 'fastify', 'express', 'koa', 'cli', 'client', 'hono', 'nestjs'];
+const packages = [
+  'core',
+  'redis',
+  'prometheus',
+  'fastify',
+  'express',
+  'koa',
+  'cli',
+  'client',
+  'hono',
+  'nestjs',
+];
 
 // Tests import @sluice/* from source, so the suite needs no build step.
 export default defineConfig({
