@@ -226,12 +226,12 @@ function leasesOf(
     // Nothing was committed when an enforcing check denied.
     if (!result?.allowed && check.mode === 'enforce') return NO_LEASES;
     if (!result?.allowed) continue;
-    const { rule, tag } = check;
+    const { rule, tag, algorithm } = check;
     let lease: Lease | undefined;
-    if (check.leaseId !== undefined) lease = { rule, tag, id: check.leaseId, scope };
+    if (check.leaseId !== undefined) lease = { rule, tag, algorithm, id: check.leaseId, scope };
     // A queued leaky_bucket request holds its place until served; if it never is, the place goes back.
     else if ((result.delayMs ?? 0) > 0) {
-      lease = { rule, tag, id: '', scope, refund: { cost: check.cost, params: check.params } };
+      lease = { rule, tag, algorithm, id: '', scope, refund: { cost: check.cost, params: check.params } };
     }
     if (lease === undefined) continue;
     if (leases === undefined) leases = [lease];

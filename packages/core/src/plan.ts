@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { descriptorOf } from './algorithms/index.js';
 import { costFor } from './cost.js';
 import { rolloutBucket, type TagCache } from './keys.js';
 import type { Check, CompiledRule, Descriptors, LimitParams, Mode } from './types.js';
@@ -61,7 +62,8 @@ export function planChecks(
     if (keyTag === undefined) continue;
     const shards = rule.shards ?? 1;
     const tag = shards > 1 ? shardTag(keyTag, Math.floor(Math.random() * shards)) : keyTag;
-    // One shape for every check (leaseId present, undefined when not concurrency): call sites stay monomorphic.
+    // One shape for every check (leaseId present, undefined unless the algorithm holds leases): call sites
+    // stay monomorphic.
     const check: Check = {
       rule: rule.name,
       tag,
@@ -69,7 +71,7 @@ export function planChecks(
       params: paramsOf(rule, shards),
       cost: costFor(rule.cost, descriptors, codeCost),
       mode: effectiveMode(rule, keyTag, dryRun),
-      leaseId: rule.algorithm === 'concurrency' ? randomUUID() : undefined,
+      leaseId: descriptorOf(rule.algorithm).release === 'lease' ? randomUUID() : undefined,
     };
     planned.push({ rule, check });
   }

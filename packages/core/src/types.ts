@@ -3,21 +3,14 @@
  * Every other module implements or consumes these types.
  */
 
+import type { AlgorithmName } from './algorithms/index.js';
 import type { ValueSet } from './lists/valueSet.js';
 
 /** What a request is, as key/value pairs: `{ip, method, route, api_key, auth, tenant, ...}`. */
 export type Descriptors = Readonly<Record<string, string | undefined>>;
 
-/** The counting algorithms a rule can use. */
-export type AlgorithmName =
-  | 'fixed_window'
-  | 'sliding_window'
-  | 'sliding_log'
-  | 'token_bucket'
-  | 'gcra'
-  | 'leaky_bucket'
-  | 'concurrency'
-  | 'quota';
+/** The counting algorithms a rule can use: the names in the algorithm registry (algorithms/index.ts). */
+export type { AlgorithmName };
 
 /** `enforce` rules can deny; `shadow` rules are counted and reported, never acted on. */
 export type Mode = 'enforce' | 'shadow';
@@ -104,6 +97,11 @@ export interface CheckResult {
 export interface Lease {
   readonly rule: string;
   readonly tag: string;
+  /**
+   * The algorithm whose state holds it, so a store asks that algorithm's descriptor how to give it back.
+   * Absent in leases made before it existed: a refund then goes to leaky_bucket, an id to concurrency.
+   */
+  readonly algorithm?: AlgorithmName;
   /** The concurrency lease id ('' for a refund). */
   readonly id: string;
   readonly scope: RuleScope;

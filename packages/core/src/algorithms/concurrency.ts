@@ -1,4 +1,5 @@
-import type { Algorithm, LimitParams, Outcome } from '../types.js';
+import type { LimitParams, Outcome } from '../types.js';
+import { type AlgorithmDescriptor, isRecord } from './descriptor.js';
 import { storedCount } from './stored.js';
 
 /** concurrency params: `limit` leases at once, each held at most `windowMs`, and the id of this request's lease. */
@@ -76,8 +77,18 @@ function waitToFree(
  * released, an upper bound otherwise (a release only makes room sooner). After a clock step back, a lease
  * counts until it expires, but no wait is given longer than windowMs.
  */
-export const concurrency: Algorithm<ConcurrencyState, ConcurrencyParams> = {
+export const concurrency: AlgorithmDescriptor<'concurrency', ConcurrencyState, ConcurrencyParams> = {
   name: 'concurrency',
+  lua: 'cc',
+  limit: 'concurrent',
+  burst: false,
+  calendar: false,
+  // Leases are held, not spent: a batch taken ahead would hold slots no request uses.
+  leasable: false,
+  release: 'lease',
+  withLease: (params, leaseId) => ({ ...params, leaseId }),
+  releaseLease,
+  isState: (value): value is ConcurrencyState => isRecord(value) && Array.isArray(value.leases),
   decide(state, now, params, cost) {
     const t = Math.floor(now);
     const window = params.windowMs;

@@ -1,5 +1,5 @@
-import type { Algorithm } from '../types.js';
-import { countInPeriod, type PeriodCountState } from './periodCount.js';
+import type { AlgorithmDescriptor } from './descriptor.js';
+import { countInPeriod, isPeriodCountState, type PeriodCountState } from './periodCount.js';
 
 /** fixed_window state: units counted in the window that starts at `start` (a multiple of windowMs). */
 export type FixedWindowState = PeriodCountState;
@@ -10,8 +10,15 @@ export type FixedWindowState = PeriodCountState;
  * After a clock step back of less than a window, the count of the window ahead still holds (decided as at
  * that window's start); a state further ahead is stale or corrupt and reads as empty.
  */
-export const fixedWindow: Algorithm<FixedWindowState> = {
+export const fixedWindow: AlgorithmDescriptor<'fixed_window', FixedWindowState> = {
   name: 'fixed_window',
+  lua: 'fw',
+  limit: 'requests',
+  burst: false,
+  calendar: false,
+  leasable: true,
+  release: 'none',
+  isState: isPeriodCountState,
   decide(state, now, params, cost) {
     const t = Math.floor(now);
     const size = params.windowMs;

@@ -1,4 +1,5 @@
-import type { Algorithm, LimitParams, Outcome } from '../types.js';
+import type { LimitParams, Outcome } from '../types.js';
+import { type AlgorithmDescriptor, hasNumbers } from './descriptor.js';
 
 /**
  * gcra state: the theoretical arrival time (TAT) `tat + sub / limit` ms. The sub-millisecond part is an
@@ -9,6 +10,11 @@ export interface GcraState {
   readonly tat: number;
   /** Remaining part of the TAT, in 1/limit ms: an integer in [0, limit). */
   readonly sub: number;
+}
+
+/** Whether a stored value is a gcra (or leaky_bucket) state. */
+export function isGcraState(value: unknown): value is GcraState {
+  return hasNumbers(value, 'tat', 'sub');
 }
 
 /** Capacity in 1/limit ms: `burst` emission intervals of windowMs/limit ms each. */
@@ -48,8 +54,15 @@ export function msFor(debt: number, p: LimitParams): number {
  * allowed when the pushed TAT lies no more than burst * windowMs/limit ahead of now. One stored time,
  * the same decisions as token_bucket.
  */
-export const gcra: Algorithm<GcraState> = {
+export const gcra: AlgorithmDescriptor<'gcra', GcraState> = {
   name: 'gcra',
+  lua: 'gc',
+  limit: 'requests',
+  burst: true,
+  calendar: false,
+  leasable: true,
+  release: 'none',
+  isState: isGcraState,
   decide(state, now, params, cost) {
     const t = Math.floor(now);
     const tolerance = toleranceUnits(params);

@@ -1,12 +1,13 @@
-import type { Algorithm, AlgorithmName, LimitParams, Outcome } from '../types.js';
-import { type ConcurrencyParams, type ConcurrencyState, concurrency } from './concurrency.js';
-import { type FixedWindowState, fixedWindow } from './fixedWindow.js';
-import { type GcraState, gcra } from './gcra.js';
-import { type LeakyBucketState, leakyBucket } from './leakyBucket.js';
-import { type QuotaState, quota } from './quota.js';
-import { type SlidingLogState, slidingLog } from './slidingLog.js';
-import { type SlidingWindowState, slidingWindow } from './slidingWindow.js';
-import { type TokenBucketState, tokenBucket } from './tokenBucket.js';
+import type { LimitParams, Outcome } from '../types.js';
+import { concurrency } from './concurrency.js';
+import type { AlgorithmDescriptor } from './descriptor.js';
+import { fixedWindow } from './fixedWindow.js';
+import { gcra } from './gcra.js';
+import { leakyBucket } from './leakyBucket.js';
+import { quota } from './quota.js';
+import { slidingLog } from './slidingLog.js';
+import { slidingWindow } from './slidingWindow.js';
+import { tokenBucket } from './tokenBucket.js';
 
 export {
   type ConcurrencyLease,
@@ -15,6 +16,7 @@ export {
   concurrency,
   releaseLease,
 } from './concurrency.js';
+export type { AlgorithmDescriptor, LimitForm, ReleaseKind } from './descriptor.js';
 export { type FixedWindowState, fixedWindow } from './fixedWindow.js';
 export { type GcraState, gcra } from './gcra.js';
 export { type LeakyBucketState, leakyBucket, refundLeaky } from './leakyBucket.js';
@@ -24,51 +26,69 @@ export { type LogEntry, type SlidingLogState, slidingLog } from './slidingLog.js
 export { type SlidingWindowState, slidingWindow } from './slidingWindow.js';
 export { type TokenBucketState, tokenBucket } from './tokenBucket.js';
 
-/** The state each algorithm keeps per key. */
-export interface AlgorithmStates {
-  fixed_window: FixedWindowState;
-  sliding_window: SlidingWindowState;
-  sliding_log: SlidingLogState;
-  token_bucket: TokenBucketState;
-  gcra: GcraState;
-  leaky_bucket: LeakyBucketState;
-  concurrency: ConcurrencyState;
-  quota: QuotaState;
-}
-
-/** The params each algorithm takes: LimitParams, plus the lease id for concurrency. */
-export interface AlgorithmParams {
-  fixed_window: LimitParams;
-  sliding_window: LimitParams;
-  sliding_log: LimitParams;
-  token_bucket: LimitParams;
-  gcra: LimitParams;
-  leaky_bucket: LimitParams;
-  concurrency: ConcurrencyParams;
-  quota: LimitParams;
-}
-
-/** Every algorithm by name, each typed with its own state and params. */
-export type AlgorithmRegistry = {
-  readonly [K in AlgorithmName]: Algorithm<AlgorithmStates[K], AlgorithmParams[K]>;
-};
-
-/** The algorithms by name. */
-export const algorithms: AlgorithmRegistry = {
-  fixed_window: fixedWindow,
-  sliding_window: slidingWindow,
-  sliding_log: slidingLog,
-  token_bucket: tokenBucket,
+/**
+ * The registry: one line per algorithm, in the order the docs list them. Names, the rules schema's enum, the
+ * rules checks and the stores all read it; a new algorithm is its own module plus one line here.
+ */
+const DESCRIPTORS = [
+  fixedWindow,
+  slidingWindow,
+  slidingLog,
+  tokenBucket,
   gcra,
-  leaky_bucket: leakyBucket,
+  leakyBucket,
   concurrency,
   quota,
+] as const;
+
+type Registered = (typeof DESCRIPTORS)[number];
+
+/** The counting algorithms a rule can use. */
+export type AlgorithmName = Registered['name'];
+
+/** The descriptor registered under `name`, with its own state and params types. */
+export type DescriptorOf<K extends AlgorithmName> = Extract<Registered, { readonly name: K }>;
+
+/** The state each algorithm keeps per key. */
+export type AlgorithmStates = {
+  [K in AlgorithmName]: DescriptorOf<K> extends AlgorithmDescriptor<K, infer S, infer _P> ? S : never;
 };
+
+/** The params each algorithm takes: LimitParams, plus the lease id for concurrency. */
+export type AlgorithmParams = {
+  [K in AlgorithmName]: DescriptorOf<K> extends AlgorithmDescriptor<K, infer _S, infer P> ? P : never;
+};
+
+/** Every algorithm by name, each typed with its own state and params. */
+export type AlgorithmRegistry = { readonly [K in AlgorithmName]: DescriptorOf<K> };
+
+/** The algorithms by name. */
+export const algorithms = Object.freeze(
+  Object.fromEntries(DESCRIPTORS.map((descriptor) => [descriptor.name, descriptor])),
+) as AlgorithmRegistry;
+
+/** Every algorithm name, in registry order (the docs' order). */
+export const ALGORITHM_NAMES = DESCRIPTORS.map(
+  (descriptor) => descriptor.name,
+) as readonly AlgorithmName[] as [AlgorithmName, ...AlgorithmName[]];
+
+/** An algorithm's descriptor with its state and params left open, as stores hold them. */
+export type AnyDescriptor = AlgorithmDescriptor<AlgorithmName, unknown, LimitParams>;
+
+/** The descriptor of `name`, for code that keeps states opaquely (stores). */
+export function descriptorOf(name: AlgorithmName): AnyDescriptor {
+  return algorithms[name] as unknown as AnyDescriptor;
+}
+
+/** The names of the registered algorithms for which `trait` holds, in registry order. */
+export function namesWhere(trait: (descriptor: AnyDescriptor) => boolean): readonly AlgorithmName[] {
+  return ALGORITHM_NAMES.filter((name) => trait(descriptorOf(name)));
+}
 
 /**
  * Runs algorithm `name` on a state kept opaquely by a store. `state` must be undefined or a state this
  * same algorithm returned (stores key counters by rule, and a rule's algorithm is part of its identity).
- * `leaseId` is used by concurrency only.
+ * `leaseId` is read only by algorithms whose requests hold a lease.
  */
 export function decideByName(
   name: AlgorithmName,
@@ -78,9 +98,9 @@ export function decideByName(
   cost: number,
   leaseId = '',
 ): Outcome<unknown> {
-  if (name === 'concurrency') {
-    return concurrency.decide(state as ConcurrencyState | undefined, now, { ...params, leaseId }, cost);
+  const descriptor = descriptorOf(name);
+  if (descriptor.release === 'lease') {
+    return descriptor.decide(state, now, descriptor.withLease(params, leaseId), cost);
   }
-  const algorithm = algorithms[name] as Algorithm<unknown>;
-  return algorithm.decide(state, now, params, cost);
+  return descriptor.decide(state, now, params, cost);
 }

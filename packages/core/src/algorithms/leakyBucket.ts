@@ -1,5 +1,6 @@
-import type { Algorithm, LimitParams, Outcome } from '../types.js';
-import { debtAt, type GcraState, msFor, stateWithDebt, toleranceUnits } from './gcra.js';
+import type { LimitParams, Outcome } from '../types.js';
+import type { AlgorithmDescriptor } from './descriptor.js';
+import { debtAt, type GcraState, isGcraState, msFor, stateWithDebt, toleranceUnits } from './gcra.js';
 
 /** leaky_bucket state: when the queue drains, as in gcra (`tat + sub / limit` ms). */
 export type LeakyBucketState = GcraState;
@@ -9,8 +10,18 @@ export type LeakyBucketState = GcraState;
  * (until the work queued before it has left) when the queue, itself included, holds at most `burst`
  * units; beyond that it is denied. An empty bucket gives delayMs 0.
  */
-export const leakyBucket: Algorithm<LeakyBucketState> = {
+export const leakyBucket: AlgorithmDescriptor<'leaky_bucket', LeakyBucketState> = {
   name: 'leaky_bucket',
+  lua: 'lb',
+  limit: 'requests',
+  burst: true,
+  calendar: false,
+  // Its queued places are not units to batch: a request waits for its own.
+  leasable: false,
+  release: 'refund',
+  refund: refundLeaky,
+  refundLua: 'lr',
+  isState: isGcraState,
   decide(state, now, params, cost) {
     const t = Math.floor(now);
     const capacity = toleranceUnits(params);

@@ -1,10 +1,16 @@
 import type { Outcome } from '../types.js';
+import { hasNumbers } from './descriptor.js';
 import { storedCount } from './stored.js';
 
 /** A counter for one period (a fixed window or a calendar period): `count` units since `start` (epoch ms). */
 export interface PeriodCountState {
   readonly start: number;
   readonly count: number;
+}
+
+/** Whether a stored value is a period count (fixed_window and quota state). */
+export function isPeriodCountState(value: unknown): value is PeriodCountState {
+  return hasNumbers(value, 'start', 'count');
 }
 
 /**

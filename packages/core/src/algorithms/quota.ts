@@ -1,5 +1,6 @@
-import type { Algorithm, CalendarPeriod, LimitParams } from '../types.js';
-import { countInPeriod, isNextPeriod, type PeriodCountState } from './periodCount.js';
+import type { CalendarPeriod, LimitParams } from '../types.js';
+import type { AlgorithmDescriptor } from './descriptor.js';
+import { countInPeriod, isNextPeriod, isPeriodCountState, type PeriodCountState } from './periodCount.js';
 
 /** quota state: units used in the period that starts at `start` (epoch ms, UTC). */
 export type QuotaState = PeriodCountState;
@@ -63,8 +64,15 @@ function periodOf(params: LimitParams, now: number): { start: number; end: numbe
  * `period` is set, else per epoch-aligned window of windowMs. It resets at the period's end. After a clock
  * step back into the previous period, the next period's count still holds, as in fixed_window.
  */
-export const quota: Algorithm<QuotaState> = {
+export const quota: AlgorithmDescriptor<'quota', QuotaState> = {
   name: 'quota',
+  lua: 'qt',
+  limit: 'requests',
+  burst: false,
+  calendar: true,
+  leasable: true,
+  release: 'none',
+  isState: isPeriodCountState,
   decide(state, now, params, cost) {
     const t = Math.floor(now);
     const current = periodOf(params, t);

@@ -1,4 +1,5 @@
-import type { Algorithm, Outcome } from '../types.js';
+import type { Outcome } from '../types.js';
+import { type AlgorithmDescriptor, isRecord } from './descriptor.js';
 import { storedCount } from './stored.js';
 
 /** One allowed request in a sliding log: its time (epoch ms) and cost. */
@@ -74,8 +75,15 @@ function msToKeep(newest: number, now: number, windowMs: number): number {
  * windowMs (entries with `now - at < windowMs`) plus its cost fit the limit. Memory grows with the limit,
  * so it is for small exact limits.
  */
-export const slidingLog: Algorithm<SlidingLogState> = {
+export const slidingLog: AlgorithmDescriptor<'sliding_log', SlidingLogState> = {
   name: 'sliding_log',
+  lua: 'sl',
+  limit: 'requests',
+  burst: false,
+  calendar: false,
+  leasable: true,
+  release: 'none',
+  isState: (value): value is SlidingLogState => isRecord(value) && Array.isArray(value.entries),
   decide(state, now, params, cost) {
     const t = Math.floor(now);
     const entries = live(state, t, params.windowMs);

@@ -1,4 +1,5 @@
-import type { Algorithm, LimitParams, Outcome } from '../types.js';
+import type { LimitParams, Outcome } from '../types.js';
+import { type AlgorithmDescriptor, hasNumbers } from './descriptor.js';
 
 /** sliding_window state: the counts of epoch-aligned window `window` (curr) and of the one before (prev). */
 export interface SlidingWindowState {
@@ -95,8 +96,15 @@ function msUntilEmpty(prev: number, curr: number, w: number, now: number, size: 
  * `remaining` is floor(limit - estimate) after the request. A state one window ahead (the clock stepped
  * back by less than a window) counts in full: the request is decided as at the start of that window.
  */
-export const slidingWindow: Algorithm<SlidingWindowState> = {
+export const slidingWindow: AlgorithmDescriptor<'sliding_window', SlidingWindowState> = {
   name: 'sliding_window',
+  lua: 'sw',
+  limit: 'requests',
+  burst: false,
+  calendar: false,
+  leasable: true,
+  release: 'none',
+  isState: (value): value is SlidingWindowState => hasNumbers(value, 'window', 'prev', 'curr'),
   decide(state, now, params, cost) {
     const clock = Math.floor(now);
     const size = params.windowMs;

@@ -1,4 +1,5 @@
-import type { Algorithm, LimitParams, Outcome } from '../types.js';
+import type { LimitParams, Outcome } from '../types.js';
+import { type AlgorithmDescriptor, hasNumbers } from './descriptor.js';
 
 /**
  * token_bucket state. Tokens are counted in units of 1/windowMs of a token, so that refilling `limit`
@@ -47,8 +48,15 @@ function msToRefill(units: number, p: LimitParams): number {
  * token_bucket: a bucket of `burst` tokens refilled at `limit` per windowMs; a request takes `cost` tokens
  * when they are there. Gives the same decisions as gcra (proved by a property test).
  */
-export const tokenBucket: Algorithm<TokenBucketState> = {
+export const tokenBucket: AlgorithmDescriptor<'token_bucket', TokenBucketState> = {
   name: 'token_bucket',
+  lua: 'tb',
+  limit: 'requests',
+  burst: true,
+  calendar: false,
+  leasable: true,
+  release: 'none',
+  isState: (value): value is TokenBucketState => hasNumbers(value, 'tokens', 'at'),
   decide(state, now, params, cost) {
     const t = Math.floor(now);
     const capacity = capacityUnits(params);

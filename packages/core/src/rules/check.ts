@@ -1,4 +1,4 @@
-import type { AlgorithmName } from '../types.js';
+import { descriptorOf, namesWhere } from '../algorithms/index.js';
 import { checkAction } from './checkActions.js';
 import { checkMatchRanges } from './checkMatch.js';
 import { dayStartMs, expiryMs } from './dates.js';
@@ -8,7 +8,22 @@ import { checkPolicies } from './policies.js';
 import { type LimitSpec, MAX_NAME_LENGTH, type ParsedRule } from './schema.js';
 import { closest, show } from './show.js';
 
-const BURST_ALGORITHMS: ReadonlySet<AlgorithmName> = new Set(['token_bucket', 'gcra', 'leaky_bucket']);
+/** Algorithms whose `burst` applies, as a message lists them: "a, b and c". */
+const BURST_NAMES = spoken(namesWhere((descriptor) => descriptor.burst));
+
+/** Algorithms whose units a gateway can take in a batch and spend later (not leases, not queue places). */
+const LEASABLE_NAMES = namesWhere((descriptor) => descriptor.leasable).join(', ');
+
+/** Algorithms that take a calendar period, as a message lists them. */
+const CALENDAR_NAMES = spoken(namesWhere((descriptor) => descriptor.calendar));
+
+/** Algorithms whose rules write `{concurrent, lease}`, as a message lists them. */
+const CONCURRENT_NAMES = spoken(namesWhere((descriptor) => descriptor.limit === 'concurrent'));
+
+/** Names as a sentence lists them: "a", "a and b", "a, b and c". */
+function spoken(names: readonly string[]): string {
+  return names.length < 2 ? names.join('') : `${names.slice(0, -1).join(', ')} and ${names.at(-1)}`;
+}
 
 /**
  * Problems of meaning inside one rule whose shape is valid: field combinations that make no sense. `raw` is
@@ -31,16 +46,6 @@ export function checkRule(rule: ParsedRule, at: FieldPath, raw: unknown = rule):
 
 /** A rule that counts: its limit is there. */
 type CountedRule = ParsedRule & { readonly limit: LimitSpec };
-
-/** Algorithms whose units a gateway can take in a batch and spend later (not leases, not queue places). */
-const LEASABLE: ReadonlySet<AlgorithmName> = new Set([
-  'fixed_window',
-  'sliding_window',
-  'sliding_log',
-  'token_bucket',
-  'gcra',
-  'quota',
-]);
 
 /** The units a rule can hold at once: its burst where it has one, else its limit. */
 function capacityOf(rule: CountedRule): number {
@@ -67,11 +72,11 @@ function checkLease(rule: CountedRule, at: FieldPath): Finding[] {
   const { lease } = rule;
   if (lease === undefined) return [];
   const path = [...at, 'lease'];
-  if (!LEASABLE.has(rule.algorithm)) {
+  if (!descriptorOf(rule.algorithm).leasable) {
     return [
       {
         path,
-        message: `lease only applies to counted algorithms (fixed_window, sliding_window, sliding_log, token_bucket, gcra, quota); this rule uses ${rule.algorithm}`,
+        message: `lease only applies to counted algorithms (${LEASABLE_NAMES}); this rule uses ${rule.algorithm}`,
       },
     ];
   }
@@ -92,13 +97,14 @@ function checkLease(rule: CountedRule, at: FieldPath): Finding[] {
 
 function checkLimit(rule: CountedRule, at: FieldPath): Finding[] {
   const { limit, algorithm } = rule;
+  const descriptor = descriptorOf(algorithm);
   const path = [...at, 'limit'];
   if ('concurrent' in limit) {
-    if (algorithm !== 'concurrency') {
+    if (descriptor.limit !== 'concurrent') {
       return [
         {
           path: [...path, 'concurrent'],
-          message: `a concurrent limit needs algorithm: concurrency (this rule uses ${algorithm})`,
+          message: `a concurrent limit needs algorithm: ${CONCURRENT_NAMES} (this rule uses ${algorithm})`,
         },
       ];
     }
@@ -106,22 +112,22 @@ function checkLimit(rule: CountedRule, at: FieldPath): Finding[] {
       ? [zeroWithoutExpiry([...path, 'concurrent'])]
       : [];
   }
-  if (algorithm === 'concurrency') {
+  if (descriptor.limit === 'concurrent') {
     return [
-      { path, message: 'algorithm concurrency counts leases: write limit: {concurrent: N, lease: 60s}' },
+      { path, message: `algorithm ${algorithm} counts leases: write limit: {concurrent: N, lease: 60s}` },
     ];
   }
   const found: Finding[] = [];
-  if (limit.burst !== undefined && !BURST_ALGORITHMS.has(algorithm)) {
+  if (limit.burst !== undefined && !descriptor.burst) {
     found.push({
       path: [...path, 'burst'],
-      message: `burst only applies to token_bucket, gcra and leaky_bucket (this rule uses ${algorithm})`,
+      message: `burst only applies to ${BURST_NAMES} (this rule uses ${algorithm})`,
     });
   }
-  if (isCalendarPeriod(limit.per) && algorithm !== 'quota') {
+  if (isCalendarPeriod(limit.per) && !descriptor.calendar) {
     found.push({
       path: [...path, 'per'],
-      message: `"${limit.per}" is a calendar period, only for algorithm: quota; write a duration such as 1d`,
+      message: `"${limit.per}" is a calendar period, only for algorithm: ${CALENDAR_NAMES}; write a duration such as 1d`,
     });
   }
   if (limit.requests === 0 && rule.expires === undefined)

@@ -1,3 +1,4 @@
+import { descriptorOf } from '../algorithms/index.js';
 import type { BanPolicy, CompiledRule } from '../types.js';
 import { durationMs } from './duration.js';
 import type { FieldPath, Finding } from './findings.js';
@@ -27,10 +28,10 @@ export function checkPolicies(rule: ParsedRule, at: FieldPath): Finding[] {
       });
     else found.push(...checkGrowing(rule.ban.for, rule.escalate, [...at, 'escalate']));
   }
-  if (rule.count !== undefined && rule.algorithm === 'concurrency') {
+  if (rule.count !== undefined && descriptorOf(rule.algorithm).release === 'lease') {
     found.push({
       path: [...at, 'count'],
-      message: 'a concurrency rule holds leases, not counts: count does not apply',
+      message: `a ${rule.algorithm} rule holds leases, not counts: count does not apply`,
     });
   }
   if (POLICIES.enabled) return found;

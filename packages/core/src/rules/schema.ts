@@ -1,20 +1,11 @@
 import { z } from 'zod';
-import type { AlgorithmName } from '../types.js';
+import { ALGORITHM_NAMES } from '../algorithms/index.js';
 import { dayStartMs, expiryMs } from './dates.js';
 import { durationMs, isCalendarPeriod, unitHint } from './duration.js';
 import { show } from './show.js';
 
-/** Every algorithm a rule can name, in the order the docs list them. */
-export const ALGORITHMS = [
-  'fixed_window',
-  'sliding_window',
-  'sliding_log',
-  'token_bucket',
-  'gcra',
-  'leaky_bucket',
-  'concurrency',
-  'quota',
-] as const satisfies readonly AlgorithmName[];
+/** Every algorithm a rule can name, in the order the docs list them: the registry's names. */
+export const ALGORITHMS = ALGORITHM_NAMES;
 
 const RULE_NAME = /^[a-z0-9_]+$/;
 

@@ -1,0 +1,73 @@
+import type { LimitParams, Outcome } from '../types.js';
+
+/** How a rule writes an algorithm's limit: `{requests, per, burst?}` or `{concurrent, lease?}`. */
+export type LimitForm = 'requests' | 'concurrent';
+
+/** What a request's hold looks like when its response ends: nothing, a lease to drop, or queued units to give back. */
+export type ReleaseKind = 'none' | 'lease' | 'refund';
+
+/** Everything about an algorithm but how its holds go back. */
+interface AlgorithmCore<N extends string, S, P extends LimitParams> {
+  /** The name rules give in `algorithm:`. */
+  readonly name: N;
+  /** Short code of its Lua fragment in @sluice/redis (`ALGORITHMS.<lua>` in the script, the key suffix). */
+  readonly lua: string;
+  /** Which limit form a rule of this algorithm writes. */
+  readonly limit: LimitForm;
+  /** Whether `limit.burst` applies (a capacity beyond the rate). */
+  readonly burst: boolean;
+  /** Whether `per` may be a calendar period (day, week, month). */
+  readonly calendar: boolean;
+  /** Whether a gateway may take units in a batch and spend them later (`lease: {batch}`). */
+  readonly leasable: boolean;
+  /** Whether a value read back from a store is this algorithm's state. */
+  isState(value: unknown): value is S;
+  /** The pure decision over explicit state and time. No clock, no I/O. */
+  decide(state: S | undefined, now: number, params: P, cost: number): Outcome<S>;
+}
+
+/** Holds nothing past the decision. */
+interface NoRelease {
+  readonly release: 'none';
+}
+
+/** Holds a lease named by the request until its response ends (or the lease expires). */
+interface LeaseRelease<S, P extends LimitParams> {
+  readonly release: 'lease';
+  /** The params `decide` takes for the request holding lease `id`. */
+  withLease(params: LimitParams, id: string): P;
+  /** The state without lease `id`. Idempotent. */
+  releaseLease(state: S, id: string, now: number): S;
+}
+
+/** Holds queued units, given back if the request is never served. */
+interface RefundRelease<S> {
+  readonly release: 'refund';
+  /** The state with `cost` units given back, and how long it must be kept. */
+  refund(state: S, now: number, params: LimitParams, cost: number): { state: S; ttlMs: number };
+  /** Short code of the refund's Lua fragment in @sluice/redis. */
+  readonly refundLua: string;
+}
+
+/**
+ * One algorithm, described once: its name, the limit form and traits the rules checks read, its state's type
+ * guard, its decision, and how what a request holds goes back. Each kind of release requires its functions,
+ * so a descriptor that says `release: 'lease'` without `releaseLease` does not compile.
+ */
+export type AlgorithmDescriptor<
+  N extends string = string,
+  S = unknown,
+  P extends LimitParams = LimitParams,
+> = AlgorithmCore<N, S, P> & (NoRelease | LeaseRelease<S, P> | RefundRelease<S>);
+
+/** True for a plain object (not null, not an array): the start of every state guard. */
+export function isRecord(value: unknown): value is Readonly<Record<string, unknown>> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** True when every named field of `value` is a number. */
+export function hasNumbers(value: unknown, ...fields: readonly string[]): boolean {
+  if (!isRecord(value)) return false;
+  for (const field of fields) if (typeof value[field] !== 'number') return false;
+  return true;
+}
