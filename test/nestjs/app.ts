@@ -145,11 +145,23 @@ function controllers(spec: NestAppSpec) {
   return [MainController, AdminController];
 }
 
+/** forRootAsync as with a ConfigService: the options from a provider of another module, by an injected token. */
+function fromConfig(options: SluiceModuleOptions) {
+  const CONFIG = Symbol('config');
+  class ConfigModule {}
+  Module({ providers: [{ provide: CONFIG, useValue: { rateLimit: options } }], exports: [CONFIG] })(
+    ConfigModule,
+  );
+  return SluiceModule.forRootAsync({
+    imports: [ConfigModule],
+    inject: [CONFIG],
+    useFactory: async (config: { rateLimit: SluiceModuleOptions }) => config.rateLimit,
+  });
+}
+
 /** Builds, starts and listens on 127.0.0.1 an app of the spec. */
 export async function startNest(spec: NestAppSpec): Promise<RunningNestApp> {
-  const sluice = spec.async
-    ? SluiceModule.forRootAsync({ useFactory: async () => spec.options })
-    : SluiceModule.forRoot(spec.options);
+  const sluice = spec.async ? fromConfig(spec.options) : SluiceModule.forRoot(spec.options);
   class AppModule {}
   Module({ imports: [sluice], controllers: controllers(spec) })(AppModule);
   const adapter =

@@ -382,7 +382,7 @@ describe.each(CASES)('@sluice/nestjs on %s, %s store', (platform, storeKind) => 
     });
   });
 
-  it('takes its options from a factory (forRootAsync)', async () => {
+  it('takes its options from a factory with imports and inject (forRootAsync)', async () => {
     const app = await start({ async: true, options: { rules: rules(perIp(1)) } });
     await request(app.url).get('/search').expect(200);
     expect((await request(app.url).get('/search').expect(429)).headers['x-ratelimit-rule']).toBe('per_ip');
