@@ -1,0 +1,144 @@
+import { describe, expect, it } from 'vitest';
+import { checkRule } from '../rules/check.js';
+import { ALGORITHMS, ruleSchema } from '../rules/schema.js';
+import type { LimitParams, Outcome } from '../types.js';
+import {
+  ALGORITHM_NAMES,
+  type AlgorithmDescriptor,
+  type AlgorithmName,
+  algorithms,
+  decideByName,
+} from './index.js';
+
+const PARAMS: LimitParams = { limit: 2, windowMs: 1000, burst: 2 };
+const T = Date.UTC(2026, 0, 1);
+
+/** A whole decide for the descriptors below: allows everything, keeps no state worth reading. */
+function allowAll(
+  _state: { n: number } | undefined,
+  _now: number,
+  params: LimitParams,
+): Outcome<{ n: number }> {
+  return {
+    allowed: true,
+    state: { n: 1 },
+    limit: params.limit,
+    remaining: 0,
+    resetMs: 0,
+    retryAfterMs: 0,
+    ttlMs: 1,
+  };
+}
+
+const traits = {
+  lua: 'xx',
+  limit: 'requests',
+  burst: false,
+  calendar: false,
+  leasable: true,
+  isState: (value: unknown): value is { n: number } => typeof value === 'object' && value !== null,
+  decide: allowAll,
+} as const;
+
+describe('algorithm descriptors', () => {
+  it('the type system refuses an incomplete descriptor', () => {
+    // A complete one compiles.
+    const complete: AlgorithmDescriptor<'ninth', { n: number }> = {
+      name: 'ninth',
+      ...traits,
+      release: 'none',
+    };
+    // @ts-expect-error a lease-holding algorithm must say how a lease is released (releaseLease, withLease)
+    const noRelease: AlgorithmDescriptor<'ninth', { n: number }> = {
+      name: 'ninth',
+      ...traits,
+      release: 'lease',
+    };
+    // @ts-expect-error a refunding algorithm must give its refund and the refund's Lua code
+    const noRefund: AlgorithmDescriptor<'ninth', { n: number }> = {
+      name: 'ninth',
+      ...traits,
+      release: 'refund',
+    };
+    const { isState: _, ...withoutGuard } = traits;
+    // @ts-expect-error every algorithm has a state guard
+    const noGuard: AlgorithmDescriptor<'ninth', { n: number }> = {
+      name: 'ninth',
+      ...withoutGuard,
+      release: 'none',
+    };
+    // @ts-expect-error a name outside the registry is not an AlgorithmName
+    const unknownName: AlgorithmName = 'ninth';
+    expect([complete, noRelease, noRefund, noGuard, unknownName]).toHaveLength(5);
+  });
+
+  it('registers each algorithm under its own name, in the order the docs list them', () => {
+    expect(ALGORITHM_NAMES).toEqual([
+      'fixed_window',
+      'sliding_window',
+      'sliding_log',
+      'token_bucket',
+      'gcra',
+      'leaky_bucket',
+      'concurrency',
+      'quota',
+    ]);
+    for (const name of ALGORITHM_NAMES) expect(algorithms[name].name).toBe(name);
+    expect(new Set(ALGORITHM_NAMES.map((name) => algorithms[name].lua)).size).toBe(ALGORITHM_NAMES.length);
+  });
+
+  it('gives the rules schema its algorithm enum', () => {
+    expect(ALGORITHMS).toBe(ALGORITHM_NAMES);
+    const parsed = ruleSchema.safeParse({
+      name: 'r',
+      key: ['ip'],
+      limit: { requests: 1, per: '1s' },
+      algorithm: 'ninth',
+    });
+    expect(parsed.success).toBe(false);
+  });
+
+  it('each state guard accepts its own states and refuses the others', () => {
+    const states = new Map<AlgorithmName, unknown>();
+    for (const name of ALGORITHM_NAMES) {
+      const params = algorithms[name].limit === 'concurrent' ? { ...PARAMS, windowMs: 60_000 } : PARAMS;
+      states.set(name, decideByName(name, undefined, T, params, 1, 'lease-1').state);
+    }
+    for (const name of ALGORITHM_NAMES) {
+      expect(algorithms[name].isState(states.get(name))).toBe(true);
+      expect(algorithms[name].isState(undefined)).toBe(false);
+      expect(algorithms[name].isState([1, 2])).toBe(false);
+    }
+    // Distinct shapes are told apart (fixed_window and quota share one, as gcra and leaky_bucket do).
+    expect(algorithms.concurrency.isState(states.get('sliding_window'))).toBe(false);
+    expect(algorithms.sliding_log.isState(states.get('token_bucket'))).toBe(false);
+    expect(algorithms.gcra.isState(states.get('fixed_window'))).toBe(false);
+  });
+
+  it('gives a lease-holding algorithm its lease id, and releases it by that id', () => {
+    const concurrency = algorithms.concurrency;
+    expect(concurrency.release).toBe('lease');
+    const taken = decideByName('concurrency', undefined, T, { ...PARAMS, windowMs: 60_000 }, 1, 'mine');
+    expect(concurrency.isState(taken.state) && taken.state.leases.map((lease) => lease.id)).toEqual(['mine']);
+    if (concurrency.release !== 'lease' || !concurrency.isState(taken.state)) throw new Error('unreachable');
+    expect(concurrency.releaseLease(taken.state, 'mine', T + 1).leases).toEqual([]);
+  });
+
+  it('the rules checks read the traits: burst, calendar periods, concurrent limits and batches', () => {
+    const findings = (rule: Record<string, unknown>) =>
+      checkRule(ruleSchema.parse({ name: 'r', key: ['ip'], ...rule }), ['rules', 0]).map((f) => f.message);
+    for (const name of ALGORITHM_NAMES) {
+      const descriptor = algorithms[name];
+      if (descriptor.limit === 'concurrent') {
+        expect(findings({ algorithm: name, limit: { concurrent: 2 } })).toEqual([]);
+        continue;
+      }
+      const burst = findings({ algorithm: name, limit: { requests: 2, per: '1s', burst: 4 } });
+      expect(burst.some((m) => m.startsWith('burst only applies'))).toBe(!descriptor.burst);
+      const calendar = findings({ algorithm: name, limit: { requests: 2, per: 'day' } });
+      expect(calendar.some((m) => m.includes('calendar period'))).toBe(!descriptor.calendar);
+      const batch = findings({ algorithm: name, limit: { requests: 8, per: '1s' }, lease: { batch: 2 } });
+      expect(batch.some((m) => m.startsWith('lease only applies'))).toBe(!descriptor.leasable);
+    }
+  });
+});
