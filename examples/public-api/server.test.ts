@@ -1,9 +1,11 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import request from 'supertest';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
+  freePort,
   type RedisClusterHandle,
   type RedisServer,
   startCluster,
@@ -19,8 +21,8 @@ interface Example {
   readonly output: () => string;
 }
 
-/** Starts an example the way `pnpm example` does (tsx from the repository root), on a free port. */
-async function startExample(script: string, env: Record<string, string> = {}): Promise<Example> {
+/** Spawns an example the way `pnpm example` does (tsx from the repository root), gathering what it prints. */
+function spawnExample(script: string, env: Record<string, string>): Omit<Example, 'url'> {
   const { REDIS_URL: _ignored, ...inherited } = process.env;
   const child = spawn(TSX, [script], {
     cwd: ROOT,
@@ -28,15 +30,20 @@ async function startExample(script: string, env: Record<string, string> = {}): P
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
-  child.stdout?.on('data', (chunk) => {
+  const gather = (chunk: Buffer) => {
     output += chunk;
-  });
-  child.stderr?.on('data', (chunk) => {
-    output += chunk;
-  });
+  };
+  child.stdout?.on('data', gather);
+  child.stderr?.on('data', gather);
+  return { child, output: () => output };
+}
+
+/** Starts an example on a free port, once it says where it listens. */
+async function startExample(script: string, env: Record<string, string> = {}): Promise<Example> {
+  const { child, output } = spawnExample(script, env);
   const url = await new Promise<string>((resolve, reject) => {
     const poll = setInterval(() => {
-      const found = /listening on (http:\/\/\S+)/.exec(output);
+      const found = /listening on (http:\/\/\S+)/.exec(output());
       if (found?.[1]) {
         clearInterval(poll);
         resolve(found[1]);
@@ -44,20 +51,36 @@ async function startExample(script: string, env: Record<string, string> = {}): P
     }, 50);
     child.once('exit', (code) => {
       clearInterval(poll);
-      reject(new Error(`${script} exited with ${code}:\n${output}`));
+      reject(new Error(`${script} exited with ${code}:\n${output()}`));
     });
   });
-  return { child, url, output: () => output };
+  return { child, url, output };
 }
 
 async function stopExample(example: Example): Promise<void> {
   if (example.child.exitCode !== null) return;
-  const exited = once(example.child, 'exit');
+  // 'close', not 'exit': by then every line the example printed has been read.
+  const closed = once(example.child, 'close');
   example.child.kill('SIGTERM');
   const timer = setTimeout(() => example.child.kill('SIGKILL'), 5000);
-  await exited;
+  await closed;
   clearTimeout(timer);
 }
+
+/** Runs an example that should not start, to its exit: its exit code and everything it printed. */
+async function runToExit(
+  script: string,
+  env: Record<string, string>,
+): Promise<{ code: number | null; output: string }> {
+  const { child, output } = spawnExample(script, env);
+  const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+  const [code] = (await once(child, 'close')) as [number | null];
+  clearTimeout(timer);
+  return { code, output: output() };
+}
+
+/** A line of a stack trace, as Node prints an uncaught error or ioredis an unhandled error event. */
+const STACK_LINE = /^\s+at .+:\d+:\d+\)?$/m;
 
 async function loginUntilLimited(url: string): Promise<void> {
   const login = () => request(url).post('/login').send({ user: 'demo', password: 'wrong' });
@@ -68,7 +91,8 @@ async function loginUntilLimited(url: string): Promise<void> {
   expect(denied.body).toMatchObject({ error: 'rate_limited', rule: 'login_per_ip' });
 }
 
-describe('examples, started as `pnpm example` starts them', () => {
+// Each test starts processes through tsx: on a loaded 2-core machine that alone can take tens of seconds.
+describe('examples, started as `pnpm example` starts them', { timeout: 120_000 }, () => {
   const started: Example[] = [];
   let redis: RedisServer | RedisClusterHandle | undefined;
 
@@ -133,5 +157,53 @@ describe('examples, started as `pnpm example` starts them', () => {
     for (let i = 0; i < 3; i++) await login(first.url).expect(401);
     for (let i = 0; i < 2; i++) await login(second.url).expect(401);
     await login(second.url).expect(429);
+  });
+
+  it('starts with REDIS_URL at a Redis that is not running: fails open, login fails closed, one line says so', async () => {
+    const nothing = await freePort();
+    const example = await startExample('examples/public-api/server.ts', {
+      REDIS_URL: `redis://127.0.0.1:${nothing}`,
+    });
+    started.push(example);
+    expect(example.output()).toMatch(/listening on .*Redis not answering yet, failing open until it does/);
+    for (let i = 0; i < 70; i++) {
+      // Past anon_per_ip's 60 a minute: nothing counts while Redis is down.
+      const search = await request(example.url).get('/search?q=a').expect(200);
+      expect(search.headers['ratelimit-policy']).toBeUndefined();
+    }
+    // login_per_ip has on_store_error: deny.
+    const login = await request(example.url)
+      .post('/login')
+      .send({ user: 'demo', password: 'demo' })
+      .expect(503);
+    expect(login.body).toMatchObject({ error: 'rate_limit_unavailable', rule: 'login_per_ip' });
+    await stopExample(example);
+    const notices = example
+      .output()
+      .split('\n')
+      .filter((line) => line.includes('SLUICE_STORE_UNREACHABLE'));
+    expect(notices).toEqual([
+      'sluice: Redis store unreachable (ECONNREFUSED), failing open until it answers [SLUICE_STORE_UNREACHABLE]',
+    ]);
+    expect(example.output()).not.toMatch(STACK_LINE);
+    expect(example.output()).not.toContain('Unhandled error');
+    expect(example.output().match(/ECONNREFUSED/g)).toHaveLength(1);
+  });
+
+  it('on a port in use, names PORT and exits 1 without a stack trace', async () => {
+    const taken = createServer();
+    taken.listen(0, '127.0.0.1');
+    await once(taken, 'listening');
+    const { port } = taken.address() as { port: number };
+    try {
+      const { code, output } = await runToExit('examples/public-api/server.ts', { PORT: String(port) });
+      expect(code).toBe(1);
+      expect(output.trim()).toBe(
+        `public-api: port ${port} is in use on 127.0.0.1: set PORT to a free one (PORT=3001 pnpm example) [EADDRINUSE]`,
+      );
+      expect(output).not.toMatch(STACK_LINE);
+    } finally {
+      taken.close();
+    }
   });
 });

@@ -3,6 +3,7 @@ import { rateLimit } from '@sluice/fastify';
 import { prometheusObserver } from '@sluice/prometheus';
 import Fastify from 'fastify';
 import { accountDescriptors, accountOf, exportDuration, RULES_PATH } from './accounts.js';
+import { listenAddress, listenProblem } from './listen.js';
 import { storeFromEnv } from './store.js';
 
 const redis = await storeFromEnv();
@@ -49,8 +50,14 @@ app.get('/account', async (request, reply) => {
 app.addHook('onClose', () => redis.close());
 for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void app.close());
 
-const address = await app.listen({
-  port: Number(process.env.PORT ?? 3000),
-  host: process.env.HOST ?? '127.0.0.1',
-});
-console.log(`public-api listening on ${address} (${redis.store ? 'Redis' : 'in-memory'} counters)`);
+const where = listenAddress();
+try {
+  const address = await app.listen(where);
+  console.log(`public-api listening on ${address} (${redis.description})`);
+} catch (error) {
+  const problem = listenProblem(error, where);
+  if (problem === undefined) throw error;
+  console.error(`public-api: ${problem}`);
+  await app.close();
+  process.exitCode = 1;
+}
