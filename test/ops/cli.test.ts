@@ -2,7 +2,6 @@
  * The `sluice` command line, run as a user runs it: a subprocess (node with tsx's loader), asserting exit codes
  * and output.
  */
-import { execFile } from 'node:child_process';
 import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -19,29 +18,10 @@ import {
 import { redisRules } from '@sluice/redis';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { freePort, type RedisServer, randomPrefix, startRedis } from '../support/redis.js';
+import { sluiceProcess as sluice } from './fixtures/sluice.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const FIXTURES = 'test/ops/fixtures';
-
-interface Run {
-  readonly code: number;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
-function sluice(...args: string[]): Promise<Run> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      ['--import', 'tsx', 'packages/cli/src/bin.ts', ...args],
-      { cwd: ROOT, env: { ...process.env, NO_COLOR: '1' } },
-      (error, stdout, stderr) => {
-        const code = error ? (typeof error.code === 'number' ? error.code : -1) : 0;
-        resolve({ code, stdout, stderr });
-      },
-    );
-  });
-}
 
 let tmp: string;
 beforeAll(() => {
@@ -53,7 +33,7 @@ describe('sluice', () => {
   test('--help lists the commands and exit codes; no command or an unknown one is a usage error', async () => {
     const help = await sluice('--help');
     expect(help.code).toBe(0);
-    for (const name of ['validate', 'explain', 'test', 'report', 'push'])
+    for (const name of ['validate', 'explain', 'test', 'report', 'replay', 'simulate', 'capacity', 'push'])
       expect(help.stdout).toContain(`  ${name}`);
     expect(help.stdout).toContain('Exit codes: 0 ok; 1 findings');
     expect((await sluice()).code).toBe(2);
@@ -63,7 +43,7 @@ describe('sluice', () => {
   });
 
   test('every command has --help; a bad option is a usage error', async () => {
-    const names = ['validate', 'explain', 'test', 'report', 'push'];
+    const names = ['validate', 'explain', 'test', 'report', 'replay', 'simulate', 'capacity', 'push'];
     const runs = await Promise.all(names.map((name) => sluice(name, '--help')));
     for (const [i, run] of runs.entries()) {
       expect(run.code).toBe(0);

@@ -1,4 +1,4 @@
-import type { CompiledRule, CompiledRules, Descriptors } from '@sluice/core';
+import type { CompiledRule, CompiledRules, Descriptors, Lists } from '@sluice/core';
 import { CALL_US, CLUSTER_SLOTS, HOT_KEY_PER_SECOND, REDIS_FIGURES, slidingLogBytes } from './figures.js';
 
 /** What a capacity estimate starts from. */
@@ -10,6 +10,8 @@ export interface CapacityInput {
   readonly keys: number;
   /** A typical request's descriptors, to choose the rules that apply; undefined: every rule applies. */
   readonly descriptors?: Descriptors;
+  /** The lists the rules name, for matching `descriptors` (a list rule not given one matches nothing). */
+  readonly lists?: Lists;
   /**
    * Descriptors whose value differs from client to client (ip, api_key); a rule keyed only on others (a tenant
    * given on the command line) has one key. Undefined: every key descriptor varies.
@@ -41,7 +43,7 @@ export interface CapacityEstimate {
   readonly keys: number;
   /** Rules in Redis that apply to the request (scope: local rules count in process memory, not here). */
   readonly rules: readonly RuleLoad[];
-  /** Rules left out: local scope, or not matching the descriptors given. */
+  /** Rules left out: local scope, deny and allow rules (they count nothing), or not matching the descriptors. */
   readonly skipped: readonly string[];
   readonly redisKeys: number;
   readonly memoryBytes: number;
@@ -64,12 +66,13 @@ export interface CapacityEstimate {
 
 function appliesTo(input: CapacityInput): { apply: CompiledRule[]; skipped: string[] } {
   const matched = input.descriptors
-    ? new Set(input.rules.match(input.descriptors, Date.now()).map((r) => r.name))
+    ? new Set(input.rules.match(input.descriptors, Date.now(), input.lists).map((r) => r.name))
     : undefined;
   const apply: CompiledRule[] = [];
   const skipped: string[] = [];
   for (const rule of input.rules.rules) {
-    if (rule.scope === 'local' || (matched && !matched.has(rule.name))) skipped.push(rule.name);
+    const counts = rule.scope !== 'local' && rule.action === undefined;
+    if (!counts || (matched && !matched.has(rule.name))) skipped.push(rule.name);
     else apply.push(rule);
   }
   return { apply, skipped };

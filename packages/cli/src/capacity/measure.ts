@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { type CompiledRules, createLimiter, type Descriptors } from '@sluice/core';
+import { type CompiledRules, createLimiter, type Descriptors, type Lists } from '@sluice/core';
 import { RedisStore } from '@sluice/redis';
 import type { Redis } from 'ioredis';
 
@@ -22,6 +22,8 @@ export interface MeasureOptions {
   /** Requests in flight at once, as a busy gateway has them (so calls coalesce as they do in production). */
   readonly inFlight: number;
   readonly descriptorsOf: (client: number) => Descriptors;
+  /** The lists the rules name. */
+  readonly lists: Lists;
 }
 
 async function usedMemory(client: Redis): Promise<number> {
@@ -64,7 +66,7 @@ export async function measureCapacity(
 ): Promise<MeasuredRun> {
   const prefix = `sluice-capacity-${randomBytes(4).toString('hex')}`;
   const store = new RedisStore({ client, prefix, timeoutMs: 10_000, breaker: false });
-  const limiter = createLimiter({ rules, store });
+  const limiter = createLimiter({ rules, store, lists: options.lists });
   try {
     // The first request (client 0, part of the sample) loads the script before memory and stats are read.
     await limiter.check(options.descriptorsOf(0));

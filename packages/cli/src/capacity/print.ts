@@ -10,7 +10,9 @@ const fixed = (n: number, digits = 1) => n.toFixed(digits);
 /** The estimate as text: per rule, then the totals an operator sizes Redis with. */
 export function printEstimate(io: Io, e: CapacityEstimate, shardMemory: number, cpuShare: number): void {
   if (e.skipped.length > 0)
-    io.out(`left out (scope: local, or not matching the descriptors given): ${e.skipped.join(', ')}`);
+    io.out(
+      `left out (scope: local, deny or allow rules that count nothing, or not matching the descriptors given): ${e.skipped.join(', ')}`,
+    );
   const rows = e.rules.map((r) => [
     r.rule,
     r.algorithm,

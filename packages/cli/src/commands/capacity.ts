@@ -1,10 +1,11 @@
-import type { CompiledRules, Descriptors } from '@sluice/core';
+import type { CompiledRules, Descriptors, Lists } from '@sluice/core';
 import { countOption, type ParsedArgs, parseCommandArgs, stringOption } from '../args.js';
 import { parseBytes } from '../capacity/bytes.js';
 import { type CapacityEstimate, type CapacityInput, estimateCapacity } from '../capacity/estimate.js';
 import type { MeasuredRun } from '../capacity/measure.js';
 import { printEstimate, printMeasured } from '../capacity/print.js';
 import { type Command, EXIT, type ExitCode, type Io, UsageError } from '../io.js';
+import { LIST_OPTION, listHelp, listsOf } from '../lists.js';
 import { ADAPTER_DEFAULTS } from '../replay/request.js';
 import { loadChecked } from '../rulesFile.js';
 import { clientDescriptors } from '../simulate/clients.js';
@@ -43,7 +44,7 @@ function cpuShare(parsed: ParsedArgs): number {
 async function measure(
   url: string,
   rules: CompiledRules,
-  options: { keys: number; requests: number; descriptors: Descriptors },
+  options: { keys: number; requests: number; descriptors: Descriptors; lists: Lists },
   io: Io,
 ): Promise<MeasuredRun | ExitCode> {
   let Redis: typeof import('ioredis').Redis;
@@ -69,6 +70,7 @@ async function measure(
       requests: options.requests,
       inFlight: 64,
       descriptorsOf: sampleClients(options.descriptors),
+      lists: options.lists,
     });
   } catch (error) {
     io.err(
@@ -103,10 +105,11 @@ Options:
   --measure <redis-url>   also measure on this Redis (never a production one)
   --sample-keys <n>       clients in the measured run; default 2000
   --requests <n>          requests in the measured run; default 5 per client
+${listHelp(26)}
   --json                  print the estimate (and the measurement) as JSON
   -h, --help              show this help
 
-Exit codes: 0 estimated, 1 invalid rules or the measured run failed, 2 usage error.`,
+Exit codes: 0 estimated, 1 invalid rules or the measured run failed, 2 usage error or a bad --list file.`,
   async run(args, io) {
     const parsed = parseCommandArgs(args, {
       rules: { type: 'string' },
@@ -118,6 +121,7 @@ Exit codes: 0 estimated, 1 invalid rules or the measured run failed, 2 usage err
       'sample-keys': { type: 'string' },
       requests: { type: 'string' },
       json: { type: 'boolean' },
+      ...LIST_OPTION,
     });
     const rulesPath = stringOption(parsed, 'rules');
     if (rulesPath === undefined) throw new UsageError('capacity needs --rules <rules.yaml>');
@@ -135,8 +139,11 @@ Exit codes: 0 estimated, 1 invalid rules or the measured run failed, 2 usage err
     const requests = countOption(parsed, 'requests', sampleKeys * 5);
     const loaded = await loadChecked(rulesPath, io);
     if (typeof loaded === 'number') return loaded;
+    const lists = await listsOf(parsed, [loaded.rules], 'capacity', io);
+    if (typeof lists === 'number') return lists;
     const input: CapacityInput = {
       rules: loaded.rules,
+      lists,
       ...settings,
       ...(parsed.positionals.length > 0
         ? { descriptors: sampleClients(descriptors)(0), varying: new Set(varyingOf(descriptors)) }
@@ -146,7 +153,7 @@ Exit codes: 0 estimated, 1 invalid rules or the measured run failed, 2 usage err
     const url = stringOption(parsed, 'measure');
     let measured: { run: MeasuredRun; estimate: CapacityEstimate } | undefined;
     if (url !== undefined) {
-      const run = await measure(url, loaded.rules, { keys: sampleKeys, requests, descriptors }, io);
+      const run = await measure(url, loaded.rules, { keys: sampleKeys, requests, descriptors, lists }, io);
       if (typeof run === 'number') return run;
       // The sample's requests are the typical request's, whether or not descriptors were given.
       measured = {

@@ -1,7 +1,8 @@
 import type { CompiledRule, CompiledRules, Descriptors, ExplainedRule } from '@sluice/core';
-import { createLimiter, valueList } from '@sluice/core';
+import { createLimiter } from '@sluice/core';
 import { parseCommandArgs, stringOption } from '../args.js';
 import { type Command, EXIT, type Io, UsageError } from '../io.js';
+import { emptyLists, LIST_OPTION, listHelp, listsOf } from '../lists.js';
 import { formatDuration, loadChecked } from '../rulesFile.js';
 
 /** `descriptor=value` arguments as descriptors. */
@@ -74,7 +75,7 @@ export const explainCommand: Command = {
   name: 'explain',
   summary: 'show the rules that apply to a request, overrides applied, hashed counter keys, mode and rollout',
   help: `Usage: sluice explain <rules.yaml> <descriptor=value>... [--at <ISO time>] [--key-secret <secret>]
-       [--prefix <prefix>] [--json]
+       [--prefix <prefix>] [--list <name=file>]... [--json]
 
 Shows what the limiter would evaluate for a request with these descriptors, without counting anything:
 the matching rules (most specific wins where one overrides another), each rule's limit and algorithm,
@@ -88,16 +89,18 @@ Options:
   --at <time>           evaluate at this time (ISO 8601), for rules with an expiry; default now
   --key-secret <s>      the limiter's keySecret, for keyed (HMAC) tags; default $SLUICE_KEY_SECRET
   --prefix <prefix>     the RedisStore's key prefix, for the Redis key names shown; default sluice
+${listHelp(24)}
   --json                print the explanation as JSON
   -h, --help            show this help
 
-Exit codes: 0 explained, 1 invalid rules, 2 usage error or unreadable file.`,
+Exit codes: 0 explained, 1 invalid rules, 2 usage error, unreadable file or a bad --list file.`,
   async run(args, io) {
     const parsed = parseCommandArgs(args, {
       at: { type: 'string' },
       'key-secret': { type: 'string' },
       prefix: { type: 'string' },
       json: { type: 'boolean' },
+      ...LIST_OPTION,
     });
     const prefix = stringOption(parsed, 'prefix') ?? 'sluice';
     // The same rule as RedisStore's: the prefix is part of every key and must not hold a hash tag.
@@ -113,8 +116,8 @@ Exit codes: 0 explained, 1 invalid rules, 2 usage error or unreadable file.`,
     if (typeof loaded === 'number') return loaded;
     const table = loaded.rules;
     const secret = stringOption(parsed, 'key-secret') ?? process.env.SLUICE_KEY_SECRET;
-    // Lists live outside the file: explain reads none, so a list condition matches nothing here.
-    const lists = Object.fromEntries((table.lists ?? []).map((name) => [name, valueList([])]));
+    const lists = await listsOf(parsed, [table], 'explain', io);
+    if (typeof lists === 'number') return lists;
     const limiter = createLimiter({
       rules: table,
       clock: () => at,
@@ -147,8 +150,9 @@ Exit codes: 0 explained, 1 invalid rules, 2 usage error or unreadable file.`,
       io.out(
         `decided by ${decided.action} rule ${decided.rule}: nothing is counted (allow, then deny, then limit)`,
       );
-    if (table.lists?.length)
-      io.out(`lists not read by explain (they match nothing here): ${Object.keys(lists).join(', ')}`);
+    const unread = emptyLists(parsed, table);
+    if (unread.length > 0)
+      io.out(`lists not read by explain (they match nothing here): ${unread.join(', ')}`);
     return EXIT.ok;
   },
 };

@@ -1,8 +1,9 @@
 import { readFile } from 'node:fs/promises';
-import { type CompiledRules, createLimiter, type Decision, MemoryStore } from '@sluice/core';
+import { type CompiledRules, createLimiter, type Decision, type Lists, MemoryStore } from '@sluice/core';
 import { parseCommandArgs } from '../args.js';
 import { type Case, CasesError, type Expectation, parseCases, type Step } from '../cases.js';
 import { type Command, describeFsError, EXIT, type Io, UsageError } from '../io.js';
+import { LIST_OPTION, listHelp, listsOf } from '../lists.js';
 import { countOf, formatDuration, loadChecked } from '../rulesFile.js';
 
 /** What a step's requests actually got, in the terms of {@link Expectation}. */
@@ -81,9 +82,9 @@ function describeStep(step: Step, index: number): string {
 }
 
 /** Runs one case on fresh counters; returns the failure lines (empty when it passes). */
-async function runCase(rules: CompiledRules, testCase: Case): Promise<string[]> {
+async function runCase(rules: CompiledRules, lists: Lists, testCase: Case): Promise<string[]> {
   let now = testCase.startMs;
-  const limiter = createLimiter({ rules, store: new MemoryStore(), clock: () => now });
+  const limiter = createLimiter({ rules, lists, store: new MemoryStore(), clock: () => now });
   try {
     for (const [index, step] of testCase.steps.entries()) {
       const observed = await runStep(limiter, step, (ms) => (now = ms), testCase.startMs);
@@ -123,7 +124,7 @@ export const testCommand: Command = {
   name: 'test',
   summary:
     'run policy contract tests (if-then tables of requests and expected outcomes) against a rules file',
-  help: `Usage: sluice test <rules.yaml> <cases.yaml>
+  help: `Usage: sluice test <rules.yaml> <cases.yaml> [--list <name=file>]...
 
 Runs each case on fresh in-memory counters with a manual clock (no waiting, no Redis) and compares what the
 limiter decides with what the case expects. Failures are printed as a diff (- expected, + actual). Run it in CI
@@ -150,21 +151,27 @@ expect: allowed (all allowed) | denied (all denied) | {allowed: n, denied: n, ru
 denial>, retry_after: <Retry-After seconds as sent> | never, shadow_denied: [rules that would have denied the
 last request], remaining: n}. Fields left out are not checked.
 
-Exit codes: 0 all cases pass, 1 a case failed or the rules are invalid, 2 usage error, unreadable file or an
-invalid cases file.`,
+Options:
+${listHelp(24)}
+  -h, --help            show this help
+
+Exit codes: 0 all cases pass, 1 a case failed or the rules are invalid, 2 usage error, unreadable file, an
+invalid cases file or a bad --list file.`,
   async run(args, io) {
-    const parsed = parseCommandArgs(args, {});
+    const parsed = parseCommandArgs(args, LIST_OPTION);
     const [rulesPath, casesPath, ...extra] = parsed.positionals;
     if (rulesPath === undefined || casesPath === undefined || extra.length > 0) {
       throw new UsageError('test takes a rules file and a cases file');
     }
     const loaded = await loadChecked(rulesPath, io);
     if (typeof loaded === 'number') return loaded;
+    const lists = await listsOf(parsed, [loaded.rules], 'test', io);
+    if (typeof lists === 'number') return lists;
     const cases = await readCases(casesPath, io);
     if (typeof cases === 'number') return cases as typeof EXIT.usage;
     let failed = 0;
     for (const testCase of cases) {
-      const failure = await runCase(loaded.rules, testCase);
+      const failure = await runCase(loaded.rules, lists, testCase);
       if (failure.length === 0) {
         io.out(`ok    ${testCase.name}`);
         continue;

@@ -3,6 +3,7 @@ import { access, writeFile } from 'node:fs/promises';
 import type { CompiledRules } from '@sluice/core';
 import { countOption, listOption, type ParsedArgs, parseCommandArgs, stringOption } from '../args.js';
 import { type Command, describeFsError, EXIT, type ExitCode, type Io, UsageError } from '../io.js';
+import { LIST_OPTION, listHelp, listsOf } from '../lists.js';
 import { createComparison } from '../replay/compare.js';
 import { feedLogs, type RequestSink } from '../replay/feed.js';
 import { fieldMap } from '../replay/fields.js';
@@ -22,6 +23,7 @@ export const REPORT_OPTIONS = {
   top: { type: 'string' },
   'show-keys': { type: 'boolean' },
   'key-secret': { type: 'string' },
+  ...LIST_OPTION,
 } as const;
 
 /** The replay options those flags give. */
@@ -111,7 +113,9 @@ async function compare(parsed: ParsedArgs, files: [string, string], io: Io): Pro
   if (typeof older === 'number') return older;
   const newer = await load(files[1], io);
   if (typeof newer === 'number') return newer;
-  const comparison = createComparison(older, newer, replayOptions(parsed));
+  const lists = await listsOf(parsed, [older, newer], 'replay', io);
+  if (typeof lists === 'number') return lists;
+  const comparison = createComparison(older, newer, { ...replayOptions(parsed), lists });
   const failed = await feed(parsed.positionals, parsed, comparison, io);
   if (failed !== undefined) return failed;
   const report = comparison.finish();
@@ -148,11 +152,12 @@ Options:
   --show-keys                show keys in clear (descriptor values) instead of counter tags
   --key-secret <s>           the limiter's keySecret, so tags match production's; default $SLUICE_KEY_SECRET
   --top <n>                  keys listed per rule; default 20
+${listHelp(29)}
   --html <file>              also write a self-contained HTML page with charts
   --json                     print the report as JSON
   -h, --help                 show this help
 
-Exit codes: 0 replayed, 1 invalid rules, 2 usage error or unreadable file.`;
+Exit codes: 0 replayed, 1 invalid rules, 2 usage error, unreadable file or a bad --list file.`;
 
 /** `sluice replay`: access logs through candidate rules, or through two rule versions side by side. */
 export const replayCommand: Command = {
@@ -179,7 +184,9 @@ export const replayCommand: Command = {
       throw new UsageError('replay needs --rules <rules.yaml> (or --compare old new)');
     const rules = await load(rulesPath, io);
     if (typeof rules === 'number') return rules;
-    const replay = createReplay(rules, replayOptions(parsed));
+    const lists = await listsOf(parsed, [rules], 'replay', io);
+    if (typeof lists === 'number') return lists;
+    const replay = createReplay(rules, { ...replayOptions(parsed), lists });
     const failed = await feed(parsed.positionals, parsed, replay, io);
     if (failed !== undefined) return failed;
     const report = replay.finish();

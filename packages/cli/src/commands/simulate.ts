@@ -1,6 +1,7 @@
 import { parseDuration } from '@sluice/core';
 import { countOption, type ParsedArgs, parseCommandArgs, stringOption } from '../args.js';
 import { type Command, EXIT, UsageError } from '../io.js';
+import { listHelp, listsOf } from '../lists.js';
 import { printReplay } from '../replay/print.js';
 import { createReplay } from '../replay/replayer.js';
 import { ADAPTER_DEFAULTS } from '../replay/request.js';
@@ -71,10 +72,11 @@ Options:
   --vary <names>       comma-separated descriptors that differ per client; default ip,api_key
   --seed <n>           random seed; default 1
   --start <ISO time>   start of simulated time; default ${DEFAULT_START}
+${listHelp(23)}
   --show-keys, --key-secret <s>, --top <n>, --html <file>, --json   as for sluice replay
   -h, --help           show this help
 
-Exit codes: 0 simulated, 1 invalid rules, 2 usage error.`,
+Exit codes: 0 simulated, 1 invalid rules, 2 usage error or a bad --list file.`,
   async run(args, io) {
     const parsed = parseCommandArgs(args, {
       ...REPORT_OPTIONS,
@@ -100,7 +102,9 @@ Exit codes: 0 simulated, 1 invalid rules, 2 usage error.`,
     const random = seededRandom(countOption(parsed, 'seed', 1));
     const loaded = await loadChecked(rulesPath, io);
     if (typeof loaded === 'number') return loaded;
-    const replay = createReplay(loaded.rules, replayOptions(parsed));
+    const lists = await listsOf(parsed, [loaded.rules], 'simulate', io);
+    if (typeof lists === 'number') return lists;
+    const replay = createReplay(loaded.rules, { ...replayOptions(parsed), lists });
     const counts = runTraffic(
       patternOf(name, settings),
       { start, durationMs: settings.durationMs, random },

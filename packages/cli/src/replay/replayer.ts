@@ -1,4 +1,4 @@
-import { type CompiledRules, createLimiter, type Decision, MemoryStore } from '@sluice/core';
+import { type CompiledRules, createLimiter, type Decision, type Lists, MemoryStore } from '@sluice/core';
 import { keyId } from './keys.js';
 import type { ReplayReport } from './report.js';
 import type { ReplayRequest } from './request.js';
@@ -16,6 +16,8 @@ export interface ReplayOptions {
   readonly top?: number;
   /** Counters the limiter's MemoryStore keeps; default MemoryStore's (1,000,000). */
   readonly maxKeys?: number;
+  /** The lists the rules name (`--list`); each must be given, as to any limiter. */
+  readonly lists?: Lists;
 }
 
 /** A replay fed one request at a time (for logs too large to hold), then reported. */
@@ -38,6 +40,7 @@ export function createReplay(rules: CompiledRules, options: ReplayOptions = {}):
     rules,
     store,
     clock: () => now,
+    ...(options.lists === undefined ? {} : { lists: options.lists }),
     ...(options.keySecret === undefined ? {} : { keySecret: options.keySecret }),
   });
   const tallies = new Map(rules.rules.map((rule) => [rule.name, new RuleTally(rule)]));
