@@ -188,6 +188,25 @@ describe('MemoryStore expiry', () => {
     expect(store.size).toBe(calls);
     expect(store.health().evictions).toBe(0);
   });
+
+  it('rests the sweep while no counter can have expired, and wakes it for the earliest expiry set since', async () => {
+    const store = new MemoryStore({ maxKeys: 10_000 });
+    const keys = 100;
+    for (let i = 0; i < keys; i++) await hit(store, `k${i}`); // all expire at the end of T0's minute
+    const passes = Math.ceil(keys / SWEEP_PER_CALL) + 1;
+    for (let i = 0; i < passes; i++) await hit(store, 'k0', T0 + 1); // one full pass sees every expiry
+    const rested = store.swept;
+    for (let i = 0; i < 50; i++) await hit(store, 'k1', T0 + 2);
+    expect(store.swept).toBe(rested); // nothing can have expired: no slot looked at
+    // A counter expiring sooner (a one-second window), written while the sweep rests, wakes it in time.
+    const soon: Check = { ...check('short', 'per_second'), params: { limit: 5, windowMs: 1000, burst: 5 } };
+    await store.evaluate([soon], T0 + 2);
+    expect(store.size).toBe(keys + 1);
+    let calls = 0;
+    while (store.size > keys && calls++ < passes) await hit(store, 'k1', T0 + 1000);
+    expect(store.size).toBe(keys); // the short counter swept without being read again
+    expect(store.swept).toBeGreaterThan(rested);
+  });
 });
 
 describe('MemoryStore', () => {

@@ -3,7 +3,7 @@ import { decideByName } from '../algorithms/index.js';
 import { type LeakyBucketState, refundLeaky } from '../algorithms/leakyBucket.js';
 import { ConfigError } from '../errors.js';
 import type { Check, CheckResult, Lease, Outcome, Store, StoreHealth } from '../types.js';
-import { addPages, PAGE_BITS, PAGE_MASK, PAGE_SIZE } from './pages.js';
+import { addPages, PAGE_SIZE, pageBits } from './pages.js';
 import { NONE, protectedLimit, SegmentedLru } from './segmentedLru.js';
 import { SlotIndex } from './slotIndex.js';
 
@@ -36,9 +36,12 @@ function slotPage(): SlotPage {
 /** Slots a call looks at for expired counters: bounded work per call, the whole store swept in turn. */
 export const SWEEP_PER_CALL = 8;
 
+const { BITS, MASK } = pageBits();
+
 /**
  * Counters in this process, bounded by `maxKeys`. Every call does O(1) work at any key count: it looks up
- * its counters and checks {@link SWEEP_PER_CALL} slots for expired counters, dropping those. There is no
+ * its counters and checks {@link SWEEP_PER_CALL} slots for expired counters, dropping those (none
+ * while the clock is before the earliest expiry the sweep saw: nothing can have expired). There is no
  * timer per key and nothing keeps the process alive.
  *
  * Eviction is a segmented LRU: a new counter is on probation; a second use (a denial is always at least
@@ -62,6 +65,14 @@ export class MemoryStore implements Store {
   #used = 0;
   /** Next slot the sweep looks at. */
   #cursor = 0;
+  /**
+   * No counter expires before this time: the earliest expiry of the sweep's last full pass over the slots
+   * and of every expiry set since, so the sweep can rest until the clock reaches it.
+   */
+  #quietUntil = Number.POSITIVE_INFINITY;
+  /** The earliest expiry seen in the sweep's current pass (looked at or set since it began). */
+  #passEarliest = Number.POSITIVE_INFINITY;
+  #swept = 0;
   #evictions = 0;
   /** The slot each check of the call being evaluated found (reused from call to call). */
   #found = new Int32Array(8);
@@ -79,6 +90,11 @@ export class MemoryStore implements Store {
   /** Number of counters held (expired ones included until swept, read or evicted). */
   get size(): number {
     return this.#size;
+  }
+
+  /** Slots the expiry sweep has looked at so far (it rests while no counter can have expired). */
+  get swept(): number {
+    return this.#swept;
   }
 
   /** Keys held and evictions so far; a MemoryStore is always connected and has nothing pending. */
@@ -104,7 +120,7 @@ export class MemoryStore implements Store {
       const check = checks[i]!;
       const slot = this.#find(check, now);
       this.#found[i] = slot;
-      const state = slot === NONE ? undefined : this.#page(slot).states[slot & PAGE_MASK];
+      const state = slot === NONE ? undefined : this.#page(slot).states[slot & MASK];
       const outcome = decideByName(check.algorithm, state, now, check.params, check.cost, check.leaseId);
       outcomes[i] = outcome;
       if (!outcome.allowed && check.mode === 'enforce') blocked = true;
@@ -123,13 +139,13 @@ export class MemoryStore implements Store {
       const slot = this.#find(lease, now);
       if (slot === NONE) continue;
       const page = this.#page(slot);
-      const at = slot & PAGE_MASK;
+      const at = slot & MASK;
       const state = page.states[at];
       if (lease.refund) {
         const { cost, params } = lease.refund;
         const refunded = refundLeaky(state as LeakyBucketState, now, params, cost);
         page.states[at] = refunded.state;
-        page.expiresAt[at] = now + refunded.ttlMs;
+        this.#expireAt(page, at, now + refunded.ttlMs);
       } else if (Array.isArray((state as Partial<ConcurrencyState>).leases)) {
         page.states[at] = releaseLease(state as ConcurrencyState, lease.id, now);
       }
@@ -143,6 +159,7 @@ export class MemoryStore implements Store {
     this.#pages = [];
     this.#free = NONE;
     this.#size = this.#used = this.#cursor = 0;
+    this.#quietUntil = this.#passEarliest = Number.POSITIVE_INFINITY;
     return Promise.resolve();
   }
 
@@ -150,7 +167,7 @@ export class MemoryStore implements Store {
   #find(id: { rule: string; tag: string }, now: number): number {
     const slot = this.#index.find(id.rule, id.tag);
     if (slot === NONE) return NONE;
-    if (this.#page(slot).expiresAt[slot & PAGE_MASK]! <= now) {
+    if (this.#page(slot).expiresAt[slot & MASK]! <= now) {
       this.#drop(slot);
       return NONE;
     }
@@ -160,16 +177,32 @@ export class MemoryStore implements Store {
 
   /** Drops the expired counters among the next few slots, so that dead keys go without being read again. */
   #sweep(now: number): void {
+    if (now < this.#quietUntil) return;
     let cursor = this.#cursor;
+    let earliest = this.#passEarliest;
     const end = Math.min(SWEEP_PER_CALL, this.#used);
     for (let n = 0; n < end; n++) {
-      if (cursor >= this.#used) cursor = 0;
-      const page = this.#page(cursor);
-      const at = cursor & PAGE_MASK;
-      if (page.expiresAt[at]! <= now) this.#drop(cursor);
+      if (cursor >= this.#used) {
+        // A pass is complete: every live counter's expiry was seen in it or set since.
+        this.#quietUntil = earliest;
+        earliest = Number.POSITIVE_INFINITY;
+        cursor = 0;
+      }
+      const expiresAt = this.#page(cursor).expiresAt[cursor & MASK]!;
+      if (expiresAt <= now) this.#drop(cursor);
+      else if (expiresAt < earliest) earliest = expiresAt;
       cursor++;
     }
     this.#cursor = cursor;
+    this.#passEarliest = earliest;
+    this.#swept += end;
+  }
+
+  /** Sets a slot's expiry, keeping the sweep's resting time no later than it. */
+  #expireAt(page: SlotPage, at: number, expiresAt: number): void {
+    page.expiresAt[at] = expiresAt;
+    if (expiresAt < this.#passEarliest) this.#passEarliest = expiresAt;
+    if (expiresAt < this.#quietUntil) this.#quietUntil = expiresAt;
   }
 
   /** Stores a counter's new state in the slot `#find` gave (NONE: none then). */
@@ -185,20 +218,20 @@ export class MemoryStore implements Store {
       this.#lru.insert(slot);
     }
     const page = this.#page(slot);
-    page.states[slot & PAGE_MASK] = state;
-    page.expiresAt[slot & PAGE_MASK] = expiresAt;
+    page.states[slot & MASK] = state;
+    this.#expireAt(page, slot & MASK, expiresAt);
   }
 
   /** A free slot: a dropped one, a new one, or the eviction victim. */
   #allocate(): number {
     if (this.#free !== NONE) {
       const slot = this.#free;
-      this.#free = this.#page(slot).nextFree[slot & PAGE_MASK]!;
+      this.#free = this.#page(slot).nextFree[slot & MASK]!;
       this.#size++;
       return slot;
     }
     if (this.#used < this.#maxKeys) {
-      if ((this.#used & PAGE_MASK) === 0) this.#addPage();
+      if ((this.#used & MASK) === 0) this.#addPage();
       this.#size++;
       return this.#used++;
     }
@@ -212,7 +245,7 @@ export class MemoryStore implements Store {
   #drop(slot: number): void {
     this.#lru.remove(slot);
     this.#forget(slot);
-    this.#page(slot).nextFree[slot & PAGE_MASK] = this.#free;
+    this.#page(slot).nextFree[slot & MASK] = this.#free;
     this.#free = slot;
     this.#size--;
   }
@@ -221,8 +254,8 @@ export class MemoryStore implements Store {
   #forget(slot: number): void {
     this.#index.remove(slot);
     const page = this.#page(slot);
-    page.states[slot & PAGE_MASK] = undefined;
-    page.expiresAt[slot & PAGE_MASK] = Number.POSITIVE_INFINITY;
+    page.states[slot & MASK] = undefined;
+    page.expiresAt[slot & MASK] = Number.POSITIVE_INFINITY;
   }
 
   /** Makes the page of the next new slot, `#used`. */
@@ -233,7 +266,7 @@ export class MemoryStore implements Store {
   }
 
   #page(slot: number): SlotPage {
-    return this.#pages[slot >>> PAGE_BITS]!;
+    return this.#pages[slot >>> BITS]!;
   }
 }
 

@@ -1,4 +1,6 @@
-import { addPages, PAGE_BITS, PAGE_MASK, PAGE_SIZE } from './pages.js';
+import { addPages, PAGE_SIZE, pageBits } from './pages.js';
+
+const { BITS, MASK } = pageBits();
 
 /** Ends a list. */
 export const NONE = -1;
@@ -64,7 +66,7 @@ export class SegmentedLru {
 
   /** A use of a held slot: to the front of protected, demoting protected's oldest slot if it overflows. */
   use(slot: number): void {
-    const segment = this.#page(slot).segment[slot & PAGE_MASK]!;
+    const segment = this.#page(slot).segment[slot & MASK]!;
     if (segment === PROTECTED && slot === this.#heads[PROTECTED]) return;
     this.remove(slot);
     this.#push(slot, PROTECTED);
@@ -84,14 +86,14 @@ export class SegmentedLru {
   /** Takes a slot out of its segment. */
   remove(slot: number): void {
     const page = this.#page(slot);
-    const at = slot & PAGE_MASK;
+    const at = slot & MASK;
     const segment = page.segment[at]!;
     const newer = page.newer[at]!;
     const older = page.older[at]!;
     if (newer === NONE) this.#heads[segment] = older;
-    else this.#page(newer).older[newer & PAGE_MASK] = older;
+    else this.#page(newer).older[newer & MASK] = older;
     if (older === NONE) this.#tails[segment] = newer;
-    else this.#page(older).newer[older & PAGE_MASK] = newer;
+    else this.#page(older).newer[older & MASK] = newer;
     this.#sizes[segment]!--;
   }
 
@@ -105,18 +107,18 @@ export class SegmentedLru {
 
   #push(slot: number, segment: number): void {
     const page = this.#page(slot);
-    const at = slot & PAGE_MASK;
+    const at = slot & MASK;
     const head = this.#heads[segment]!;
     page.segment[at] = segment;
     page.newer[at] = NONE;
     page.older[at] = head;
     if (head === NONE) this.#tails[segment] = slot;
-    else this.#page(head).newer[head & PAGE_MASK] = slot;
+    else this.#page(head).newer[head & MASK] = slot;
     this.#heads[segment] = slot;
     this.#sizes[segment]!++;
   }
 
   #page(slot: number): LinkPage {
-    return this.#pages[slot >>> PAGE_BITS]!;
+    return this.#pages[slot >>> BITS]!;
   }
 }

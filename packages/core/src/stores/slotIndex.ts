@@ -1,5 +1,7 @@
-import { addPages, PAGE_BITS, PAGE_MASK, PAGE_SIZE } from './pages.js';
+import { addPages, PAGE_SIZE, pageBits } from './pages.js';
 import { NONE } from './segmentedLru.js';
+
+const { BITS, MASK } = pageBits();
 
 /**
  * Most tags one Map of the index holds on average. V8 rebuilds a whole Map at once when it grows, and
@@ -41,8 +43,8 @@ export class SlotIndex {
     let slot = this.#shardOf(tag).get(tag) ?? NONE;
     while (slot !== NONE) {
       const page = this.#page(slot);
-      if (page.rules[slot & PAGE_MASK] === rule) return slot;
-      slot = page.next[slot & PAGE_MASK]!;
+      if (page.rules[slot & MASK] === rule) return slot;
+      slot = page.next[slot & MASK]!;
     }
     return NONE;
   }
@@ -50,14 +52,14 @@ export class SlotIndex {
   /** Whether `slot` holds this counter. */
   holds(slot: number, rule: string, tag: string): boolean {
     const page = this.#page(slot);
-    return page.rules[slot & PAGE_MASK] === rule && page.tags[slot & PAGE_MASK] === tag;
+    return page.rules[slot & MASK] === rule && page.tags[slot & MASK] === tag;
   }
 
   /** Records that `slot` (a free one, below the count given to `grow`) holds the counter. */
   add(rule: string, tag: string, slot: number): void {
     const shard = this.#shardOf(tag);
     const page = this.#page(slot);
-    const at = slot & PAGE_MASK;
+    const at = slot & MASK;
     const first = shard.get(tag);
     page.rules[at] = rule;
     page.tags[at] = tag;
@@ -69,7 +71,7 @@ export class SlotIndex {
   /** Forgets the counter a slot holds. */
   remove(slot: number): void {
     const page = this.#page(slot);
-    const at = slot & PAGE_MASK;
+    const at = slot & MASK;
     const tag = page.tags[at]!;
     const shard = this.#shardOf(tag);
     const next = page.next[at]!;
@@ -79,9 +81,9 @@ export class SlotIndex {
       else if (shard.delete(tag)) this.#tags--;
     } else {
       let before = first;
-      while (this.#page(before).next[before & PAGE_MASK] !== slot)
-        before = this.#page(before).next[before & PAGE_MASK]!;
-      this.#page(before).next[before & PAGE_MASK] = next;
+      while (this.#page(before).next[before & MASK] !== slot)
+        before = this.#page(before).next[before & MASK]!;
+      this.#page(before).next[before & MASK] = next;
     }
     page.rules[at] = undefined;
     page.tags[at] = undefined;
@@ -107,6 +109,7 @@ export class SlotIndex {
   }
 
   #shardOf(tag: string): Map<string, number> {
+    if (this.#shards.length === 1) return this.#shards[0]!; // a small store: nothing to hash
     const hash = shardHash(tag);
     const index = hash & ((1 << this.#level) - 1);
     return this.#shards[index < this.#split ? hash & ((2 << this.#level) - 1) : index]!;
@@ -130,13 +133,21 @@ export class SlotIndex {
   }
 
   #page(slot: number): IdentityPage {
-    return this.#pages[slot >>> PAGE_BITS]!;
+    return this.#pages[slot >>> BITS]!;
   }
 }
 
-/** FNV-1a over the tag's characters: tags are short (22-character hashes), and any string spreads evenly. */
+/** Characters of a tag's end that choose its Map. */
+export const HASHED_CHARS = 8;
+
+/**
+ * FNV-1a over the tag's last {@link HASHED_CHARS} characters and its length. Hashing the whole tag was more
+ * than a Map lookup per check; the engine's tags are random hashes (a sharded counter's too: `<hash>-<n>`),
+ * and the end is where made-up tags vary too (`key-1`, `key-2`), so their ends spread as evenly.
+ */
 function shardHash(tag: string): number {
-  let hash = 0x811c9dc5;
-  for (let i = 0; i < tag.length; i++) hash = Math.imul(hash ^ tag.charCodeAt(i), 0x01000193);
+  let hash = Math.imul(0x811c9dc5 ^ tag.length, 0x01000193);
+  for (let i = Math.max(0, tag.length - HASHED_CHARS); i < tag.length; i++)
+    hash = Math.imul(hash ^ tag.charCodeAt(i), 0x01000193);
   return hash ^ (hash >>> 16);
 }
