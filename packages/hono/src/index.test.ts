@@ -62,9 +62,9 @@ describe('@sluice/hono', () => {
     expect((await get(`${url}/json`)).headers.get('ratelimit')).toMatch(/^"per_ip";r=3;t=\d+$/);
   });
 
-  it("keys limiter.route() rules by Hono's route template; the global middleware sees the path", async () => {
+  it("keys limiter.route() rules by Hono's route template", async () => {
     const byRoute: RuleSpec = { name: 'per_route', key: ['route'], limit: { requests: 2, per: '60s' } };
-    const app = limitedApp({ rules: rules({ ...byRoute, name: 'global_per_route' }) }, (app, limit) => {
+    const app = limitedApp({ rules: rules(perIp(100)) }, (app, limit) => {
       app.get('/users/:id', limit.route(byRoute), (c) => c.json({ id: c.req.param('id') }));
     });
     const url = await serve(app);
@@ -79,6 +79,17 @@ describe('@sluice/hono', () => {
     expect(third.headers.get('ratelimit')).toMatch(/^"per_route";r=0;/);
   });
 
+  it("checks a route's rules with the global ones in one call: a route denial consumes no global count", async () => {
+    const app = limitedApp({ rules: rules(perIp(5)) }, (app, limit) => {
+      app.get('/x', limit.route({ limit: 1, per: '1m', name: 'x_once' }), (c) => c.text('ok'));
+      app.get('/y', (c) => c.text('ok'));
+    });
+    const url = await serve(app);
+    expect((await get(`${url}/x`)).status).toBe(200);
+    expect((await get(`${url}/x`)).headers.get('x-ratelimit-rule')).toBe('x_once');
+    expect((await get(`${url}/y`)).headers.get('ratelimit')).toMatch(/^"per_ip";r=3;/);
+  });
+
   it('takes the inline shorthand globally and per route', async () => {
     const app = limitedApp({ limit: 3, per: '1m' }, (app, limit) => {
       app.get('/search', (c) => c.text('ok'));
@@ -89,8 +100,10 @@ describe('@sluice/hono', () => {
     const denied = await get(`${url}/login`);
     expect(denied.status).toBe(429);
     expect(denied.headers.get('x-ratelimit-rule')).toBe('login');
+    // The denied /login consumed nothing of the global shorthand: two more requests fit in its 3.
     expect((await get(`${url}/search`)).status).toBe(200);
-    expect((await get(`${url}/search`)).status).toBe(429); // the third request of the global shorthand
+    expect((await get(`${url}/search`)).status).toBe(200);
+    expect((await get(`${url}/search`)).status).toBe(429);
   });
 
   describe('trustProxy', () => {

@@ -19,6 +19,7 @@ import type { Context, MiddlewareHandler, Next } from 'hono';
 import type { GetConnInfo } from 'hono/conninfo';
 import { routePath } from 'hono/route';
 import { releasingNext, waitUnlessGone } from './lifecycle.js';
+import { limitedRoute, type RouteMiddlewares } from './routes.js';
 
 declare module 'hono' {
   interface ContextVariableMap {
@@ -60,17 +61,47 @@ export function rateLimit(options?: HonoRateLimitOptions): HonoRateLimit {
   const trust = forwardedTrust(trustProxy);
   if (typeof getConnInfo !== 'function')
     throw new ConfigError('invalid rate limit options: option "getConnInfo": must be a function');
-  // app.use() runs before Hono knows which handler answers: it sees paths, and templates only in route().
+  // The global middleware sees the path, and a template only on a route with limiter.route().
   const http = createHttpLimiter<Context, HonoRateLimitOptions>(options && shared, { globalSeesPaths: true });
 
-  const middleware = (scope: CheckScope): MiddlewareHandler =>
-    function sluiceRateLimit(c, next) {
-      const route = scope.global === false ? routePath(c) : undefined;
-      const facts = new FetchFacts(c.req.raw, clientAddress(c, trust, getConnInfo), trust.trust, route);
-      const verdict = http.check(c, facts, scope);
-      if (verdict instanceof Promise) return verdict.then((settled) => act(c, next, settled));
-      return act(c, next, verdict);
+  /** This limiter's route middleware, each with the scope the global middleware checks for its route. */
+  const routeMiddlewares: RouteMiddlewares = new WeakMap();
+  let routeLimited = false;
+
+  const facts = (c: Context, route: string | undefined): FetchFacts =>
+    new FetchFacts(c.req.raw, clientAddress(c, trust, getConnInfo), trust.trust, route);
+
+  /** Hono has matched the request's handlers already: a route's rules are checked here, in the same call. */
+  function sluiceRateLimit(c: Context, next: Next): Promise<Response | undefined> {
+    // Apps without limiter.route() never look a route up.
+    const route = routeLimited ? limitedRoute(c, routeMiddlewares) : undefined;
+    const verdict =
+      route === undefined
+        ? http.check(c, facts(c, undefined), ALL_RULES)
+        : http.check(c, facts(c, route.template), { rules: route.scope.rules });
+    return settle(c, next, verdict);
+  }
+
+  /** A route's middleware: its rules alone, unless the global middleware checked them already. */
+  function routeMiddleware(rules: RuleSpec | readonly RuleSpec[] | InlineLimit): MiddlewareHandler {
+    const scope = http.routeScope(rules);
+    const handler = function sluiceRouteRateLimit(c: Context, next: Next): Promise<Response | undefined> {
+      return settle(c, next, http.check(c, facts(c, routePath(c)), scope));
     };
+    routeMiddlewares.set(handler, scope);
+    routeLimited = true;
+    return handler;
+  }
+
+  function settle(
+    c: Context,
+    next: Next,
+    verdict: Verdict | Promise<Verdict>,
+  ): Promise<Response | undefined> {
+    return verdict instanceof Promise
+      ? verdict.then((settled) => act(c, next, settled))
+      : act(c, next, verdict);
+  }
 
   /**
    * Carries out a verdict: on to `next`, or a denial. A response an earlier middleware already set
@@ -110,12 +141,10 @@ export function rateLimit(options?: HonoRateLimitOptions): HonoRateLimit {
     return c.json(denied.body, denied.status);
   }
 
-  return Object.assign(middleware({}), {
-    route: (rules: RuleSpec | readonly RuleSpec[] | InlineLimit) => middleware(http.routeScope(rules)),
-    limiter: http.limiter,
-  });
+  return Object.assign(sluiceRateLimit, { route: routeMiddleware, limiter: http.limiter });
 }
 
+const ALL_RULES: CheckScope = Object.freeze({});
 const nothing = (): undefined => undefined;
 
 function setHeaders(target: Headers, headers: Readonly<Record<string, string>>): void {

@@ -43,7 +43,8 @@ describe('@sluice/hono on a real RedisStore', () => {
     const store = new RedisStore({ client: redis.client, prefix });
     running = await honoFactory().start({
       ...spec,
-      options: { clock: () => T0, logger: { warn: () => {} }, store, ...spec.options },
+      // A generous store timeout: a loaded machine must not turn a slow first script call into a fail-open.
+      options: { clock: () => T0, logger: { warn: () => {} }, store, timeoutMs: 15_000, ...spec.options },
     });
     return running;
   }
