@@ -1,4 +1,13 @@
-import { ConfigError, compileRules, createLimiter, hashText, MemoryStore, type Store } from '@sluice/core';
+import {
+  ConfigError,
+  combineObservers,
+  compileRules,
+  createLimiter,
+  hashText,
+  MemoryStore,
+  type Observer,
+  type Store,
+} from '@sluice/core';
 import { RedisStore, recommendedRedisOptions } from '@sluice/redis';
 import { Redis } from 'ioredis';
 import { register as globalRegister, Registry } from 'prom-client';
@@ -125,7 +134,7 @@ describe('prometheusObserver', () => {
     expect(custom.register).toBe(register);
     const names = (await register.getMetricsAsJSON()).map((m) => m.name).sort();
     expect(names).toEqual(metricNames('gw_').sort());
-    expect(names).toHaveLength(14);
+    expect(names).toHaveLength(15);
   });
 });
 
@@ -209,6 +218,46 @@ describe('store health metrics', () => {
       await server.stop();
     }
   }, 60_000);
+});
+
+describe('observer failures', () => {
+  const perKey = compileRules({
+    rules: [{ name: 'per_key', key: ['api_key'], limit: { requests: 10, per: '60s' } }],
+  });
+  const throwing = {
+    onDecision(): void {
+      throw new Error('log sink down');
+    },
+  };
+
+  test('counts the failed hooks of each watched limiter, read at scrape time', async () => {
+    const observer = prometheusObserver();
+    // The limiter is made with the observer, so it is watched after it is made.
+    const api = createLimiter({ rules: perKey, observer: combineObservers<Observer>(observer, throwing) });
+    observer.watch('api', api);
+    const admin = createLimiter({ rules: perKey, observer: throwing });
+    const byOption = prometheusObserver({ limiters: { admin } });
+    await admin.check({ api_key: API_KEY });
+    let text = await observer.metrics();
+    expect(sample(text, 'sluice_observer_failures_total{limiter="api"}')).toBe(0);
+
+    for (let i = 0; i < 3; i++) await api.check({ api_key: API_KEY });
+    text = await observer.metrics();
+    expect(sample(text, 'sluice_observer_failures_total{limiter="api"}')).toBe(3);
+    // The other hooks of the combined observer still ran: the decisions were counted.
+    expect(sample(text, 'sluice_decisions_total{rule="per_key",mode="enforce",outcome="allowed"}')).toBe(3);
+    expect(text).not.toContain(API_KEY);
+    expect(sample(await byOption.metrics(), 'sluice_observer_failures_total{limiter="admin"}')).toBe(1);
+  });
+
+  test('refuses a limiter without health() or without a name', () => {
+    const observer = prometheusObserver();
+    expect(() => observer.watch('x', {} as never)).toThrow(ConfigError);
+    expect(() => observer.watch('x', {} as never)).toThrow(/limiters\.x has no health\(\)/);
+    expect(() => prometheusObserver({ limiters: { '': createLimiter({ rules: perKey }) } })).toThrow(
+      /needs a name/,
+    );
+  });
 });
 
 /** A RedisStore on a private server, its client quiet about the connection errors the test causes. */

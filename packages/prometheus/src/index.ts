@@ -2,6 +2,7 @@ import {
   type CompiledRules,
   ConfigError,
   type Decision,
+  type LimiterHealth,
   type Observer,
   type RuleResult,
   type Store,
@@ -24,6 +25,16 @@ export interface PrometheusObserverOptions {
    * `{redis: redisStore, local: memoryStore}`. Each must have `health()` (RedisStore and MemoryStore do).
    */
   stores?: Readonly<Record<string, Store>>;
+  /**
+   * Limiters whose `health()` is read at each scrape, by the name the `limiter` label gives them. A limiter
+   * made with this observer is made after it: add that one with `observer.watch(name, limiter)`.
+   */
+  limiters?: Readonly<Record<string, HealthReporter>>;
+}
+
+/** What the observer reads of a limiter: its `health()` (every Sluice limiter has one). */
+export interface HealthReporter {
+  health(): LimiterHealth;
 }
 
 /** An Observer that records Sluice metrics, with the registry that holds them (serve it on /metrics). */
@@ -31,6 +42,8 @@ export interface PrometheusObserver extends Observer {
   readonly register: Registry;
   /** The metrics in the Prometheus text format: `register.metrics()`. */
   metrics(): Promise<string>;
+  /** Reads this limiter's `health()` at each scrape, under the `limiter` label `name`. */
+  watch(name: string, limiter: HealthReporter): void;
 }
 
 /** What a rule did for one request, as the `outcome` label says it. */
@@ -146,6 +159,13 @@ const METRICS = {
     labelNames: ['store'],
     read: (health: StoreHealth) => one(health.evictions),
   },
+  observerFailures: {
+    kind: 'counter',
+    name: 'observer_failures_total',
+    help: 'Observer hook calls that threw or rejected (swallowed, never thrown into a request), read at scrape time',
+    labelNames: ['limiter'],
+    readLimiter: (health: LimiterHealth) => health.observerFailures,
+  },
 } as const;
 
 type MetricSpec = (typeof METRICS)[keyof typeof METRICS];
@@ -167,6 +187,16 @@ function withHealth(stores: Readonly<Record<string, Store>> | undefined): [strin
   return entries;
 }
 
+/** A limiter to watch, checked: it must have a `health()` to read. */
+function checkedLimiter(name: string, limiter: HealthReporter): HealthReporter {
+  if (name === '')
+    throw new ConfigError('limiters: a limiter needs a name (the value of its `limiter` label)');
+  if (typeof limiter?.health !== 'function') {
+    throw new ConfigError(`limiters.${name} has no health() method: pass a limiter made by createLimiter`);
+  }
+  return limiter;
+}
+
 /** The outcome of one evaluated rule. */
 export function outcomeOf(result: RuleResult): DecisionOutcome {
   if (result.failed && result.allowed) return 'failed_open';
@@ -183,6 +213,11 @@ export function prometheusObserver(options: PrometheusObserverOptions = {}): Pro
   const prefix = options.prefix ?? 'sluice_';
   const clock = options.clock ?? Date.now;
   const stores = withHealth(options.stores);
+  const limiters = new Map<string, HealthReporter>();
+  const watch = (name: string, limiter: HealthReporter): void => {
+    limiters.set(name, checkedLimiter(name, limiter));
+  };
+  for (const [name, limiter] of Object.entries(options.limiters ?? {})) watch(name, limiter);
   const define = <S extends MetricSpec>(spec: S, collect?: () => void) => {
     const config = {
       name: prefix + spec.name,
@@ -214,6 +249,13 @@ export function prometheusObserver(options: PrometheusObserverOptions = {}): Pro
       for (const [rule, review] of table) reviewOverdue.set({ rule }, review < today ? 1 : 0);
     }
   }) as Gauge;
+
+  const observerFailures = define(METRICS.observerFailures, () => {
+    observerFailures.reset();
+    for (const [limiter, reporter] of limiters) {
+      observerFailures.inc({ limiter }, METRICS.observerFailures.readLimiter(reporter.health()));
+    }
+  }) as Counter;
 
   for (const spec of Object.values(METRICS)) {
     if (!('read' in spec)) continue;
@@ -258,6 +300,7 @@ export function prometheusObserver(options: PrometheusObserverOptions = {}): Pro
   return {
     register,
     metrics: () => register.metrics(),
+    watch,
     onDecision,
     onStoreError: (kind: StoreErrorKind) => storeErrors.inc({ kind }),
     onStoreLatency: (seconds) => storeDuration.observe(seconds),
