@@ -40,7 +40,7 @@ describe('sluice', () => {
     const unknown = await sluice('frobnicate');
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain('unknown command "frobnicate"');
-  });
+  }, 120_000);
 
   test('every command has --help; a bad option is a usage error', async () => {
     const names = ['validate', 'explain', 'test', 'report', 'replay', 'simulate', 'capacity', 'push'];
@@ -53,7 +53,7 @@ describe('sluice', () => {
     const bad = await sluice('validate', '--nope', `${FIXTURES}/rules.yaml`);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain("Unknown option '--nope'");
-  });
+  }, 240_000);
 });
 
 describe('sluice validate', () => {

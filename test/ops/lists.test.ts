@@ -94,7 +94,7 @@ describe('sluice test --list', () => {
     expect(run.stdout).toContain('ok    a listed address is refused');
     expect(run.stdout).toContain('2 cases passed, 0 failed');
     expect(run.stderr).toBe('');
-  }, 60_000);
+  }, 120_000);
 
   test('lists not given are empty: the cases run, with a warning, and the deny case fails', async () => {
     const run = await sluice('test', path('rules.yaml'), path('cases.yaml'));
@@ -102,7 +102,7 @@ describe('sluice test --list', () => {
     expect(run.stderr.trim()).toBe(MISSING_WARNING('test', 'partners, blocked_ips'));
     expect(run.stdout).toContain('FAIL  a listed address is refused');
     expect(run.stdout).toContain('ok    another address is counted');
-  }, 60_000);
+  }, 120_000);
 });
 
 describe('sluice replay --list', () => {
@@ -122,7 +122,7 @@ describe('sluice replay --list', () => {
     expect(report.denied).toBe(10);
     expect(denialsOf(report, 'blocked')).toBe(10);
     expect(denialsOf(report, 'per_ip')).toBe(0);
-  }, 60_000);
+  }, 120_000);
 
   test('without the list the replay runs, says which lists are empty, and denies nothing', async () => {
     const run = await sluice('replay', path('access.log'), '--rules', path('rules.yaml'), '--json');
@@ -130,7 +130,7 @@ describe('sluice replay --list', () => {
     expect(run.stderr.trim()).toBe(MISSING_WARNING('replay', 'partners, blocked_ips'));
     expect(report.requests).toBe(30);
     expect(report.denied).toBe(0);
-  }, 60_000);
+  }, 120_000);
 
   test('--compare: adding the deny list changes the blocked address from allowed to denied', async () => {
     const run = await sluice(
@@ -150,7 +150,7 @@ describe('sluice replay --list', () => {
     expect(report.changed).toBe(10);
     expect(report.transitions).toEqual([{ from: 'allowed', to: 'denied', count: 10 }]);
     expect(report.rules.find((r) => r.rule === 'blocked')).toMatchObject({ status: 'added', changed: 10 });
-  }, 60_000);
+  }, 120_000);
 });
 
 describe('sluice simulate --list', () => {
@@ -185,7 +185,7 @@ describe('sluice simulate --list', () => {
     expect(report.requests).toBeGreaterThan(0);
     expect(report.denied).toBe(report.requests);
     expect(denialsOf(report, 'blocked')).toBe(report.requests);
-  }, 60_000);
+  }, 120_000);
 
   test('without it the run counts them as usual, with the warning', async () => {
     const run = await simulate();
@@ -193,7 +193,7 @@ describe('sluice simulate --list', () => {
     expect(run.stderr.trim()).toBe(MISSING_WARNING('simulate', 'partners, blocked_ips'));
     expect(report.requests).toBeGreaterThan(0);
     expect(denialsOf(report, 'blocked')).toBe(0);
-  }, 60_000);
+  }, 120_000);
 });
 
 describe('sluice explain --list', () => {
@@ -211,7 +211,7 @@ describe('sluice explain --list', () => {
     expect(run.stderr.trim()).toBe(
       'sluice explain: warning: the rules name the list partners, not given (--list name=file): empty here, matching nothing',
     );
-  }, 60_000);
+  }, 120_000);
 
   test('without --list the address is not on any list', async () => {
     const run = await sluice('explain', path('rules.yaml'), `ip=${BLOCKED_IP}`);
@@ -220,7 +220,7 @@ describe('sluice explain --list', () => {
     expect(run.stdout).toContain(
       'lists not read by explain (they match nothing here): partners, blocked_ips',
     );
-  }, 60_000);
+  }, 120_000);
 });
 
 describe('sluice capacity --list', () => {
@@ -247,7 +247,7 @@ describe('sluice capacity --list', () => {
     const unlisted = await estimate();
     expect(unlisted.rules.map((r) => r.rule)).toEqual(['per_ip']);
     expect(unlisted.skipped).toEqual(['partners', 'blocked']);
-  }, 60_000);
+  }, 120_000);
 
   describe('--measure on a real redis-server', () => {
     let server: RedisServer;
@@ -295,7 +295,7 @@ describe('bad --list arguments', () => {
     expect(run.stderr).toContain(`${path('bad.txt')}:2:1 `);
     expect(run.stderr).toContain('did you mean 10.0.0.0/8?');
     expect(run.stdout).toBe('');
-  }, 60_000);
+  }, 120_000);
 
   test.each([
     [['--list', 'blocked_ips'], '--list takes name=file, got "blocked_ips"'],
@@ -322,11 +322,11 @@ describe('bad --list arguments', () => {
     );
     expect(run.stderr).toContain('sluice test: warning: --list blocked_ipz: no rule names this list');
     expect(run.stderr).toContain(MISSING_WARNING('test', 'partners, blocked_ips'));
-  }, 60_000);
+  }, 120_000);
 
   test('every command that builds a limiter documents --list', async () => {
     const names = ['test', 'replay', 'simulate', 'explain', 'capacity'];
     const runs = await Promise.all(names.map((name) => sluice(name, '--help')));
     for (const run of runs) expect(run.stdout).toMatch(/\n {2}--list <name=file> +a list the rules name/);
-  }, 60_000);
+  }, 240_000);
 });
