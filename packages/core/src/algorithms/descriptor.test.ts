@@ -8,6 +8,7 @@ import {
   type AlgorithmName,
   algorithms,
   decideByName,
+  releasedState,
 } from './index.js';
 
 const PARAMS: LimitParams = { limit: 2, windowMs: 1000, burst: 2 };
@@ -140,5 +141,30 @@ describe('algorithm descriptors', () => {
       const batch = findings({ algorithm: name, limit: { requests: 8, per: '1s' }, lease: { batch: 2 } });
       expect(batch.some((m) => m.startsWith('lease only applies'))).toBe(!descriptor.leasable);
     }
+  });
+
+  it('releasedState asks the algorithm of the lease: a lease dropped, queued units refunded, other states left alone', () => {
+    const leaseParams = { ...PARAMS, windowMs: 60_000 };
+    const held = decideByName('concurrency', undefined, T, leaseParams, 1, 'mine').state;
+    const lease = { rule: 'r', tag: 't', id: 'mine', scope: 'store' as const };
+    expect(releasedState(held, { ...lease, algorithm: 'concurrency' }, T + 1)).toEqual({
+      state: { leases: [] },
+    });
+    // A lease that does not name its algorithm goes to the one that releases leases.
+    expect(releasedState(held, lease, T + 1)).toEqual({ state: { leases: [] } });
+    // Not a concurrency state (the rule now counts with another algorithm): nothing to change.
+    const window = decideByName('sliding_window', undefined, T, PARAMS, 1).state;
+    expect(releasedState(window, { ...lease, algorithm: 'concurrency' }, T + 1)).toBeUndefined();
+    expect(releasedState(undefined, lease, T + 1)).toBeUndefined();
+
+    // Two units queued in a leaky bucket; one given back leaves the queue as after one request.
+    const one = decideByName('leaky_bucket', undefined, T, PARAMS, 1);
+    const two = decideByName('leaky_bucket', one.state, T, PARAMS, 1);
+    expect(two.delayMs).toBeGreaterThan(0);
+    const refund = { ...lease, id: '', refund: { cost: 1, params: PARAMS } };
+    const given = releasedState(two.state, { ...refund, algorithm: 'leaky_bucket' }, T);
+    expect(given).toEqual({ state: one.state, ttlMs: one.ttlMs });
+    expect(releasedState(two.state, refund, T)).toEqual(given);
+    expect(releasedState(two.state, { ...refund, algorithm: 'fixed_window' }, T)).toBeUndefined();
   });
 });

@@ -1,4 +1,4 @@
-import type { LimitParams, Outcome } from '../types.js';
+import type { Lease, LimitParams, Outcome } from '../types.js';
 import { concurrency } from './concurrency.js';
 import type { AlgorithmDescriptor } from './descriptor.js';
 import { fixedWindow } from './fixedWindow.js';
@@ -103,4 +103,31 @@ export function decideByName(
     return descriptor.decide(state, now, descriptor.withLease(params, leaseId), cost);
   }
   return descriptor.decide(state, now, params, cost);
+}
+
+/** The algorithm holding `lease`: its own, or for a lease that does not name one, the first that releases its kind. */
+function holderOf(lease: Lease): AnyDescriptor | undefined {
+  if (lease.algorithm !== undefined) return descriptorOf(lease.algorithm);
+  const kind = lease.refund === undefined ? 'lease' : 'refund';
+  const name = ALGORITHM_NAMES.find((candidate) => descriptorOf(candidate).release === kind);
+  return name === undefined ? undefined : descriptorOf(name);
+}
+
+/**
+ * The state a store keeps once `lease` is given back, asked of the lease's algorithm: a lease dropped, or
+ * queued units refunded (with the state's new TTL). Undefined when there is nothing to change: the stored
+ * value is not that algorithm's state (the rule was reloaded with another algorithm), or it holds no such lease.
+ */
+export function releasedState(
+  state: unknown,
+  lease: Lease,
+  now: number,
+): { readonly state: unknown; readonly ttlMs?: number } | undefined {
+  const descriptor = holderOf(lease);
+  if (descriptor === undefined || !descriptor.isState(state)) return undefined;
+  if (descriptor.release === 'lease') return { state: descriptor.releaseLease(state, lease.id, now) };
+  if (descriptor.release === 'refund' && lease.refund !== undefined) {
+    return descriptor.refund(state, now, lease.refund.params, lease.refund.cost);
+  }
+  return undefined;
 }
