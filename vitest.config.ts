@@ -27,7 +27,8 @@ export default defineConfig({
   test: {
     include: ['packages/*/src/**/*.test.ts', 'test/**/*.test.ts', 'examples/**/*.test.ts'],
     globalSetup: [],
-    testTimeout: 20_000,
+    // Generous: many tests start servers and subprocesses (tsx, npm, redis-server), slow on a loaded 2-core CI box.
+    testTimeout: 60_000,
     hookTimeout: 60_000,
   },
 });
