@@ -11,6 +11,7 @@ import {
   type RuleSpec,
   releaseWhenDone,
   type Verdict,
+  verdictWriter,
   waitUnlessClosed,
 } from '@sluice/core';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
@@ -43,6 +44,7 @@ export interface ExpressRateLimit extends RequestHandler {
 }
 
 const ALL_RULES: CheckScope = Object.freeze({});
+const nothing = (): void => {};
 
 /** Express middleware: `app.use(rateLimit(options))`. Without options: 60 requests a minute per IP. */
 export function rateLimit(options?: ExpressRateLimitOptions): ExpressRateLimit {
@@ -85,44 +87,29 @@ export function rateLimit(options?: ExpressRateLimitOptions): ExpressRateLimit {
     else act(req, res, next, verdict);
   }
 
-  /**
-   * Carries out a verdict: on to `next`, or a denial sent here. A response an earlier middleware already
-   * sent is left alone (setting a header would throw ERR_HTTP_HEADERS_SENT): counted, never touched.
-   */
-  function act(req: Request, res: Response, next: NextFunction, verdict: Verdict): void {
-    if (verdict.action === 'skip') {
-      next();
-      return;
-    }
-    req.rateLimit = verdict.info;
-    if (verdict.action === 'deny') {
-      if (!res.headersSent) deny(req, res, verdict.denied).catch(next);
-      return;
-    }
-    if (!res.headersSent) res.set(verdict.headers);
-    // Leases to hand back when the response ends; none (the usual case): no listeners.
-    if (verdict.decision.leases.length > 0) releaseWhenDone(res, verdict.release);
-    if (verdict.delayMs <= 0) {
-      next();
-      return;
-    }
-    waitUnlessClosed(res, verdict.delayMs)
-      // The client left while waiting: serve nothing.
-      .then((stillThere) => (stillThere ? next() : verdict.cancel()))
-      .catch(next);
-  }
-
-  async function deny(req: Request, res: Response, denied: DeniedResponse): Promise<void> {
-    if (http.options.onDenied) {
-      try {
-        await http.options.onDenied(req, res, denied);
-      } catch (error) {
-        http.report(error, 'on_denied');
-      }
-      if (res.headersSent) return;
-    }
-    res.status(denied.status).set(denied.headers).json(denied.body);
-  }
+  const act = verdictWriter<Request, Response, NextFunction, void>(
+    {
+      proceed: (_req, _res, next) => next(),
+      stop: nothing,
+      later: (_req, _res, next, pending) => void pending.catch(next),
+      setInfo: (req, _res, info) => {
+        req.rateLimit = info;
+      },
+      // Setting a header once the response is sent would throw ERR_HTTP_HEADERS_SENT.
+      sent: (_req, res) => res.headersSent,
+      setHeaders: (_req, res, headers) => void res.set(headers),
+      releaseWhenDone: (_req, res, next, release) => {
+        releaseWhenDone(res, release);
+        return next;
+      },
+      wait: (_req, res, ms) => waitUnlessClosed(res, ms),
+      left: nothing,
+      onDenied: http.options.onDenied,
+      answered: (_req, res) => (res.headersSent ? res : undefined),
+      sendDenied: (_req, res, denied) => res.status(denied.status).set(denied.headers).json(denied.body),
+    },
+    http.report,
+  );
 
   return Object.assign(sluiceRateLimit, { route: routeMiddleware, limiter: http.limiter });
 }

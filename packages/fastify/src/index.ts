@@ -10,7 +10,7 @@ import {
   type RuleSpec,
   releaseWhenDone,
   routeRuleName,
-  type Verdict,
+  verdictWriter,
   waitUnlessClosed,
 } from '@sluice/core';
 import type {
@@ -51,6 +51,7 @@ declare module 'fastify' {
 }
 
 const ALL_RULES: CheckScope = Object.freeze({});
+const nothing = (): void => {};
 
 // Keys Fastify itself gives every plugin's options; they are not limiter options.
 const REGISTER_KEYS = new Set(['prefix', 'logLevel', 'logSerializers']);
@@ -128,51 +129,35 @@ const plugin: FastifyPluginAsync<FastifyRateLimitOptions> = async (fastify, give
     template: string | undefined,
   ): void {
     const verdict = http.check(request, new FastifyFacts(request, template, trust), scope);
-    if (verdict instanceof Promise) verdict.then((settled) => act(request, reply, settled, done)).catch(done);
-    else act(request, reply, verdict, done);
+    if (verdict instanceof Promise) verdict.then((settled) => act(request, reply, done, settled)).catch(done);
+    else act(request, reply, done, verdict);
   }
 
   /** Carries out a verdict: on to the route (`done`), or a denial sent here (and no `done`). */
-  function act(request: FastifyRequest, reply: FastifyReply, verdict: Verdict, done: Done): void {
-    if (verdict.action === 'skip') {
-      done();
-      return;
-    }
-    request.rateLimit = verdict.info;
-    if (verdict.action === 'deny') {
-      deny(request, reply, verdict.denied).catch(done);
-      return;
-    }
-    reply.headers(verdict.headers);
-    // Leases to hand back when the response ends; none (the usual case): no listeners.
-    if (verdict.decision.leases.length > 0) releaseWhenDone(reply.raw, verdict.release);
-    if (verdict.delayMs <= 0) {
-      done();
-      return;
-    }
-    waitUnlessClosed(reply.raw, verdict.delayMs).then(async (stillThere) => {
-      if (stillThere) return done();
-      // The client left while waiting: serve nothing.
-      await verdict.cancel();
-      reply.hijack();
-    }, done);
-  }
-
-  async function deny(
-    request: FastifyRequest,
-    reply: FastifyReply,
-    denied: DeniedResponse,
-  ): Promise<FastifyReply> {
-    if (http.options.onDenied) {
-      try {
-        await http.options.onDenied(request, reply, denied);
-      } catch (error) {
-        http.report(error, 'on_denied');
-      }
-      if (reply.sent) return reply;
-    }
-    return reply.code(denied.status).headers(denied.headers).send(denied.body);
-  }
+  const act = verdictWriter<FastifyRequest, FastifyReply, Done, void>(
+    {
+      proceed: (_request, _reply, done) => done(),
+      stop: nothing,
+      later: (_request, _reply, done, pending) => void pending.catch(done),
+      setInfo: (request, _reply, info) => {
+        request.rateLimit = info;
+      },
+      sent: (_request, reply) => reply.sent,
+      setHeaders: (_request, reply, headers) => void reply.headers(headers),
+      releaseWhenDone: (_request, reply, done, release) => {
+        releaseWhenDone(reply.raw, release);
+        return done;
+      },
+      wait: (_request, reply, ms) => waitUnlessClosed(reply.raw, ms),
+      // The client left while waiting: the route never runs, and nothing is sent.
+      left: (_request, reply) => reply.hijack(),
+      onDenied: http.options.onDenied,
+      answered: (_request, reply) => (reply.sent ? reply : undefined),
+      sendDenied: (_request, reply, denied) =>
+        reply.code(denied.status).headers(denied.headers).send(denied.body),
+    },
+    http.report,
+  );
 };
 
 /** The Fastify plugin: `await app.register(rateLimit, options)` before the routes it should limit. */

@@ -11,6 +11,7 @@ import {
   type RuleSpec,
   releaseWhenDone,
   type Verdict,
+  verdictWriter,
   waitUnlessClosed,
 } from '@sluice/core';
 import type { Context, Middleware, Next } from 'koa';
@@ -44,6 +45,7 @@ export interface KoaRateLimit extends Middleware {
 }
 
 const ALL_RULES: CheckScope = Object.freeze({});
+const nothing = (): void => {};
 
 /** Koa middleware: `app.use(rateLimit(options))`. Without options: 60 requests a minute per IP. */
 export function rateLimit(options?: KoaRateLimitOptions): KoaRateLimit {
@@ -77,42 +79,39 @@ export function rateLimit(options?: KoaRateLimitOptions): KoaRateLimit {
   }
 
   function settle(ctx: Context, next: Next, verdict: Verdict | Promise<Verdict>): Promise<void> {
-    if (verdict instanceof Promise) return verdict.then((settled) => act(ctx, next, settled));
-    return act(ctx, next, verdict);
+    if (verdict instanceof Promise) return verdict.then((settled) => act(ctx, ctx, next, settled));
+    return act(ctx, ctx, next, verdict);
   }
 
-  /**
-   * Carries out a verdict: on to `next`, or a denial set on the context. A response an earlier middleware
-   * already sent is left alone: counted, never touched.
-   */
-  function act(ctx: Context, next: Next, verdict: Verdict): Promise<void> {
-    if (verdict.action === 'skip') return next();
-    ctx.state.rateLimit = verdict.info;
-    if (verdict.action === 'deny') return ctx.headerSent ? Promise.resolve() : deny(ctx, verdict.denied);
-    ctx.set(verdict.headers); // Koa sets nothing once headers are sent
-    // Leases to hand back when the response ends; none (the usual case): no listeners.
-    if (verdict.decision.leases.length > 0) releaseWhenDone(ctx.res, verdict.release);
-    if (verdict.delayMs <= 0) return next();
-    return waitUnlessClosed(ctx.res, verdict.delayMs).then((stillThere) =>
-      // The client left while waiting: serve nothing.
-      stillThere ? next() : verdict.cancel(),
-    );
-  }
-
-  /** Your `onDenied`, then the default denial unless it set a response (or it threw), as in Express and Fastify. */
-  async function deny(ctx: Context, denied: DeniedResponse): Promise<void> {
-    if (http.options.onDenied) {
-      try {
-        await http.options.onDenied(ctx, denied);
-        if (setResponse(ctx)) return;
-      } catch (error) {
-        http.report(error, 'on_denied');
-      }
-    }
-    ctx.status = denied.status;
-    ctx.set(denied.headers);
-    ctx.body = denied.body;
-  }
+  const { onDenied } = http.options;
+  // Koa's middleware gets the context alone: it stands for both the request and the response here.
+  const act = verdictWriter<Context, Context, Next, Promise<void>>(
+    {
+      proceed: (_ctx, _same, next) => next(),
+      stop: () => Promise.resolve(),
+      later: (_ctx, _same, _next, pending) => pending.then(nothing),
+      setInfo: (ctx, _same, info) => {
+        ctx.state.rateLimit = info;
+      },
+      sent: (ctx) => ctx.headerSent,
+      setHeaders: (ctx, _same, headers) => ctx.set(headers),
+      releaseWhenDone: (ctx, _same, next, release) => {
+        releaseWhenDone(ctx.res, release);
+        return next;
+      },
+      wait: (ctx, _same, ms) => waitUnlessClosed(ctx.res, ms),
+      left: nothing,
+      onDenied: onDenied && ((ctx, _same, denied) => onDenied(ctx, denied)),
+      // What onDenied set stands, as in Express and Fastify; one that threw gets the default.
+      answered: (ctx, _same, _own, threw) => (!threw && setResponse(ctx) ? ctx : undefined),
+      sendDenied: (ctx, _same, denied) => {
+        ctx.status = denied.status;
+        ctx.set(denied.headers);
+        ctx.body = denied.body;
+      },
+    },
+    http.report,
+  );
 
   return Object.assign(sluiceRateLimit, { route: routeMiddleware, limiter: http.limiter });
 }

@@ -42,3 +42,4 @@ export {
 export { normalizePath, type PathOptions } from './route.js';
 export { DEFAULT_RULES } from './rules-option.js';
 export { constrainsMore, shownResult } from './shown.js';
+export { type VerdictIO, type VerdictWriter, verdictWriter } from './writer.js';

@@ -1,0 +1,85 @@
+import type { Verdict } from './flow.js';
+import type { RateLimitInfo } from './info.js';
+import type { AdapterStage } from './options.js';
+import type { DeniedResponse, HeaderValues } from './responses.js';
+
+/**
+ * What a framework does for the shared verdict writer. `A`, `B` and `N` are what its middleware is called with
+ * (Express: req, res, next; Fastify: request, reply, done; Koa and Hono: the context twice, and next), handed to
+ * every callback, so no closure is made per request; `R` is what the middleware returns.
+ */
+export interface VerdictIO<A, B, N, R> {
+  /** Passes the request on. */
+  proceed(a: A, b: B, next: N): R;
+  /** Ends the middleware here (a response was sent before the limiter decided). */
+  stop(a: A, b: B, next: N): R;
+  /** Hands over the rest of the work, a promise: Express and Fastify route its rejection, Koa and Hono return it. */
+  later(a: A, b: B, next: N, pending: Promise<unknown>): R;
+  /** Exposes the request's limit to handlers (`req.rateLimit`, `ctx.state.rateLimit`...). */
+  setInfo(a: A, b: B, info: RateLimitInfo): void;
+  /** True once a response was sent (or set): it is left alone then, counted but never touched. */
+  sent(a: A, b: B): boolean;
+  setHeaders(a: A, b: B, headers: HeaderValues): void;
+  /** Gives the leases back once, when the exchange ends; returns the `next` to go on with. */
+  releaseWhenDone(a: A, b: B, next: N, release: () => Promise<void>): N;
+  /** Waits a leaky_bucket delay unless the client leaves first; true when there is someone to serve. */
+  wait(a: A, b: B, ms: number): Promise<boolean>;
+  /** What the middleware ends with when the client left during the wait (its queue place was given back). */
+  left(a: A, b: B, next: N): unknown;
+  /** The app's own `onDenied`, called with the framework's arguments; undefined when it has none. */
+  readonly onDenied: ((a: A, b: B, denied: DeniedResponse) => unknown) | undefined;
+  /** After `onDenied` (which returned `own`, or threw): the answer it gave, or undefined to send the default. */
+  answered(a: A, b: B, own: unknown, threw: boolean): unknown;
+  /** Sends the default denial (a JSON 429, 503 when a rule failed closed). */
+  sendDenied(a: A, b: B, denied: DeniedResponse): unknown;
+}
+
+/** Carries out a verdict: on to the route, or a denial; built once per adapter. */
+export type VerdictWriter<A, B, N, R> = (a: A, b: B, next: N, verdict: Verdict) => R;
+
+/**
+ * The one verdict writer every adapter shares: skip, allow (headers, leases released when the response ends, a
+ * leaky_bucket delay) and deny (the app's `onDenied`, then the default unless it answered). A response an
+ * earlier middleware already sent is left alone.
+ */
+export function verdictWriter<A, B, N, R>(
+  io: VerdictIO<A, B, N, R>,
+  report: (error: unknown, stage: AdapterStage) => void,
+): VerdictWriter<A, B, N, R> {
+  return function act(a, b, next, verdict) {
+    if (verdict.action === 'skip') return io.proceed(a, b, next);
+    io.setInfo(a, b, verdict.info);
+    if (verdict.action === 'deny') {
+      return io.sent(a, b) ? io.stop(a, b, next) : io.later(a, b, next, deny(a, b, verdict.denied));
+    }
+    if (!io.sent(a, b)) io.setHeaders(a, b, verdict.headers);
+    // Leases to hand back when the response ends; none (the usual case): no listeners.
+    const go = verdict.decision.leases.length > 0 ? io.releaseWhenDone(a, b, next, verdict.release) : next;
+    if (verdict.delayMs <= 0) return io.proceed(a, b, go);
+    const waited = io
+      .wait(a, b, verdict.delayMs)
+      // The client left while waiting: serve nothing.
+      .then((stillThere) =>
+        stillThere ? io.proceed(a, b, go) : verdict.cancel().then(() => io.left(a, b, next)),
+      );
+    return io.later(a, b, next, waited);
+  };
+
+  /** The app's `onDenied`, then the default denial unless it answered; resolves with the answer. */
+  async function deny(a: A, b: B, denied: DeniedResponse): Promise<unknown> {
+    const { onDenied } = io;
+    if (onDenied !== undefined) {
+      let own: unknown;
+      let threw = false;
+      try {
+        own = await onDenied(a, b, denied);
+      } catch (error) {
+        threw = true;
+        report(error, 'on_denied');
+      }
+      const answer = io.answered(a, b, own, threw);
+      if (answer !== undefined) return answer;
+    }
+    return io.sendDenied(a, b, denied);
+  }
+}
