@@ -7,11 +7,11 @@
  * `module: node16` refuses to let a CommonJS file import a declaration file it sees as ESM. The twins are the same
  * declarations in CommonJS files, importing each other by `.cjs` specifiers, so the whole graph stays CommonJS.
  *
- * `--unless-fresh` (prepack) skips the build when dist was written after every input changed: `pnpm test` has just
- * built, and packing every package must not compile them all a second time.
+ * `--unless-fresh` (prepack) skips the build when dist was written after every input (and source directory) changed:
+ * `pnpm test` has just built, and packing every package must not compile them all a second time.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -19,7 +19,9 @@ import { fileURLToPath } from 'node:url';
 /** A relative specifier ending in `.js` in `from '...'`, `import '...'` or `import("...")`. */
 const RELATIVE_JS = /(\b(?:from|import)\s*\(?\s*['"]\.{1,2}\/[^'"]*?)\.js(['"])/g;
 
+/** tsc from a clean dist: tsc never deletes the output of a source that was removed or moved, and it would ship. */
 function compile() {
+  rmSync('dist', { recursive: true, force: true });
   const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
   const run = spawnSync(process.execPath, [tsc, '-p', 'tsconfig.build.json'], { stdio: 'inherit' });
   if (run.status !== 0) process.exit(run.status ?? 1);
@@ -46,6 +48,8 @@ function newestInput() {
     'tsconfig.build.json',
     '../../tsconfig.base.json',
     fileURLToPath(import.meta.url),
+    // Directories too: removing a source changes only its directory's time, and dist must lose its output.
+    'src',
     ...readdirSync('src', { recursive: true, encoding: 'utf8' }).map((file) => join('src', file)),
   ];
   return Math.max(...inputs.map((file) => statSync(file).mtimeMs));
