@@ -1,7 +1,13 @@
 /**
  * MemoryStore: bytes per key and checks per second, each against a baseline measured in the same process.
  * Run: node --expose-gc --import tsx bench/memory-store.ts
+ * With `--against=<git revision>`, also the common path (one sliding_window rule, a key seen before, allowed)
+ * of this MemoryStore against the one at that revision, in interleaved rounds of CPU time.
  */
+import { execFileSync } from 'node:child_process';
+import { unlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { type Check, compileRules, createLimiter, hashText, MemoryStore } from '@sluice/core';
 import { RESULT_PREFIX } from './lib/micro.js';
 
@@ -80,22 +86,84 @@ async function checksPerSecond(ms: number) {
   return { sluice, baseline: m / (ms / 1000) };
 }
 
-const bytes = await bytesPerKey(200_000);
-console.log(
-  `bytes per sliding_window key, store full (maxKeys 200,000): ${bytes.store.toFixed(0)} (baseline Map<tag, number>: ${bytes.baseline.toFixed(0)}, ratio ${(bytes.store / bytes.baseline).toFixed(2)})`,
-);
-const roomy = await bytesPerKey(200_000, 1_000_000);
-console.log(
-  `bytes per sliding_window key, default maxKeys 1,000,000 (slot pages made as needed): ${roomy.store.toFixed(0)}`,
-);
-const bounded = await boundedUnderRotation(100_000, 1_000_000);
-console.log(
-  `1,000,000 rotating keys, maxKeys 100,000: ${bounded.size} keys kept, heap grew ${bounded.mb.toFixed(1)} MB`,
-);
-const speed = await checksPerSecond(3000);
-console.log(
-  `limiter.check, 3 rules, 10,000 keys: ${Math.round(speed.sluice).toLocaleString('en')} checks/s (baseline await loop ${Math.round(speed.baseline).toLocaleString('en')}/s)`,
-);
-console.log(
-  `${RESULT_PREFIX}${JSON.stringify({ bytesPerKey: bytes.store, bytesPerKeyRoomy: roomy.store, baselineBytes: bytes.baseline, rotatingKept: bounded.size, rotatingMb: bounded.mb, checksPerSecond: speed.sluice })}`,
-);
+/**
+ * The MemoryStore class of an older revision, imported from beside today's (so it is loaded as today's is,
+ * with today's algorithms), the file removed once loaded.
+ */
+async function storeAt(revision: string): Promise<typeof MemoryStore> {
+  const source = execFileSync('git', ['show', `${revision}:packages/core/src/stores/memory.ts`], {
+    encoding: 'utf8',
+  });
+  const file = join(import.meta.dirname, `../packages/core/src/stores/.before-${process.pid}.ts`);
+  writeFileSync(file, source);
+  try {
+    return ((await import(pathToFileURL(file).href)) as { MemoryStore: typeof MemoryStore }).MemoryStore;
+  } finally {
+    unlinkSync(file);
+  }
+}
+
+/** Calls per CPU-second of each store on the common path, rounds interleaved (order rotated), and the ratio. */
+function commonPath(stores: Record<string, MemoryStore>, rounds: number, calls: number) {
+  const params = { limit: 1_000_000_000, windowMs: 60_000, burst: 1_000_000_000 };
+  const keys = Array.from({ length: 10_000 }, (_, i) => [{ ...check(i), params }]);
+  // One loop per store, each with its own inline caches, as in a process with one store.
+  const loops = Object.keys(stores).map(
+    () =>
+      new Function(
+        'keys',
+        `return (store, n, t) => { for (let i = 0; i < n; i++) store.evaluateNow(keys[i % keys.length], t + (i >> 10)); };`,
+      )(keys) as (store: MemoryStore, n: number, t: number) => void,
+  );
+  const entries = Object.entries(stores);
+  for (const [, store] of entries) for (const call of keys) store.evaluateNow(call, T0);
+  const rates: Record<string, number[]> = {};
+  for (let round = 0; round <= rounds; round++) {
+    for (let k = 0; k < entries.length; k++) {
+      const at = (k + round) % entries.length;
+      const [name, store] = entries[at]!;
+      const start = process.cpuUsage();
+      loops[at]!(store, calls, T0 + 1000 + round);
+      const used = process.cpuUsage(start);
+      if (round === 0) continue; // warms up
+      rates[name] ??= [];
+      rates[name].push(calls / ((used.user + used.system) / 1e6));
+    }
+  }
+  return rates;
+}
+
+const against = process.argv.find((arg) => arg.startsWith('--against='))?.slice('--against='.length);
+if (against === undefined) await figures();
+else {
+  const Old = await storeAt(against);
+  const rates = commonPath({ before: new Old(), now: new MemoryStore() }, 15, 300_000);
+  const ratios = rates.now!.map((rate, i) => rate / rates.before![i]!).sort((a, b) => a - b);
+  const median = (list: number[]) => [...list].sort((a, b) => a - b)[list.length >> 1]!;
+  console.log(
+    `common path, calls per CPU-second: now ${Math.round(median(rates.now!)).toLocaleString('en')}, ${against} ${Math.round(median(rates.before!)).toLocaleString('en')}; ratio per round median ${median(ratios).toFixed(2)} (${ratios[0]!.toFixed(2)}-${ratios.at(-1)!.toFixed(2)})`,
+  );
+}
+
+/** Bytes per key, the bound under rotation and checks per second of a three-rule limiter. */
+async function figures(): Promise<void> {
+  const bytes = await bytesPerKey(200_000);
+  console.log(
+    `bytes per sliding_window key, store full (maxKeys 200,000): ${bytes.store.toFixed(0)} (baseline Map<tag, number>: ${bytes.baseline.toFixed(0)}, ratio ${(bytes.store / bytes.baseline).toFixed(2)})`,
+  );
+  const roomy = await bytesPerKey(200_000, 1_000_000);
+  console.log(
+    `bytes per sliding_window key, default maxKeys 1,000,000 (slot pages made as needed): ${roomy.store.toFixed(0)}`,
+  );
+  const bounded = await boundedUnderRotation(100_000, 1_000_000);
+  console.log(
+    `1,000,000 rotating keys, maxKeys 100,000: ${bounded.size} keys kept, heap grew ${bounded.mb.toFixed(1)} MB`,
+  );
+  const speed = await checksPerSecond(3000);
+  console.log(
+    `limiter.check, 3 rules, 10,000 keys: ${Math.round(speed.sluice).toLocaleString('en')} checks/s (baseline await loop ${Math.round(speed.baseline).toLocaleString('en')}/s)`,
+  );
+  console.log(
+    `${RESULT_PREFIX}${JSON.stringify({ bytesPerKey: bytes.store, bytesPerKeyRoomy: roomy.store, baselineBytes: bytes.baseline, rotatingKept: bounded.size, rotatingMb: bounded.mb, checksPerSecond: speed.sluice })}`,
+  );
+}

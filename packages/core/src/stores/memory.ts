@@ -4,7 +4,7 @@ import { type LeakyBucketState, refundLeaky } from '../algorithms/leakyBucket.js
 import { ConfigError } from '../errors.js';
 import type { Check, CheckResult, Lease, Outcome, Store, StoreHealth } from '../types.js';
 import { addPages, PAGE_SIZE, pageBits } from './pages.js';
-import { NONE, protectedLimit, SegmentedLru } from './segmentedLru.js';
+import { NONE as LIST_END, protectedLimit, SegmentedLru } from './segmentedLru.js';
 import { SlotIndex } from './slotIndex.js';
 
 /** Options of {@link MemoryStore}. */
@@ -37,6 +37,8 @@ function slotPage(): SlotPage {
 export const SWEEP_PER_CALL = 8;
 
 const { BITS, MASK } = pageBits();
+// Read once: under a loader that turns imports into getters (tsx), an imported constant costs a call per use.
+const NONE: number = LIST_END;
 
 /**
  * Counters in this process, bounded by `maxKeys`. Every call does O(1) work at any key count: it looks up

@@ -1,7 +1,9 @@
 import { addPages, PAGE_SIZE, pageBits } from './pages.js';
-import { NONE } from './segmentedLru.js';
+import { NONE as LIST_END } from './segmentedLru.js';
 
 const { BITS, MASK } = pageBits();
+// Read once: under a loader that turns imports into getters (tsx), an imported constant costs a call per use.
+const NONE: number = LIST_END;
 
 /**
  * Most tags one Map of the index holds on average. V8 rebuilds a whole Map at once when it grows, and
