@@ -75,6 +75,16 @@ describe('MemoryStore eviction', () => {
     expect(await allowed(store, 'attacker')).toBe(true);
   });
 
+  it('writes a counter back right when a new counter earlier in the same call evicted its slot', async () => {
+    const store = new MemoryStore({ maxKeys: 1 });
+    await hit(store, 'x');
+    // 'fresh' is written first and takes x's slot (the only one); x's count must follow x, not stay there.
+    const results = await store.evaluate([check('fresh'), check('x')], T0);
+    expect(results.map((result) => result.allowed)).toEqual([true, true]);
+    expect(await allowed(store, 'x')).toBe(false); // x kept its two requests
+    expect(store.size).toBe(1);
+  });
+
   it('counts a denied check as a use, so a busy key is not evicted', async () => {
     const store = new MemoryStore({ maxKeys: 2 });
     await hit(store, 'busy');

@@ -127,10 +127,11 @@ export class MemoryStore implements Store {
       outcomes[i] = outcome;
       if (!outcome.allowed && check.mode === 'enforce') blocked = true;
     }
+    let made = false; // a new counter written in this call (it may have taken a found slot)
     for (let i = 0; i < checks.length; i++) {
       const outcome = outcomes[i]!;
       if (!blocked && outcome.allowed)
-        this.#write(checks[i]!, this.#found[i]!, outcome.state, now + outcome.ttlMs);
+        made = this.#write(checks[i]!, this.#found[i]!, outcome.state, now + outcome.ttlMs, made) || made;
     }
     // An outcome is a CheckResult with its state and TTL besides: no copy per check.
     return outcomes;
@@ -207,14 +208,18 @@ export class MemoryStore implements Store {
     if (expiresAt < this.#quietUntil) this.#quietUntil = expiresAt;
   }
 
-  /** Stores a counter's new state in the slot `#find` gave (NONE: none then). */
-  #write(check: Check, found: number, state: unknown, expiresAt: number): void {
+  /**
+   * Stores a counter's new state in the slot `#find` gave (NONE: none then); true when it made a new counter.
+   * `made`: a new counter was written earlier in the call.
+   */
+  #write(check: Check, found: number, state: unknown, expiresAt: number, made: boolean): boolean {
     let slot = found;
     // Looked up again when the slot may have changed hands: a new counter written for an earlier check of
     // the call may have evicted it, or (the same counter twice in one call) made it.
-    if (slot === NONE || !this.#index.holds(slot, check.rule, check.tag))
+    if (slot === NONE || (made && !this.#index.holds(slot, check.rule, check.tag)))
       slot = this.#index.find(check.rule, check.tag);
-    if (slot === NONE) {
+    const fresh = slot === NONE;
+    if (fresh) {
       slot = this.#allocate();
       this.#index.add(check.rule, check.tag, slot);
       this.#lru.insert(slot);
@@ -222,6 +227,7 @@ export class MemoryStore implements Store {
     const page = this.#page(slot);
     page.states[slot & MASK] = state;
     this.#expireAt(page, slot & MASK, expiresAt);
+    return fresh;
   }
 
   /** A free slot: a dropped one, a new one, or the eviction victim. */
