@@ -3,9 +3,13 @@ import { ConfigError } from '../errors.js';
 import type { RuleSpec } from '../rules/schema.js';
 import { isThenable, type Maybe } from '../storeCall.js';
 import type { CompiledRules, Decision, Descriptors, RuleResult } from '../types.js';
+
+export type { CheckScope } from './notes.js';
+
 import { buildDescriptors, headerApiKey, type RequestFacts } from './descriptors.js';
 import { type RateLimitInfo, rateLimitInfo } from './info.js';
 import { type InlineLimit, inlineRules, isInlineLimit, parseInlineLimit } from './inline.js';
+import { ALL_RULES, type CheckScope, notesOf, remainingScope } from './notes.js';
 import { NoticeWatch } from './notices.js';
 import { type AdapterStage, type RateLimitOptions, type ResolvedOptions, resolveOptions } from './options.js';
 import { type DeniedResponse, deniedResponse, type HeaderValues, rateLimitHeaders } from './responses.js';
@@ -23,28 +27,8 @@ function then<T, U>(value: Maybe<T>, next: (value: T) => Maybe<U>): Maybe<U> {
 }
 
 const SKIP: Verdict = Object.freeze({ action: 'skip' });
-const ALL_RULES: CheckScope = Object.freeze({});
 const NO_OPTIONS: CheckOptions = Object.freeze({});
 const NOTHING = (): Promise<void> => Promise.resolve();
-
-/** What one limiter remembers of a request while it is being handled. */
-interface RequestNotes {
-  checkedGlobally: boolean;
-  /** The route rules already checked (with the global ones, by the global middleware, or alone). */
-  checkedRules: CompiledRules | undefined;
-  /** The rule result whose numbers the response's headers show. */
-  shown: RuleResult | undefined;
-  /** The API key validateApiKey judged, so a global and a route check ask once. */
-  judgedKey: { readonly key: string; readonly valid: boolean } | undefined;
-}
-
-/** Which rules a check evaluates: the limiter's own (global) and/or a route's. */
-export interface CheckScope {
-  /** Route-level rules, evaluated in the same store call. */
-  readonly rules?: CompiledRules;
-  /** false: only `rules`, the global ones were checked elsewhere. Default true. */
-  readonly global?: boolean;
-}
 
 /** What the adapter must do with a request. */
 export type Verdict =
@@ -198,7 +182,7 @@ export function createHttpLimiter<Req, O extends RateLimitOptions<Req>>(
     if (validateApiKey === undefined) return key;
     return then(key, (value) => {
       if (typeof value !== 'string' || value === '') return undefined;
-      const notes = notesOf(req);
+      const notes = notesOf(req, seen);
       const judged = notes?.judgedKey;
       if (judged !== undefined && judged.key === value) return judged.valid ? value : undefined;
       // A validator that throws refuses the key: failing towards the per-IP rules is the safe side.
@@ -275,22 +259,8 @@ export function createHttpLimiter<Req, O extends RateLimitOptions<Req>>(
     };
   }
 
-  /**
-   * What is left to check of a request: a request seen twice by the same limiter (mounted twice, say) is not
-   * counted twice, and route rules the global middleware already checked with the global ones are not
-   * checked again by the route's middleware. Undefined when nothing is left.
-   */
   function effectiveScope(req: Req, scope: CheckScope): CheckScope | undefined {
-    const notes = notesOf(req);
-    if (notes === undefined) return scope;
-    const global = scope.global !== false && !notes.checkedGlobally;
-    const rules = scope.rules !== notes.checkedRules ? scope.rules : undefined;
-    if (global) notes.checkedGlobally = true;
-    if (rules !== undefined) notes.checkedRules = rules;
-    // The common cases (nothing checked yet, or a route's rules alone) keep the scope asked for.
-    if (global === (scope.global !== false) && rules === scope.rules) return scope;
-    if (rules === undefined) return global ? ALL_RULES : undefined;
-    return { rules, global };
+    return remainingScope(notesOf(req, seen), scope);
   }
 
   function check(req: Req, facts: RequestFacts, requested: CheckScope = ALL_RULES): Maybe<Verdict> {
@@ -313,22 +283,10 @@ export function createHttpLimiter<Req, O extends RateLimitOptions<Req>>(
    * most constrained of both, chosen as in one call (Fastify), so every adapter shows the same rule.
    */
   function shownFor(req: Req, decision: Decision): RuleResult | undefined {
-    const notes = notesOf(req);
+    const notes = notesOf(req, seen);
     const shown = shownResult(decision.results, notes?.shown);
     if (notes !== undefined) notes.shown = shown;
     return shown;
-  }
-
-  /** This limiter's notes on a request object, made on first use; undefined for a non-object request. */
-  function notesOf(req: Req): RequestNotes | undefined {
-    if (typeof req !== 'object' || req === null) return undefined;
-    const holder = req as unknown as Record<symbol, RequestNotes | undefined>;
-    let notes = holder[seen];
-    if (notes === undefined) {
-      notes = { checkedGlobally: false, checkedRules: undefined, shown: undefined, judgedKey: undefined };
-      holder[seen] = notes;
-    }
-    return notes;
   }
 
   /** Route-level rules, compiled once; rules keyed by api_key counting raw header values get a notice. */
