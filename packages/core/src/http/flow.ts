@@ -7,6 +7,7 @@ import type { CompiledRules, Decision, Descriptors, RuleResult } from '../types.
 export type { CheckScope } from './notes.js';
 
 import { buildDescriptors, headerApiKey, type RequestFacts } from './descriptors.js';
+import { adapterReporter, runHook, validCost } from './hooks.js';
 import { type RateLimitInfo, rateLimitInfo } from './info.js';
 import { type InlineLimit, inlineRules, isInlineLimit, parseInlineLimit } from './inline.js';
 import { ALL_RULES, type CheckScope, notesOf, remainingScope } from './notes.js';
@@ -97,7 +98,6 @@ export function createHttpLimiter<Req, O extends RateLimitOptions<Req>>(
   const options = resolveOptions<Req, O>(given);
   const limiter = limiterFor(options);
   const compileRoute = routeRuleCompiler(limiter);
-  const warned = new Set<AdapterStage>();
   // What this limiter noted on a request object: a property, not a WeakMap entry (those cost the garbage
   // collector on every request). A symbol of its own per limiter, so two limiters never mix their notes.
   const seen = Symbol('sluice.seen');
@@ -113,45 +113,10 @@ export function createHttpLimiter<Req, O extends RateLimitOptions<Req>>(
   /** Shorthand `limiter.route()` calls so far: their default rule names. */
   let inlineRoutes = 0;
 
-  function report(error: unknown, stage: AdapterStage): void {
-    const failure = error instanceof Error ? error : new Error(String(error));
-    try {
-      options.observer?.onAdapterError?.(failure, stage);
-    } catch {
-      // An observer bug must not reach the request path either.
-    }
-    if (warned.has(stage)) return;
-    warned.add(stage);
-    options.logger.warn(
-      `sluice: ${stage} failed (${failure.message}); requests go on without it [SLUICE_${stage.toUpperCase()}_FAILED]`,
-    );
-  }
+  const report = adapterReporter(options.logger, options.observer);
 
-  /**
-   * Runs a user hook; a throw or a rejection is reported and reads as undefined. A synchronous answer stays
-   * synchronous, so a request whose hooks are all synchronous waits on no promise but the store's.
-   */
   function hook<T>(stage: AdapterStage, call: () => T | Promise<T>): Maybe<T | undefined> {
-    try {
-      const value = call();
-      if (!isPromise(value)) return value;
-      return value.then(undefined, (error: unknown) => {
-        report(error, stage);
-        return undefined;
-      });
-    } catch (error) {
-      report(error, stage);
-      return undefined;
-    }
-  }
-
-  function validCost(cost: number | undefined): number | undefined {
-    if (cost === undefined || (Number.isSafeInteger(cost) && cost >= 0)) return cost;
-    report(
-      new ConfigError(`cost(req) returned ${String(cost)}, not a whole number >= 0; using the rule's cost`),
-      'cost',
-    );
-    return undefined;
+    return runHook(report, stage, call);
   }
 
   /** Hooks in order (api key and its validation, descriptors, cost), then the engine; the verdict. */
@@ -200,7 +165,7 @@ export function createHttpLimiter<Req, O extends RateLimitOptions<Req>>(
     cost: number | undefined,
     scope: CheckScope,
   ): Maybe<Verdict> {
-    const valid = validCost(cost);
+    const valid = validCost(report, cost);
     const checkOptions: CheckOptions =
       valid === undefined && scope.rules === undefined && scope.global !== false
         ? NO_OPTIONS
