@@ -98,12 +98,30 @@ export function decideByName(
   cost: number,
   leaseId = '',
 ): Outcome<unknown> {
-  const descriptor = descriptorOf(name);
-  if (descriptor.release === 'lease') {
-    return descriptor.decide(state, now, descriptor.withLease(params, leaseId), cost);
-  }
-  return descriptor.decide(state, now, params, cost);
+  return DECIDERS[name](state, now, params, cost, leaseId);
 }
+
+/** A decide as stores call it: the lease id last, read only by algorithms whose requests hold a lease. */
+type Decider = (
+  state: unknown,
+  now: number,
+  params: LimitParams,
+  cost: number,
+  leaseId: string,
+) => Outcome<unknown>;
+
+/** Each algorithm's decide with its lease id applied: a plain function per name (no descriptor read per check). */
+function deciderOf(descriptor: AnyDescriptor): Decider {
+  if (descriptor.release === 'lease') {
+    const { decide, withLease } = descriptor;
+    return (state, now, params, cost, leaseId) => decide(state, now, withLease(params, leaseId), cost);
+  }
+  return descriptor.decide;
+}
+
+const DECIDERS = Object.fromEntries(
+  ALGORITHM_NAMES.map((name) => [name, deciderOf(descriptorOf(name))]),
+) as Readonly<Record<AlgorithmName, Decider>>;
 
 /** The algorithm holding `lease`: its own, or for a lease that does not name one, the first that releases its kind. */
 function holderOf(lease: Lease): AnyDescriptor | undefined {
