@@ -5,17 +5,17 @@ import { isThenable, type Maybe } from '../storeCall.js';
 import type { CompiledRules, Decision, Descriptors, RuleResult } from '../types.js';
 
 export type { CheckScope } from './notes.js';
+export type { Verdict } from './verdict.js';
 
 import { buildDescriptors, headerApiKey, type RequestFacts } from './descriptors.js';
 import { adapterReporter, runHook, validCost } from './hooks.js';
-import { type RateLimitInfo, rateLimitInfo } from './info.js';
 import { type InlineLimit, inlineRules, isInlineLimit, parseInlineLimit } from './inline.js';
 import { ALL_RULES, type CheckScope, notesOf, remainingScope } from './notes.js';
 import { NoticeWatch } from './notices.js';
 import { type AdapterStage, type RateLimitOptions, type ResolvedOptions, resolveOptions } from './options.js';
-import { type DeniedResponse, deniedResponse, type HeaderValues, rateLimitHeaders } from './responses.js';
 import { limiterFor, routeRuleCompiler } from './rules-option.js';
 import { shownResult } from './shown.js';
+import { allowVerdict, denyVerdict, type Verdict } from './verdict.js';
 
 /** True for a promise or any thenable a user hook may return. */
 function isPromise<T>(value: Maybe<T>): value is Promise<T> {
@@ -29,25 +29,6 @@ function then<T, U>(value: Maybe<T>, next: (value: T) => Maybe<U>): Maybe<U> {
 
 const SKIP: Verdict = Object.freeze({ action: 'skip' });
 const NO_OPTIONS: CheckOptions = Object.freeze({});
-const NOTHING = (): Promise<void> => Promise.resolve();
-
-/** What the adapter must do with a request. */
-export type Verdict =
-  | { readonly action: 'skip' }
-  | {
-      readonly action: 'allow';
-      readonly decision: Decision;
-      readonly headers: HeaderValues;
-      /** For handlers: `req.rateLimit` (Express), `request.rateLimit` (Fastify), `ctx.state.rateLimit` (Koa). */
-      readonly info: RateLimitInfo;
-      /** leaky_bucket: wait this long before passing the request on. */
-      readonly delayMs: number;
-      /** Gives back the decision's leases when the response ends; idempotent, never rejects. */
-      release(): Promise<void>;
-      /** The request will not be served (the client left while it waited): also gives its queue place back. */
-      cancel(): Promise<void>;
-    }
-  | { readonly action: 'deny'; readonly denied: DeniedResponse; readonly info: RateLimitInfo };
 
 /** What an adapter's global middleware can know of a request, for the notices that depend on it. */
 export interface AdapterTraits {
@@ -188,40 +169,8 @@ export function createHttpLimiter<Req, O extends RateLimitOptions<Req>>(
   }
 
   function verdictOf(req: Req, decision: Decision): Verdict {
-    if (!decision.allowed) {
-      const denied = deniedResponse(decision, options.headers, clock);
-      return { action: 'deny', denied, info: rateLimitInfo(decision, undefined) };
-    }
-    const shown = shownFor(req, decision);
-    const headers = rateLimitHeaders(decision, options.headers, shown, clock);
-    const info = rateLimitInfo(decision, shown);
-    // Nothing to hand back: share no-op functions instead of making two closures per request.
-    if (decision.leases.length === 0) {
-      return {
-        action: 'allow',
-        decision,
-        headers,
-        info,
-        delayMs: decision.delayMs,
-        release: NOTHING,
-        cancel: NOTHING,
-      };
-    }
-    let released: Promise<void> | undefined;
-    return {
-      action: 'allow',
-      decision,
-      headers,
-      info,
-      delayMs: decision.delayMs,
-      release() {
-        released ??= limiter.release(decision).catch((error: unknown) => report(error, 'release'));
-        return released;
-      },
-      cancel() {
-        return limiter.cancel(decision).catch((error: unknown) => report(error, 'release'));
-      },
-    };
+    if (!decision.allowed) return denyVerdict(decision, options.headers, clock);
+    return allowVerdict(decision, shownFor(req, decision), options.headers, clock, limiter, report);
   }
 
   function effectiveScope(req: Req, scope: CheckScope): CheckScope | undefined {

@@ -1,7 +1,7 @@
-import type { Verdict } from './flow.js';
 import type { RateLimitInfo } from './info.js';
 import type { AdapterStage } from './options.js';
 import type { DeniedResponse, HeaderValues } from './responses.js';
+import type { Verdict } from './verdict.js';
 
 /**
  * What a framework does for the shared verdict writer. `A`, `B` and `N` are what its middleware is called with
