@@ -1,6 +1,4 @@
-import { type ConcurrencyState, releaseLease } from '../algorithms/concurrency.js';
-import { decideByName } from '../algorithms/index.js';
-import { type LeakyBucketState, refundLeaky } from '../algorithms/leakyBucket.js';
+import { decideByName, releasedState } from '../algorithms/index.js';
 import { ConfigError } from '../errors.js';
 import type { Check, CheckResult, Lease, Outcome, Store, StoreHealth } from '../types.js';
 import { addPages, PAGE_SIZE, pageBits } from './pages.js';
@@ -143,15 +141,11 @@ export class MemoryStore implements Store {
       if (slot === NONE) continue;
       const page = this.#page(slot);
       const at = slot & MASK;
-      const state = page.states[at];
-      if (lease.refund) {
-        const { cost, params } = lease.refund;
-        const refunded = refundLeaky(state as LeakyBucketState, now, params, cost);
-        page.states[at] = refunded.state;
-        this.#expireAt(page, at, now + refunded.ttlMs);
-      } else if (Array.isArray((state as Partial<ConcurrencyState>).leases)) {
-        page.states[at] = releaseLease(state as ConcurrencyState, lease.id, now);
-      }
+      // The lease's algorithm says how it goes back (and whether the stored state is its own).
+      const released = releasedState(page.states[at], lease, now);
+      if (released === undefined) continue;
+      page.states[at] = released.state;
+      if (released.ttlMs !== undefined) this.#expireAt(page, at, now + released.ttlMs);
     }
     return Promise.resolve();
   }
