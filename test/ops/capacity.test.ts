@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { CapacityEstimate as Estimate, MeasuredRun as Measured } from '@sluice/cli';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'vitest';
 import { type RedisServer, startRedis } from '../support/redis.js';
 import { runSluice } from './fixtures/sluice.js';
 
@@ -151,10 +151,12 @@ describe('the estimate', () => {
 
 describe('against a measured run on a real redis-server', () => {
   let server: RedisServer;
-  beforeAll(async () => {
+  // A fresh server per run: used_memory grows in steps when Redis resizes its key table, so a run on a server an
+  // earlier run already filled would see a different step than the estimate assumes.
+  beforeEach(async () => {
     server = await startRedis();
   });
-  afterAll(async () => {
+  afterEach(async () => {
     await server?.stop();
   });
 
