@@ -12,6 +12,11 @@ export function accountOf(headers: IncomingHttpHeaders): { readonly tenant: stri
   return typeof key === 'string' ? ACCOUNTS.get(key) : undefined;
 }
 
+/** Whether an API key is a real one: refused keys are anonymous to the limiter, so the per-IP rules apply. */
+export function isKnownKey(key: string): boolean {
+  return ACCOUNTS.has(key);
+}
+
 /**
  * Descriptors for the rules: the tenant of a known key. An unknown key counts as anonymous, so that rotating
  * made-up keys cannot escape the per-IP limit.

@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { rateLimit } from '@sluice/fastify';
 import { prometheusObserver } from '@sluice/prometheus';
 import Fastify from 'fastify';
-import { accountDescriptors, accountOf, exportDuration, RULES_PATH } from './accounts.js';
+import { accountDescriptors, accountOf, exportDuration, isKnownKey, RULES_PATH } from './accounts.js';
 import { listenAddress, listenProblem } from './listen.js';
 import { storeFromEnv } from './store.js';
 
@@ -14,6 +14,7 @@ const metrics = prometheusObserver();
 await app.register(rateLimit, {
   rules: RULES_PATH,
   ...(redis.store ? { store: redis.store } : {}),
+  validateApiKey: isKnownKey,
   descriptors: accountDescriptors,
   observer: metrics,
   skip: (request) => request.url === '/health' || request.url === '/metrics',
