@@ -39,7 +39,16 @@ import {
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const FIXTURES = fileURLToPath(new URL('./app', import.meta.url));
 /** Third-party packages the apps use, at the versions the workspace tests with. */
-const APP_DEPENDENCIES = ['express', 'fastify', 'koa', '@types/express', '@types/koa', '@types/node'];
+const APP_DEPENDENCIES = [
+  'express',
+  'fastify',
+  'koa',
+  'hono',
+  '@hono/node-server',
+  '@types/express',
+  '@types/koa',
+  '@types/node',
+];
 /** The libraries MIGRATING.md's "before" programs use. */
 const MIGRATING_FROM: Record<string, string> = {
   'express-rate-limit': '^8.0.0',
@@ -220,6 +229,18 @@ describe.concurrent('packed packages installed with npm outside the workspace', 
       expect(result.allowed).toBe(3);
       expect(result.denied?.status).toBe(429);
       expect(result.denied?.headers.get('x-ratelimit-rule')).toBe('koa_per_ip');
+    } finally {
+      server.stop();
+    }
+  });
+
+  it('ESM Hono: the shorthand limits to 3 an hour per IP', async () => {
+    const server = await startApp('hono-app.mjs', app);
+    try {
+      const result = await untilDenied(`${server.url}/`, 10);
+      expect(result.allowed).toBe(3);
+      expect(result.denied?.status).toBe(429);
+      expect(result.denied?.headers.get('x-ratelimit-rule')).toBe('per_ip');
     } finally {
       server.stop();
     }
