@@ -205,6 +205,8 @@ export interface CompiledRule {
   readonly penalty?: number;
   /** Which responses the counter keeps; only with the policies switched on (not yet). */
   readonly count?: CountOutcome;
+  /** Retry-After of this rule's denials is lengthened by a random 0 to this share (0.1 for `10%`). */
+  readonly retryJitter?: number;
 }
 
 /** Bans after repeated denials: `ban: {after, within, for}` with `escalate: [...]`. */

@@ -18,6 +18,7 @@ const COUNTING_FIELDS = [
   'escalate',
   'penalty',
   'count',
+  'retry_jitter',
 ] as const;
 
 /**

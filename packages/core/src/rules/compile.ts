@@ -7,7 +7,7 @@ import { durationMs, isCalendarPeriod } from './duration.js';
 import { createMatcher } from './matcher.js';
 import { deepFreeze, isValidatedDocument, placeFinding, type RulesDocument } from './parse.js';
 import { compilePolicies } from './policies.js';
-import type { LimitSpec, ParsedRule, RuleSpec } from './schema.js';
+import { jitterFraction, type LimitSpec, type ParsedRule, type RuleSpec } from './schema.js';
 import { validateRules } from './validate.js';
 
 /** Rules given in code: like a rules file, with `domain` optional. */
@@ -69,7 +69,14 @@ function compileRule(rule: ParsedRule): CompiledRule {
     ...(rule.shards === undefined || rule.shards === 1 ? {} : { shards: rule.shards }),
     ...(rule.lease === undefined ? {} : { lease: { batch: rule.lease.batch } }),
     ...compilePolicies(rule),
+    ...retryJitterOf(rule),
   });
+}
+
+/** `retry_jitter: 10%` as `{retryJitter: 0.1}`; nothing when the rule has none. */
+function retryJitterOf(rule: ParsedRule): Pick<CompiledRule, 'retryJitter'> {
+  const fraction = rule.retry_jitter === undefined ? undefined : jitterFraction(rule.retry_jitter);
+  return fraction === undefined ? {} : { retryJitter: fraction };
 }
 
 /** Params of a deny or allow rule, which counts nothing. */

@@ -188,6 +188,19 @@ const countSpec = z.union([z.enum(['failed', 'succeeded']), z.array(httpStatus).
   error: 'expected failed, succeeded or a list of HTTP statuses',
 });
 
+/** `retry_jitter: 10%`: a percentage written with `%`, above 0 and at most 100. */
+const jitterPercent = z.custom<string>(
+  (value) => typeof value === 'string' && jitterFraction(value) !== undefined,
+  { error: (issue) => `${show(issue.input)} is not a percentage above 0% and at most 100% (say 10%)` },
+);
+
+/** `10%` as 0.1; undefined unless it is a number above 0 and at most 100 followed by `%`. */
+export function jitterFraction(text: string): number | undefined {
+  const match = /^(\d{1,3}(?:\.\d+)?)%$/.exec(text.trim());
+  const percent = match ? Number(match[1]) : Number.NaN;
+  return percent > 0 && percent <= 100 ? percent / 100 : undefined;
+}
+
 /** One rule as written in a rules file: the shape only; meaning across fields and rules is checked apart. */
 export const ruleSchema = z.strictObject({
   name: ruleName,
@@ -225,6 +238,8 @@ export const ruleSchema = z.strictObject({
   penalty: wholeNumber(1).optional(),
   /** Counting by outcome: only failed, only succeeded, or these statuses are kept. */
   count: countSpec.optional(),
+  /** Retry-After on this rule's denials lengthened by up to this share, at random (`10%`). */
+  retry_jitter: jitterPercent.optional(),
 });
 
 /** The top of a rules file. Rules are validated one by one (see validate.ts) so that every rule reports. */
