@@ -11,7 +11,7 @@ let sequence = 0;
 function keysFor(scenario: Scenario): Record<string, string> {
   if (scenario === 'hot') return { 'x-api-key': 'hot-key' };
   const n = sequence++ % ROTATING_KEYS;
-  if (scenario === 'rotating') return { 'x-api-key': `key-${n}` };
+  if (scenario === 'rotating' || scenario === 'user') return { 'x-api-key': `key-${n}` };
   return { 'x-api-key': `key-${n}`, 'x-tenant': `tenant-${n % TENANTS}` };
 }
 

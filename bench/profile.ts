@@ -34,7 +34,7 @@ const dir = await mkdtemp(join(tmpdir(), 'sluice-prof-'));
 const spec = {
   framework: framework as Framework,
   limiter: limiter as LimiterKind,
-  rules: scenario === 'three' ? 'three' : 'one',
+  rules: scenario === 'three' || scenario === 'user' ? scenario : 'one',
   redisPort: redis.server.port,
   prefix: 'prof',
 };

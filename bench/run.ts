@@ -14,6 +14,7 @@ import {
   CONTENDERS,
   type Framework,
   FULL_RUN_ONLY,
+  RULE_SET_TITLE,
   type RuleSet,
   SCENARIOS_OF,
   type Scenario,
@@ -88,7 +89,7 @@ async function measure(
 async function group(ctx: Context, framework: Framework, rules: RuleSet): Promise<void> {
   const scenarios = SCENARIOS_OF[rules].filter((s) => ctx.settings.scenarios.includes(s));
   if (scenarios.length === 0) return;
-  console.log(`${framework}, ${rules === 'one' ? 'one rule' : 'three rules'}`);
+  console.log(`${framework}, ${RULE_SET_TITLE[rules]}`);
   const servers: BenchServer[] = [];
   try {
     for (const limiter of CONTENDERS[framework]) {
@@ -145,7 +146,7 @@ async function main(): Promise<void> {
     const machine = await describeMachine(redis);
     console.log(`bench: ${settings.quick ? 'quick' : 'full'} run on ${machine.summary}`);
     for (const framework of settings.frameworks) {
-      for (const rules of ['one', 'three'] as const) await group(ctx, framework, rules);
+      for (const rules of ['one', 'user', 'three'] as const) await group(ctx, framework, rules);
     }
     const micro = settings.micro ? await runMicroBenchmarks() : undefined;
     const files = await writeResults(settings.out, {

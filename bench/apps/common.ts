@@ -1,4 +1,7 @@
 /** What every bench app shares: Sluice rules and store, the counting observer, the Redis client, the keys. */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { Decision, RateLimitOptions, Store } from '@sluice/core';
 import { RedisStore, recommendedRedisOptions } from '@sluice/redis';
 import { Redis } from 'ioredis';
@@ -52,8 +55,33 @@ export class Tally {
   }
 }
 
+/**
+ * The user-style rule set as a service writes it: a YAML file with match conditions, one rule per API key and
+ * one per IP for anonymous callers (limits that are never reached, as everywhere in the bench).
+ */
+const USER_RULES_YAML = `domain: bench
+rules:
+  - name: anon_per_ip
+    match: {auth: anonymous}
+    key: [ip]
+    limit: {requests: ${NEVER_REACHED}, per: ${WINDOW_MS}ms}
+    owner: team-edge
+  - name: key_default
+    match: {auth: api_key}
+    key: [api_key]
+    limit: {requests: ${NEVER_REACHED}, per: ${WINDOW_MS}ms}
+    owner: team-api
+`;
+
+/** Writes the user-style rules file into a fresh temporary directory and returns its path. */
+function userRulesFile(): string {
+  const path = join(mkdtempSync(join(tmpdir(), 'sluice-bench-')), 'rules.yaml');
+  writeFileSync(path, USER_RULES_YAML);
+  return path;
+}
+
 /** The Sluice rules of a rule set, limits set so that nothing is ever rejected. */
-export function sluiceRules(rules: RuleSet) {
+export function sluiceRules(rules: Exclude<RuleSet, 'user'>) {
   const limit = { requests: NEVER_REACHED, per: `${WINDOW_MS}ms` };
   const perKey = { name: 'per_key', key: ['api_key'], limit };
   if (rules === 'one') return { domain: 'bench', rules: [perKey] };
@@ -114,11 +142,13 @@ export function sluiceOptions<Req>(
   header: (req: Req, name: string) => string | undefined,
 ): RateLimitOptions<Req> {
   const store = sluiceStore(spec, tally);
+  // The user-style set keeps Sluice's default logger (it only speaks at start-up); the others pass a no-op.
+  const user = spec.rules === 'user';
   return {
-    rules: sluiceRules(spec.rules),
+    rules: user ? userRulesFile() : sluiceRules(spec.rules),
     ...(store ? { store } : {}),
     observer: tally.observer,
-    logger: { warn: () => {} },
+    ...(user ? {} : { logger: { warn: () => {} } }),
     ...(spec.rules === 'three' ? { descriptors: (req: Req) => ({ tenant: header(req, 'x-tenant') }) } : {}),
   };
 }
@@ -146,5 +176,5 @@ export const PEER_KEYS: readonly ((headers: Record<string, string | string[] | u
 
 /** How many limiter instances a peer stacks for a rule set. */
 export function peerLayers(rules: RuleSet): number {
-  return rules === 'one' ? 1 : 3;
+  return rules === 'three' ? 3 : 1;
 }

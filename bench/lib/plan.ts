@@ -1,5 +1,5 @@
 /** Command-line settings of a bench run: the full suite by default, `--quick` for a short one. */
-import { CONTENDERS, type Framework, type Scenario } from './spec.js';
+import { CONTENDERS, type Framework, SCENARIOS, type Scenario } from './spec.js';
 
 /** What one run of the suite measures and for how long. */
 export interface Settings {
@@ -27,7 +27,7 @@ export interface Settings {
 const FULL: Settings = {
   quick: false,
   frameworks: ['fastify', 'express', 'koa'],
-  scenarios: ['hot', 'rotating', 'three'],
+  scenarios: ['hot', 'rotating', 'user', 'three'],
   rounds: 3,
   durationS: 4,
   warmupS: 2,
@@ -43,7 +43,7 @@ const QUICK: Settings = {
   ...FULL,
   quick: true,
   frameworks: ['fastify', 'express'],
-  scenarios: ['rotating', 'three'],
+  scenarios: ['rotating', 'user', 'three'],
   rounds: 2,
   durationS: 1,
   warmupS: 1,
@@ -68,8 +68,7 @@ export function settingsFrom(argv: readonly string[]): Settings {
         ...settings,
         frameworks: list(value, Object.keys(CONTENDERS) as Framework[], 'framework'),
       };
-    else if (name === 'scenarios')
-      settings = { ...settings, scenarios: list(value, ['hot', 'rotating', 'three'] as const, 'scenario') };
+    else if (name === 'scenarios') settings = { ...settings, scenarios: list(value, SCENARIOS, 'scenario') };
     else if (name === 'rounds') settings = { ...settings, rounds: Number(value) };
     else if (name === 'duration') settings = { ...settings, durationS: Number(value) };
     else if (name === 'connections') settings = { ...settings, connections: Number(value) };

@@ -3,8 +3,12 @@
 /** The web frameworks under test. */
 export type Framework = 'fastify' | 'express' | 'koa';
 
-/** `one`: one rule per API key; `three`: per key, per tenant and global (peers stack three limiters). */
-export type RuleSet = 'one' | 'three';
+/**
+ * `one`: one rule per API key; `user`: a rules file as users write one (per API key when `auth: api_key`, per IP
+ * when anonymous), with the default logger and RateLimit headers; `three`: per key, per tenant and global (peers
+ * stack three limiters).
+ */
+export type RuleSet = 'one' | 'user' | 'three';
 
 /** Who limits: nobody, Sluice on memory or Redis, or the framework's usual peer library. */
 export type LimiterKind =
@@ -17,8 +21,11 @@ export type LimiterKind =
   | 'peer-redis'
   | 'rlflex-redis';
 
-/** How autocannon's requests carry keys. */
-export type Scenario = 'hot' | 'rotating' | 'three';
+/** How autocannon's requests carry keys (`user`: 10,000 rotating keys, as `rotating`, on the user-style rules). */
+export type Scenario = 'hot' | 'rotating' | 'user' | 'three';
+
+/** Every scenario, in report order. */
+export const SCENARIOS: readonly Scenario[] = ['hot', 'rotating', 'user', 'three'];
 
 /** Everything a server child needs to build its app. */
 export interface ServerSpec {
@@ -77,9 +84,17 @@ export const ROTATING_KEYS = 10_000;
 /** Distinct tenants in the three-rule scenario. */
 export const TENANTS = 100;
 
+/** How the run's log names a rule set. */
+export const RULE_SET_TITLE: Readonly<Record<RuleSet, string>> = {
+  one: 'one rule',
+  user: 'a user-style rules file',
+  three: 'three rules',
+};
+
 /** The scenarios a rule set serves. */
 export const SCENARIOS_OF: Readonly<Record<RuleSet, readonly Scenario[]>> = {
   one: ['hot', 'rotating'],
+  user: ['user'],
   three: ['three'],
 };
 
