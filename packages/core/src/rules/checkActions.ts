@@ -19,6 +19,7 @@ const COUNTING_FIELDS = [
   'penalty',
   'count',
   'retry_jitter',
+  'idempotent',
 ] as const;
 
 /**
