@@ -25,9 +25,14 @@ export type Verdict =
 
 const NOTHING = (): Promise<void> => Promise.resolve();
 
-/** The verdict of a denied decision: the response to send. */
-export function denyVerdict(decision: Decision, format: HeaderFormat, clock: () => number): Verdict {
-  const denied = deniedResponse(decision, format, clock);
+/** The verdict of a denied decision: the response to send (`jitter`: the denying rule's `retry_jitter`). */
+export function denyVerdict(
+  decision: Decision,
+  format: HeaderFormat,
+  clock: () => number,
+  jitter = 0,
+): Verdict {
+  const denied = deniedResponse(decision, format, clock, jitter);
   return { action: 'deny', denied, info: rateLimitInfo(decision, undefined) };
 }
 
