@@ -5,7 +5,6 @@ import { Cluster } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { clusterSuite } from './support/cluster-suite.js';
 import { randomPrefix, ready } from './support/redis.js';
-import { loadVectors, runVectorCase } from './vectors/vectors.js';
 
 const suite = clusterSuite();
 
@@ -38,13 +37,6 @@ function tagsOnDifferentSlots(): [string, string] {
     if (Math.floor(slotOfTag(other) / 5462) !== Math.floor(slotOfTag(first) / 5462)) return [first, other];
   }
 }
-
-describe.each(loadVectors())('$algorithm vectors on a Redis Cluster', ({ algorithm, cases }) => {
-  it.each(cases)('$name', async (vectorCase) => {
-    const counter = { rule: 'vector', tag: hashText(`${algorithm}:${vectorCase.name}`) };
-    expect(await runVectorCase(storeFor(), vectorCase, counter)).toEqual([]);
-  });
-});
 
 describe('one call per slot group', () => {
   const rules = compileRules(
