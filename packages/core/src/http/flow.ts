@@ -10,6 +10,7 @@ export type { Verdict } from './verdict.js';
 import { buildDescriptors, headerApiKey, type RequestFacts } from './descriptors.js';
 import { adapterReporter, runHook, validCost } from './hooks.js';
 import { type InlineLimit, inlineRules, isInlineLimit, parseInlineLimit } from './inline.js';
+import { retryJitterOf } from './jitter.js';
 import { ALL_RULES, type CheckScope, notesOf, remainingScope } from './notes.js';
 import { NoticeWatch } from './notices.js';
 import { type AdapterStage, type RateLimitOptions, type ResolvedOptions, resolveOptions } from './options.js';
@@ -158,9 +159,9 @@ export function createHttpLimiter<Req, O extends RateLimitOptions<Req>>(
       report(error, 'check');
       return SKIP;
     }
-    if (!isPromise(decision)) return verdictOf(req, decision);
+    if (!isPromise(decision)) return verdictOf(req, decision, scope);
     return decision.then(
-      (settled) => verdictOf(req, settled),
+      (settled) => verdictOf(req, settled, scope),
       (error: unknown) => {
         report(error, 'check');
         return SKIP;
@@ -168,8 +169,11 @@ export function createHttpLimiter<Req, O extends RateLimitOptions<Req>>(
     );
   }
 
-  function verdictOf(req: Req, decision: Decision): Verdict {
-    if (!decision.allowed) return denyVerdict(decision, options.headers, clock);
+  function verdictOf(req: Req, decision: Decision, scope: CheckScope): Verdict {
+    if (!decision.allowed) {
+      const jitter = retryJitterOf(decision, limiter.rules, scope.rules);
+      return denyVerdict(decision, options.headers, clock, jitter);
+    }
     return allowVerdict(decision, shownFor(req, decision), options.headers, clock, limiter, report);
   }
 

@@ -1,4 +1,5 @@
 import type { Decision, RuleResult } from '../types.js';
+import { jitteredSeconds } from './jitter.js';
 import { shownResult } from './shown.js';
 
 /** Which rate-limit header set responses carry. */
@@ -28,9 +29,18 @@ export interface DeniedResponse {
 const toSeconds = (ms: number): number =>
   ms > 0 && ms < Number.POSITIVE_INFINITY ? Math.ceil(ms / 1000) : 0;
 
-/** Retry-After seconds: rounded up and at least 1; undefined when no wait helps. */
-export function retryAfterSeconds(decision: Decision): number | undefined {
-  return Number.isFinite(decision.retryAfterMs) ? Math.max(1, toSeconds(decision.retryAfterMs)) : undefined;
+/**
+ * Retry-After seconds: rounded up and at least 1; undefined when no wait helps. With a `jitter` share (the
+ * denying rule's `retry_jitter`) the wait is lengthened by a random 0 to that share of itself, never shortened.
+ */
+export function retryAfterSeconds(
+  decision: Decision,
+  jitter = 0,
+  random: () => number = Math.random,
+): number | undefined {
+  const exact = decision.retryAfterMs;
+  if (!Number.isFinite(exact)) return undefined;
+  return jitter > 0 ? jitteredSeconds(exact, jitter, random()) : Math.max(1, toSeconds(exact));
 }
 
 /**
@@ -47,21 +57,29 @@ export function rateLimitHeaders(
   clock: () => number = Date.now,
 ): HeaderValues {
   if (format === 'none') return {};
-  if (!decision.allowed) {
-    const rule = decision.rule;
-    if (rule === undefined) return {};
-    const reset = retryAfterSeconds(decision) ?? toSeconds(decision.resetMs);
-    const windowMs = windowOf(decision, rule);
-    return limitHeaders(
-      { rule, limit: decision.limit, remaining: decision.remaining, windowMs },
-      reset,
-      format,
-      clock,
-    );
-  }
+  if (!decision.allowed) return deniedHeaders(decision, format, retryAfterSeconds(decision), clock);
   const result = shown ?? shownResult(decision.results);
   if (result === undefined) return {};
   return limitHeaders(result, toSeconds(result.resetMs), format, clock);
+}
+
+/** The denying rule's RateLimit fields, their reset the Retry-After sent (else the rule's reset). */
+function deniedHeaders(
+  decision: Decision,
+  format: HeaderFormat,
+  retryAfter: number | undefined,
+  clock: () => number,
+): HeaderValues {
+  const rule = decision.rule;
+  if (format === 'none' || rule === undefined) return {};
+  const reset = retryAfter ?? toSeconds(decision.resetMs);
+  const windowMs = windowOf(decision, rule);
+  return limitHeaders(
+    { rule, limit: decision.limit, remaining: decision.remaining, windowMs },
+    reset,
+    format,
+    clock,
+  );
 }
 
 /** A count as a header shows it: a whole number, never negative. */
@@ -120,16 +138,18 @@ function ruleText(rule: string, limit: number, windowMs: number): RuleText {
  * counting during an outage included), 503 when the denying rule failed closed with nothing counting, 403
  * when a `deny` rule refused it.
  * Both carry `Cache-Control: no-store`, so no cache replays a denial to other clients or past its time.
+ * `jitter` (the denying rule's `retry_jitter` share) lengthens Retry-After and the fields' reset alike.
  */
 export function deniedResponse(
   decision: Decision,
   format: HeaderFormat,
   clock: () => number = Date.now,
+  jitter = 0,
 ): DeniedResponse {
   if (decision.action === 'deny') return forbidden(decision);
-  const retryAfter = retryAfterSeconds(decision) ?? null;
+  const retryAfter = retryAfterSeconds(decision, jitter) ?? null;
   const unavailable = failedClosed(decision);
-  const headers = rateLimitHeaders(decision, format, undefined, clock);
+  const headers = deniedHeaders(decision, format, retryAfter ?? undefined, clock);
   if (retryAfter !== null) headers['Retry-After'] = String(retryAfter);
   if (decision.rule !== undefined) headers['X-RateLimit-Rule'] = decision.rule;
   headers['Cache-Control'] = 'no-store';
