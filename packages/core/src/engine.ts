@@ -1,38 +1,27 @@
-import { assertCost } from './cost.js';
-import {
-  actionDecision,
-  decideRequest,
-  denyResult,
-  heldLeases,
-  type PlannedRequest,
-  type StoreOutcome,
-} from './decision.js';
 import { ConfigError } from './errors.js';
-import { TagCache, tagFor } from './keys.js';
-import { type LeasePlan, LocalLeases } from './localLeases.js';
+import { type Explanation, explainRequest } from './explain.js';
+import { TagCache } from './keys.js';
+import { LocalLeases } from './localLeases.js';
 import { guardObserver } from './observe/guarded.js';
 import { type LimiterHealth, limiterHealth } from './observe/health.js';
 import { LIMITER_NOTICES, type LimiterNotice, misuseWatch, type NoticeLogger } from './observe/misuse.js';
-import { effectiveMode, type PlannedCheck, planChecks } from './plan.js';
-import { type ActionOutcome, resolveActions } from './rules/actions.js';
+import { decideOne, LeaseLedger, NO_OPTIONS, type RequestPath, releaseLeases } from './requestPath.js';
+import { withResilience } from './resilience/resilientStore.js';
 import { assertNotPromise, isCompiledRules, isRulesSource } from './rules/resolve.js';
-import { isPromise, type Maybe, StoreCaller } from './storeCall.js';
+import { isPromise, StoreCaller } from './storeCall.js';
 import { MemoryStore } from './stores/memory.js';
 import type {
-  CompiledRule,
   CompiledRules,
   Decision,
   Descriptors,
   Lease,
   Lists,
-  Mode,
   Observer,
-  RuleAction,
-  RuleResult,
-  RuleScope,
   RulesSource,
   Store,
 } from './types.js';
+
+export type { ExplainedRule, Explanation } from './explain.js';
 
 /** Options of {@link createLimiter}. */
 export interface LimiterOptions {
@@ -45,7 +34,10 @@ export interface LimiterOptions {
   /** Milliseconds since the epoch; default `Date.now`. */
   clock?: () => number;
   observer?: Observer;
-  /** Backstop timeout on each store call, in ms; default 1000. Remote stores keep their own, shorter one. */
+  /**
+   * Time limit of each call to a store that neither answers in process nor bounds its own calls (a store of
+   * yours: the engine puts core's `resilientStore` around it), in ms; default 1000. RedisStore keeps its own.
+   */
   timeoutMs?: number;
   /** Secret for keyed (HMAC) counter tags, so hashed keys cannot be matched against guesses. */
   keySecret?: string;
@@ -73,35 +65,6 @@ export interface CheckOptions {
   rules?: CompiledRules;
   /** false: evaluate only `rules`, not the limiter's own table. Default true. */
   global?: boolean;
-}
-
-/** One rule that applies to a request, as `explain` shows it. */
-export interface ExplainedRule {
-  readonly rule: string;
-  /** `limit` counts; `deny` refuses; `allow` exempts from other rules. */
-  readonly action: RuleAction;
-  /** The allow rule that exempts the request from this rule; the rule is then not evaluated. */
-  readonly exemptedBy?: string;
-  readonly algorithm: string;
-  readonly key: readonly string[];
-  /** Hashed counter tag, as stored; undefined when a key descriptor is missing. */
-  readonly tag: string | undefined;
-  readonly mode: Mode;
-  /** Mode for this key after rollout. */
-  readonly effectiveMode: Mode | undefined;
-  readonly rollout: number;
-  readonly scope: RuleScope;
-}
-
-/** What the limiter would evaluate for some descriptors, without calling a store. */
-export interface Explanation {
-  readonly version: string;
-  readonly rules: readonly ExplainedRule[];
-  /**
-   * Set when an action rule decides the request before anything is counted: `deny` (refused by `rule`) or
-   * `allow` (`rule` exempts it from every other rule). Precedence: allow, then deny, then limit.
-   */
-  readonly decidedBy?: { readonly rule: string; readonly action: 'deny' | 'allow' };
 }
 
 /** The engine: matches rules, evaluates them in one store call per store, decides. */
@@ -144,100 +107,45 @@ function assertStore(store: unknown, name: string): asserts store is Store {
 
 /** Creates a limiter. */
 export function createLimiter(options: LimiterOptions): Limiter {
-  const store = options.store ?? new MemoryStore();
-  const localStore = options.localStore ?? new MemoryStore();
-  assertStore(store, 'store');
-  assertStore(localStore, 'localStore');
+  const given = { store: options.store ?? new MemoryStore(), local: options.localStore ?? new MemoryStore() };
+  assertStore(given.store, 'store');
+  assertStore(given.local, 'localStore');
   const clock = options.clock ?? Date.now;
   const observer = guardObserver(options.observer);
-  const timeoutMs = options.timeoutMs ?? 1000;
-  const secret = options.keySecret;
-  const dryRun = options.dryRun === true;
+  const logger = options.logger ?? console;
   assertRules(options.rules);
   const lists = assertLists(options.lists);
   const source = isRulesSource(options.rules) ? options.rules : undefined;
-  let table = source ? source.current : (options.rules as CompiledRules);
+  const table = source ? source.current : (options.rules as CompiledRules);
   assertListsGiven(table, lists);
-  const tags = new TagCache(secret);
-  const pools = new LocalLeases();
-  const remoteCalls = new StoreCaller(store, timeoutMs, observer, clock);
-  const localCalls = new StoreCaller(localStore, timeoutMs, observer, clock);
-  const released = new WeakSet<Decision>();
-  const cancelled = new WeakSet<Decision>();
-  const watched = misuseWatch.watch(
-    { store, localStore },
+  const stores = guardedStores(given, options.timeoutMs ?? 1000, logger);
+  const calls = {
+    store: new StoreCaller(stores.store, observer, clock),
+    local: new StoreCaller(stores.local, observer, clock),
+  };
+  const path: RequestPath = {
     table,
-    options.logger ?? console,
+    lists,
+    dryRun: options.dryRun === true,
+    tags: new TagCache(options.keySecret),
+    pools: new LocalLeases(),
+    calls,
+    stores,
+    observer,
+    clock,
+  };
+  const ledger = new LeaseLedger();
+  const watched = misuseWatch.watch(
+    { store: given.store, localStore: given.local },
+    table,
+    logger,
     silenced(options),
   );
-
-  async function releaseLeases(leases: readonly Lease[], now: number): Promise<void> {
-    const byScope = (scope: RuleScope) => leases.filter((l) => l.scope === scope);
-    const calls = [byScope('store'), byScope('local')].map((group, i) =>
-      group.length === 0 ? undefined : (i === 0 ? store : localStore).release(group, now),
-    );
-    await Promise.allSettled(calls);
-    for (const lease of leases) if (!lease.refund) observer.onLeases(lease.rule, -1);
-  }
-
-  /** Decides one request; synchronous up to the store calls, which are awaited only when they are remote. */
-  function decide(descriptors: Descriptors, opts: CheckOptions = NO_OPTIONS): Maybe<Decision> {
-    const codeCost = opts.cost === undefined ? 1 : assertCost(opts.cost);
-    const rules = table;
-    const now = clock();
-    let matched = matchedRules(rules, descriptors, opts, now, lists);
-    let extra: readonly RuleResult[] | undefined;
-    // Only tables with deny or allow rules look for them: others pay nothing.
-    if (rules.actions === true || opts.rules?.actions === true) {
-      const acted = resolveActions(matched, dryRun);
-      const shadowDenies = acted.shadowDenies.map((rule) => denyResult(rule, true));
-      if (acted.decidedBy !== undefined) {
-        const decision = actionDecision(acted.decidedBy, rules.version, shadowDenies);
-        observer.onDecision(decision, descriptors);
-        return decision;
-      }
-      matched = acted.counted;
-      if (shadowDenies.length > 0) extra = shadowDenies;
-    }
-    const planned = planChecks(matched, descriptors, codeCost, tags, dryRun);
-    const [remote, local] = byScope(planned);
-    const request: PlannedRequest = { descriptors, version: rules.version, now, remote, local, extra };
-    // Rules with local leases send batch-sized checks, or none when their pool serves them.
-    const plan = pools.take(remote, now);
-    const sent = remoteCalls.outcome(plan === undefined ? remote : plan.send, now);
-    const fromLocal = localCalls.outcome(local, now);
-    if (!isPromise(fromLocal)) {
-      if (!isPromise(sent)) return settle(request, plan, sent, fromLocal);
-      // The usual remote case: one promise to wait on, no Promise.all.
-      return sent.then((outcome) => settle(request, plan, outcome, fromLocal));
-    }
-    return Promise.all([sent, fromLocal]).then(([s, l]) => settle(request, plan, s, l));
-  }
-
-  /** The decision, and what it sets off: pool refunds, leases handed back or counted, the observer. */
-  function settle(
-    request: PlannedRequest,
-    plan: LeasePlan | undefined,
-    sent: StoreOutcome,
-    localOutcome: StoreOutcome,
-  ): Decision {
-    const storeOutcome = plan === undefined ? sent : pools.settle(request.remote, plan, sent, request.now);
-    const decision = decideRequest(request, storeOutcome, localOutcome);
-    if (!decision.allowed && plan !== undefined) pools.refund(plan);
-    // One store may have committed leases while the other denied: hand them back at once.
-    if (!decision.allowed) {
-      const held = heldLeases(request, storeOutcome, localOutcome);
-      if (held.length > 0) void releaseLeases(held, request.now);
-    } else {
-      for (const lease of decision.leases) if (!lease.refund) observer.onLeases(lease.rule, 1);
-    }
-    observer.onDecision(decision, request.descriptors);
-    return decision;
-  }
+  const explained = { secret: options.keySecret, dryRun: path.dryRun, lists };
 
   function setRules(rules: CompiledRules): void {
     assertListsGiven(rules, lists);
-    table = rules;
+    path.table = rules;
     watched.rules(rules);
     observer.onRulesLoaded(rules);
   }
@@ -254,34 +162,9 @@ export function createLimiter(options: LimiterOptions): Limiter {
   );
   observer.onRulesLoaded(table);
 
-  function explainRule(
-    rule: CompiledRule,
-    descriptors: Descriptors,
-    acted: ActionOutcome | undefined,
-  ): ExplainedRule {
-    const counts = rule.action === undefined;
-    const tag = counts ? tagFor(rule, descriptors, secret) : undefined;
-    const exemptedBy = acted?.exempted.get(rule.name);
-    return {
-      rule: rule.name,
-      action: rule.action ?? 'limit',
-      ...(exemptedBy === undefined ? {} : { exemptedBy }),
-      algorithm: rule.algorithm,
-      key: rule.key,
-      tag,
-      mode: rule.mode,
-      effectiveMode: counts
-        ? tag === undefined
-          ? undefined
-          : effectiveMode(rule, tag, dryRun)
-        : dryRun
-          ? 'shadow'
-          : rule.mode,
-      rollout: rule.rollout,
-      scope: rule.scope,
-    };
-  }
-
+  const decide = (descriptors: Descriptors, opts?: CheckOptions) => decideOne(path, descriptors, opts);
+  const giveBack = (leases: readonly Lease[]) =>
+    leases.length === 0 ? Promise.resolve() : releaseLeases(path, leases, clock());
   return {
     check(descriptors, opts) {
       try {
@@ -292,84 +175,45 @@ export function createLimiter(options: LimiterOptions): Limiter {
       }
     },
     decide,
-    async release(decision) {
-      if (released.has(decision) || decision.leases.length === 0) return;
-      released.add(decision);
-      await releaseLeases(
-        decision.leases.filter((lease) => !lease.refund),
-        clock(),
-      );
-    },
-    async cancel(decision) {
-      if (cancelled.has(decision) || decision.leases.length === 0) return;
-      cancelled.add(decision);
-      const wasReleased = released.has(decision);
-      released.add(decision);
-      await releaseLeases(
-        decision.leases.filter((lease) => lease.refund || !wasReleased),
-        clock(),
-      );
-    },
-    explain(descriptors, opts = {}) {
-      const rules = table;
-      const matched: readonly CompiledRule[] = matchedRules(rules, descriptors, opts, clock(), lists);
-      const acted =
-        rules.actions === true || opts.rules?.actions === true ? resolveActions(matched, dryRun) : undefined;
-      return {
-        version: rules.version,
-        rules: matched.map((rule) => explainRule(rule, descriptors, acted)),
-        ...(acted?.decidedBy === undefined
-          ? {}
-          : { decidedBy: { rule: acted.decidedBy.name, action: acted.decidedBy.action ?? 'allow' } }),
-      };
-    },
+    release: (decision) => giveBack(ledger.toRelease(decision)),
+    cancel: (decision) => giveBack(ledger.toCancel(decision)),
+    explain: (descriptors, opts = NO_OPTIONS) =>
+      explainRequest(path.table, descriptors, opts, clock(), explained),
     setRules,
     get rules() {
-      return table;
+      return path.table;
     },
     get version() {
-      return table.version;
+      return path.table.version;
     },
     health() {
-      return limiterHealth(store, localStore, {
-        pending: remoteCalls.pending,
-        failingSince: remoteCalls.failingSince,
+      // The stores' own reports: a wrapper's would say "connected" while the engine sees its calls fail.
+      return limiterHealth(given.store, given.local, {
+        pending: calls.store.pending,
+        failingSince: calls.store.failingSince,
         observerFailures: observer.failures,
       });
     },
     async close() {
       unsubscribe?.();
       watched.close();
-      await Promise.allSettled([store.close(), localStore.close()]);
+      await Promise.allSettled([stores.store.close(), stores.local.close()]);
     },
   };
 }
 
-/** Options of a check that gives none. */
-const NO_OPTIONS: CheckOptions = Object.freeze({});
-const NO_CHECKS: readonly PlannedCheck[] = Object.freeze([]);
-const NO_RULES: readonly CompiledRule[] = Object.freeze([]);
-
-/** The limiter's own rules and the check's extra (route) rules that apply to a request. */
-function matchedRules(
-  rules: CompiledRules,
-  descriptors: Descriptors,
-  opts: CheckOptions,
-  now: number,
-  lists: Lists | undefined,
-): readonly CompiledRule[] {
-  const own = opts.global === false ? NO_RULES : rules.match(descriptors, now, lists);
-  const extra = opts.rules ? opts.rules.match(descriptors, now, lists) : NO_RULES;
-  return extra.length === 0 ? own : own.length === 0 ? extra : [...own, ...extra];
-}
-
-/** Splits checks by where they count: [the limiter's store, the local store]. Usually all go to the store. */
-function byScope(planned: readonly PlannedCheck[]): [readonly PlannedCheck[], readonly PlannedCheck[]] {
-  let local = 0;
-  for (const p of planned) if (p.rule.scope === 'local') local++;
-  if (local === 0) return [planned, NO_CHECKS];
-  if (local === planned.length) return [NO_CHECKS, planned];
-  return [planned.filter((p) => p.rule.scope !== 'local'), planned.filter((p) => p.rule.scope === 'local')];
+/**
+ * The stores as the engine calls them: a store that answers in process, or bounds its own calls, as it is;
+ * any other under core's resilience wrapper with the `timeoutMs` backstop (no breaker and no bound on
+ * pending calls: what the store does not ask for, the engine does not add).
+ */
+function guardedStores(
+  given: { readonly store: Store; readonly local: Store },
+  timeoutMs: number,
+  logger: NoticeLogger,
+): { readonly store: Store; readonly local: Store } {
+  const options = { timeoutMs, breaker: false, maxPending: false, logger } as const;
+  return { store: withResilience(given.store, options), local: withResilience(given.local, options) };
 }
 
 /** The rules option is a compiled table or a source of them; anything else is refused at once, not per request. */

@@ -1,8 +1,7 @@
 import type { StoreOutcome } from './decision.js';
-import { StoreError, storeErrorKind } from './errors.js';
+import { storeErrorKind } from './errors.js';
 import type { GuardedObserver } from './observe/guarded.js';
 import type { PlannedCheck } from './plan.js';
-import { MemoryStore } from './stores/memory.js';
 import type { Check, CheckResult, Store } from './types.js';
 
 /** A value now, or later. */
@@ -24,27 +23,34 @@ const NOTHING_DONE: StoreOutcome = Object.freeze({
   results: Object.freeze([]),
 }) as StoreOutcome;
 
+/** A store that answers in process, without a promise (MemoryStore). */
+export interface InProcessStore extends Store {
+  /** `evaluate` without the promise; the results are read, never changed. */
+  evaluateNow(checks: readonly Check[], now: number): CheckResult[];
+}
+
+/** Whether a store declares that it answers in process (has `evaluateNow`): the engine then calls that. */
+export function answersInProcess(store: Store): store is InProcessStore {
+  return typeof (store as Partial<InProcessStore>).evaluateNow === 'function';
+}
+
 /**
- * One store as the engine calls it: an in-process MemoryStore answers synchronously (no promise, no timer);
- * any other store is awaited under a backstop timeout, unless it bounds its own calls (`timeLimited`).
- * Failures become outcomes, reported once to the observer: a store never makes a check reject.
+ * One store as the engine calls it: a store that answers in process synchronously (no promise, no timer);
+ * any other is awaited (the engine has put a time limit around it, see `withResilience`). Failures become
+ * outcomes, reported once to the observer: a store never makes a check reject.
  */
 export class StoreCaller {
   readonly #store: Store;
-  readonly #memory: MemoryStore | undefined;
-  readonly #timeoutMs: number | undefined;
+  readonly #inProcess: InProcessStore | undefined;
   readonly #observer: GuardedObserver;
   readonly #onFailure: (error: unknown) => StoreOutcome;
   readonly #clock: () => number;
-  readonly #timedOut = (): Error =>
-    new StoreError('ERR_SLUICE_STORE_TIMEOUT', `store call over ${this.#timeoutMs} ms`);
   #pending = 0;
   #failingSince: number | undefined;
 
-  constructor(store: Store, timeoutMs: number, observer: GuardedObserver, clock: () => number = Date.now) {
+  constructor(store: Store, observer: GuardedObserver, clock: () => number = Date.now) {
     this.#store = store;
-    this.#memory = store instanceof MemoryStore ? store : undefined;
-    this.#timeoutMs = store.timeLimited === true ? undefined : timeoutMs;
+    this.#inProcess = answersInProcess(store) ? store : undefined;
     this.#observer = observer;
     this.#clock = clock;
     this.#onFailure = (error) => {
@@ -72,7 +78,8 @@ export class StoreCaller {
     const checks: Check[] = new Array(planned.length);
     for (let i = 0; i < planned.length; i++) checks[i] = planned[i]!.check;
     try {
-      if (this.#memory !== undefined) return { ok: true, results: this.#memory.evaluateNow(checks, now) };
+      if (this.#inProcess !== undefined)
+        return { ok: true, results: this.#inProcess.evaluateNow(checks, now) };
       return this.#remote(this.#store.evaluate(checks, now));
     } catch (error) {
       return this.failed(error);
@@ -90,9 +97,8 @@ export class StoreCaller {
   #remote(call: Promise<CheckResult[]>): Promise<StoreOutcome> {
     const observer = this.#observer;
     const started = observer.timesStore ? performance.now() : 0;
-    const bounded = this.#timeoutMs === undefined ? call : withTimeout(call, this.#timeoutMs, this.#timedOut);
     this.#pending++;
-    return bounded.then((results): StoreOutcome => {
+    return call.then((results): StoreOutcome => {
       this.#pending--;
       if (observer.timesStore) observer.onStoreLatency((performance.now() - started) / 1000);
       // A store's fallback answers in place of the store: still failing open.
@@ -101,25 +107,4 @@ export class StoreCaller {
       return { ok: true, results };
     }, this.#onFailure);
   }
-}
-
-/**
- * Rejects with `onTimeout()` after `ms` unless `promise` settles first; one promise and one unref'd timer per
- * call, so a bounded wait never keeps the process alive.
- */
-export function withTimeout<T>(promise: PromiseLike<T>, ms: number, onTimeout: () => Error): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => reject(onTimeout()), ms);
-    timer.unref();
-    promise.then(
-      (value) => {
-        clearTimeout(timer);
-        resolve(value);
-      },
-      (error: unknown) => {
-        clearTimeout(timer);
-        reject(error);
-      },
-    );
-  });
 }

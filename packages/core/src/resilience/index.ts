@@ -8,3 +8,4 @@ export {
   resilientStore,
   withResilience,
 } from './resilientStore.js';
+export { withTimeout } from './timeout.js';

@@ -28,8 +28,11 @@ export function positive(name: string, value: number, integer = false): number {
 export interface PendingCallsOptions {
   /** Time limit of each call, ms. Default {@link DEFAULT_TIMEOUT_MS}. */
   readonly timeoutMs?: number;
-  /** Requests counted at most; beyond it they are refused at once. Default {@link DEFAULT_MAX_PENDING}. */
-  readonly maxPending?: number;
+  /**
+   * Requests counted at most; beyond it they are refused at once. `false`: no bound (they are still
+   * counted). Default {@link DEFAULT_MAX_PENDING}.
+   */
+  readonly maxPending?: number | false;
   /** Names the store in errors (`Redis`). Default `store`. */
   readonly name?: string;
 }
@@ -49,7 +52,8 @@ export class PendingCalls {
 
   constructor(options: PendingCallsOptions = {}) {
     this.timeoutMs = positive('timeoutMs', options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
-    this.#max = positive('maxPending', options.maxPending ?? DEFAULT_MAX_PENDING, true);
+    const max = options.maxPending ?? DEFAULT_MAX_PENDING;
+    this.#max = max === false ? Number.POSITIVE_INFINITY : positive('maxPending', max, true);
     this.#name = options.name ?? 'store';
     this.#inFlight = new InFlight(this.timeoutMs, strandedAfterMs(this.timeoutMs), this.#free, this.#name);
   }

@@ -1,5 +1,6 @@
 import { ConfigError, StoreError, storeErrorKind } from '../errors.js';
 import type { NoticeLogger } from '../observe/misuse.js';
+import { answersInProcess } from '../storeCall.js';
 import { MemoryStore } from '../stores/memory.js';
 import type { Check, CheckResult, Lease, Store, StoreHealth } from '../types.js';
 import { Breaker, type BreakerOptions, DEFAULT_BREAKER } from './breaker.js';
@@ -20,8 +21,8 @@ export interface ResilienceOptions {
   readonly name?: string;
   /** Time limit of each call, ms, when the wrapper tracks the calls (no `calls`). Default 20. */
   readonly timeoutMs?: number;
-  /** Requests waiting at most, when the wrapper tracks the calls (no `calls`). Default 1000. */
-  readonly maxPending?: number;
+  /** Requests waiting at most, when the wrapper tracks the calls (no `calls`); `false`: no bound. Default 1000. */
+  readonly maxPending?: number | false;
   /** Skip the store for `cooldownMs` after `failures` consecutive failed calls; `false` disables. */
   readonly breaker?: BreakerOptions | false;
   /**
@@ -70,12 +71,12 @@ export function resilientStore(store: Store, options: ResilienceOptions = {}): R
 }
 
 /**
- * What the engine puts around its store: `store` itself when it needs nothing (an in-process
- * MemoryStore, or a store that bounds its own calls, `timeLimited`, as RedisStore and wrapped stores
- * do), else {@link resilientStore}.
+ * What the engine puts around its stores: `store` itself when it needs nothing (it answers in process, as
+ * MemoryStore does, or bounds its own calls, `timeLimited`, as RedisStore and wrapped stores do), else
+ * {@link resilientStore}.
  */
 export function withResilience(store: Store, options: ResilienceOptions = {}): Store {
-  if (store instanceof MemoryStore || store.timeLimited === true) return store;
+  if (answersInProcess(store) || store.timeLimited === true) return store;
   return resilientStore(store, options);
 }
 
@@ -116,9 +117,7 @@ class Resilient implements ResilientStore {
       this.#fallback = fallback;
     }
     this.timeLimited =
-      this.#fallback === undefined ||
-      this.#fallback instanceof MemoryStore ||
-      this.#fallback.timeLimited === true;
+      this.#fallback === undefined || answersInProcess(this.#fallback) || this.#fallback.timeLimited === true;
     this.#connection = options.connection ?? ALWAYS_READY;
     this.#answered = options.answered ?? NEVER_ANSWERED;
     const logger = options.logger ?? console;

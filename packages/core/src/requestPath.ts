@@ -1,0 +1,192 @@
+import { assertCost } from './cost.js';
+import {
+  actionDecision,
+  decideRequest,
+  denyResult,
+  heldLeases,
+  type PlannedRequest,
+  type StoreOutcome,
+} from './decision.js';
+import type { CheckOptions } from './engine.js';
+import type { TagCache } from './keys.js';
+import type { LeasePlan, LocalLeases } from './localLeases.js';
+import type { GuardedObserver } from './observe/guarded.js';
+import { type PlannedCheck, planChecks } from './plan.js';
+import { resolveActions } from './rules/actions.js';
+import { isPromise, type Maybe, type StoreCaller } from './storeCall.js';
+import type {
+  CompiledRule,
+  CompiledRules,
+  Decision,
+  Descriptors,
+  Lease,
+  Lists,
+  RuleResult,
+  RuleScope,
+  Store,
+} from './types.js';
+
+/**
+ * What a limiter's per-request functions read, built once by `createLimiter`; only `table` changes (a rules
+ * reload swaps it whole). A plain object, so each step below is a function of it that a test can call alone.
+ */
+export interface RequestPath {
+  table: CompiledRules;
+  readonly lists: Lists | undefined;
+  readonly dryRun: boolean;
+  readonly tags: TagCache;
+  readonly pools: LocalLeases;
+  /** The limiter's store and the local one, each as the engine calls it (time-limited when remote). */
+  readonly calls: { readonly store: StoreCaller; readonly local: StoreCaller };
+  /** The same stores, for releases. */
+  readonly stores: { readonly store: Store; readonly local: Store };
+  readonly observer: GuardedObserver;
+  readonly clock: () => number;
+}
+
+/** Options of a check that gives none. */
+export const NO_OPTIONS: CheckOptions = Object.freeze({});
+const NO_CHECKS: readonly PlannedCheck[] = Object.freeze([]);
+const NO_RULES: readonly CompiledRule[] = Object.freeze([]);
+
+/** Decides one request; synchronous up to the store calls, which are awaited only when they are remote. */
+export function decideOne(
+  path: RequestPath,
+  descriptors: Descriptors,
+  opts: CheckOptions = NO_OPTIONS,
+): Maybe<Decision> {
+  const codeCost = opts.cost === undefined ? 1 : assertCost(opts.cost);
+  const rules = path.table;
+  const now = path.clock();
+  let matched = matchedRules(rules, descriptors, opts, now, path.lists);
+  let extra: readonly RuleResult[] | undefined;
+  // Only tables with deny or allow rules look for them: others pay nothing.
+  if (rules.actions === true || opts.rules?.actions === true) {
+    const acted = actOn(matched, rules.version, path.dryRun);
+    if (acted.decision !== undefined) {
+      path.observer.onDecision(acted.decision, descriptors);
+      return acted.decision;
+    }
+    matched = acted.counted;
+    extra = acted.extra;
+  }
+  const planned = planChecks(matched, descriptors, codeCost, path.tags, path.dryRun);
+  const [remote, local] = byScope(planned);
+  const request: PlannedRequest = { descriptors, version: rules.version, now, remote, local, extra };
+  // Rules with local leases send batch-sized checks, or none when their pool serves them.
+  const plan = path.pools.take(remote, now);
+  const sent = path.calls.store.outcome(plan === undefined ? remote : plan.send, now);
+  const fromLocal = path.calls.local.outcome(local, now);
+  if (!isPromise(fromLocal)) {
+    if (!isPromise(sent)) return settle(path, request, plan, sent, fromLocal);
+    // The usual remote case: one promise to wait on, no Promise.all.
+    return sent.then((outcome) => settle(path, request, plan, outcome, fromLocal));
+  }
+  return Promise.all([sent, fromLocal]).then(([s, l]) => settle(path, request, plan, s, l));
+}
+
+/** What the deny and allow rules among the matched ones settle: a decision, or the rules left to count. */
+export type Acted =
+  | { readonly decision: Decision; readonly counted?: undefined; readonly extra?: undefined }
+  | {
+      readonly decision?: undefined;
+      readonly counted: readonly CompiledRule[];
+      /** Shadow denials to show beside the counted rules' results. */
+      readonly extra: readonly RuleResult[] | undefined;
+    };
+
+/** Settles deny and allow rules: a deny answers with no store call; an allow exempts from other rules. */
+export function actOn(matched: readonly CompiledRule[], version: string, dryRun: boolean): Acted {
+  const acted = resolveActions(matched, dryRun);
+  const shadowDenies = acted.shadowDenies.map((rule) => denyResult(rule, true));
+  if (acted.decidedBy !== undefined)
+    return { decision: actionDecision(acted.decidedBy, version, shadowDenies) };
+  return { counted: acted.counted, extra: shadowDenies.length > 0 ? shadowDenies : undefined };
+}
+
+/** The decision, and what it sets off: pool refunds, leases handed back or counted, the observer. */
+export function settle(
+  path: RequestPath,
+  request: PlannedRequest,
+  plan: LeasePlan | undefined,
+  sent: StoreOutcome,
+  localOutcome: StoreOutcome,
+): Decision {
+  const { pools, observer } = path;
+  const storeOutcome = plan === undefined ? sent : pools.settle(request.remote, plan, sent, request.now);
+  const decision = decideRequest(request, storeOutcome, localOutcome);
+  if (!decision.allowed && plan !== undefined) pools.refund(plan);
+  // One store may have committed leases while the other denied: hand them back at once.
+  if (!decision.allowed) {
+    const held = heldLeases(request, storeOutcome, localOutcome);
+    if (held.length > 0) void releaseLeases(path, held, request.now);
+  } else {
+    for (const lease of decision.leases) if (!lease.refund) observer.onLeases(lease.rule, 1);
+  }
+  observer.onDecision(decision, request.descriptors);
+  return decision;
+}
+
+/** Gives leases back to the store that holds each (one call per store); never rejects. */
+export async function releaseLeases(path: RequestPath, leases: readonly Lease[], now: number): Promise<void> {
+  const inScope = (scope: RuleScope) => leases.filter((l) => l.scope === scope);
+  const remote = inScope('store');
+  const local = inScope('local');
+  await Promise.allSettled([
+    remote.length === 0 ? undefined : path.stores.store.release(remote, now),
+    local.length === 0 ? undefined : path.stores.local.release(local, now),
+  ]);
+  for (const lease of leases) if (!lease.refund) path.observer.onLeases(lease.rule, -1);
+}
+
+/** The limiter's own rules and the check's extra (route) rules that apply to a request. */
+export function matchedRules(
+  rules: CompiledRules,
+  descriptors: Descriptors,
+  opts: CheckOptions,
+  now: number,
+  lists: Lists | undefined,
+): readonly CompiledRule[] {
+  const own = opts.global === false ? NO_RULES : rules.match(descriptors, now, lists);
+  const extra = opts.rules ? opts.rules.match(descriptors, now, lists) : NO_RULES;
+  return extra.length === 0 ? own : own.length === 0 ? extra : [...own, ...extra];
+}
+
+/** Splits checks by where they count: [the limiter's store, the local store]. Usually all go to the store. */
+export function byScope(
+  planned: readonly PlannedCheck[],
+): [readonly PlannedCheck[], readonly PlannedCheck[]] {
+  let local = 0;
+  for (const p of planned) if (p.rule.scope === 'local') local++;
+  if (local === 0) return [planned, NO_CHECKS];
+  if (local === planned.length) return [NO_CHECKS, planned];
+  return [planned.filter((p) => p.rule.scope !== 'local'), planned.filter((p) => p.rule.scope === 'local')];
+}
+
+/**
+ * Which of a decision's leases a release or a cancel still has to give back, so that each is given back
+ * once however often either is called: `release` the leases the response held; `cancel` (the request was
+ * never served) also its leaky_bucket places, and the leases unless a release gave them back already.
+ */
+export class LeaseLedger {
+  readonly #released = new WeakSet<Decision>();
+  readonly #cancelled = new WeakSet<Decision>();
+
+  /** The leases to give back for `release(decision)`; none the second time. */
+  toRelease(decision: Decision): readonly Lease[] {
+    if (this.#released.has(decision) || decision.leases.length === 0) return NO_LEASES;
+    this.#released.add(decision);
+    return decision.leases.filter((lease) => !lease.refund);
+  }
+
+  /** The leases and places to give back for `cancel(decision)`; none the second time. */
+  toCancel(decision: Decision): readonly Lease[] {
+    if (this.#cancelled.has(decision) || decision.leases.length === 0) return NO_LEASES;
+    this.#cancelled.add(decision);
+    const wasReleased = this.#released.has(decision);
+    this.#released.add(decision);
+    return decision.leases.filter((lease) => lease.refund || !wasReleased);
+  }
+}
+
+const NO_LEASES: readonly Lease[] = Object.freeze([]);
