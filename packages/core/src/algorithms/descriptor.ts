@@ -1,9 +1,13 @@
 import type { LimitParams, Outcome } from '../types.js';
+import type { Charge } from './charge.js';
 
 /** How a rule writes an algorithm's limit: `{requests, per, burst?}` or `{concurrent, lease?}`. */
 export type LimitForm = 'requests' | 'concurrent';
 
-/** What a request's hold looks like when its response ends: nothing, a lease to drop, or queued units to give back. */
+/**
+ * What a request's hold looks like when its response ends: nothing, a lease to drop, or units to give back
+ * (a queue place never served, a charge the rule's `count` does not keep).
+ */
 export type ReleaseKind = 'none' | 'lease' | 'refund';
 
 /** Everything about an algorithm but how its holds go back. */
@@ -40,12 +44,16 @@ interface LeaseRelease<S, P extends LimitParams> {
   releaseLease(state: S, id: string, now: number): S;
 }
 
-/** Holds queued units, given back if the request is never served. */
+/** Counts units that can be given back: a queue place never served, a charge the rule's `count` refunds. */
 interface RefundRelease<S> {
   readonly release: 'refund';
-  /** The state with `cost` units given back, and how long it must be kept. */
-  refund(state: S, now: number, params: LimitParams, cost: number): { state: S; ttlMs: number };
-  /** Short code of the refund's Lua fragment in @sluice/redis. */
+  /**
+   * The state with the charge given back, and how long it must be kept; undefined when nothing of it counts
+   * any more (its window rolled over, it drained, the counter is gone): nothing is written then. Gives back
+   * at most the charge and never takes a counter below empty.
+   */
+  refund(state: S, now: number, params: LimitParams, charge: Charge): { state: S; ttlMs: number } | undefined;
+  /** Short code of the refund's Lua fragment in @sluice/redis (the same semantics, in the script). */
   readonly refundLua: string;
 }
 

@@ -1,5 +1,5 @@
 import type { AlgorithmDescriptor } from './descriptor.js';
-import { countInPeriod, isPeriodCountState, type PeriodCountState } from './periodCount.js';
+import { countInPeriod, isPeriodCountState, type PeriodCountState, refundInPeriod } from './periodCount.js';
 
 /** fixed_window state: units counted in the window that starts at `start` (a multiple of windowMs). */
 export type FixedWindowState = PeriodCountState;
@@ -17,7 +17,14 @@ export const fixedWindow: AlgorithmDescriptor<'fixed_window', FixedWindowState> 
   burst: false,
   calendar: false,
   leasable: true,
-  release: 'none',
+  release: 'refund',
+  refundLua: 'fwr',
+  // Only into the window the charge was counted in.
+  refund(state, now, params, charge) {
+    if (charge.at === undefined) return undefined;
+    const start = Math.floor(Math.floor(charge.at) / params.windowMs) * params.windowMs;
+    return refundInPeriod(state, now, start, start + params.windowMs, charge.cost);
+  },
   isState: isPeriodCountState,
   decide(state, now, params, cost) {
     const t = Math.floor(now);

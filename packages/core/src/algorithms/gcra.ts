@@ -1,4 +1,5 @@
 import type { LimitParams, Outcome } from '../types.js';
+import { type Charge, undrained } from './charge.js';
 import { type AlgorithmDescriptor, hasNumbers } from './descriptor.js';
 
 /**
@@ -50,6 +51,24 @@ export function msFor(debt: number, p: LimitParams): number {
 }
 
 /**
+ * Takes what is left of a charge off the debt (see `undrained`), never below none (gcra and leaky_bucket):
+ * the TAT moves back by that much. Undefined when nothing is owed or nothing of the charge is left.
+ */
+export function refundDebt(
+  state: GcraState,
+  now: number,
+  p: LimitParams,
+  charge: Charge,
+): { state: GcraState; ttlMs: number } | undefined {
+  const t = Math.floor(now);
+  const debt = debtAt(state, t, p);
+  const given = undrained(charge, t, p);
+  if (!(debt > 0 && given > 0)) return undefined;
+  const owed = Math.max(0, debt - given);
+  return { state: stateWithDebt(t, owed, p), ttlMs: msFor(owed, p) };
+}
+
+/**
  * gcra: the generic cell rate algorithm. Each unit of cost pushes the TAT by windowMs/limit; a request is
  * allowed when the pushed TAT lies no more than burst * windowMs/limit ahead of now. One stored time,
  * the same decisions as token_bucket.
@@ -61,7 +80,9 @@ export const gcra: AlgorithmDescriptor<'gcra', GcraState> = {
   burst: true,
   calendar: false,
   leasable: true,
-  release: 'none',
+  release: 'refund',
+  refundLua: 'gcr',
+  refund: refundDebt,
   isState: isGcraState,
   decide(state, now, params, cost) {
     const t = Math.floor(now);

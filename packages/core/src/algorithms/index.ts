@@ -9,6 +9,7 @@ import { slidingLog } from './slidingLog.js';
 import { slidingWindow } from './slidingWindow.js';
 import { tokenBucket } from './tokenBucket.js';
 
+export { type Charge, undrained } from './charge.js';
 export {
   type ConcurrencyLease,
   type ConcurrencyParams,
@@ -18,7 +19,7 @@ export {
 } from './concurrency.js';
 export type { AlgorithmDescriptor, LimitForm, ReleaseKind } from './descriptor.js';
 export { type FixedWindowState, fixedWindow } from './fixedWindow.js';
-export { type GcraState, gcra } from './gcra.js';
+export { type GcraState, gcra, refundDebt } from './gcra.js';
 export { type LeakyBucketState, leakyBucket, refundLeaky } from './leakyBucket.js';
 export type { PeriodCountState } from './periodCount.js';
 export { calendarPeriod, civilFromDays, daysFromCivil, type QuotaState, quota } from './quota.js';
@@ -123,18 +124,22 @@ const DECIDERS = Object.fromEntries(
   ALGORITHM_NAMES.map((name) => [name, deciderOf(descriptorOf(name))]),
 ) as Readonly<Record<AlgorithmName, Decider>>;
 
-/** The algorithm holding `lease`: its own, or for a lease that does not name one, the first that releases its kind. */
+/**
+ * The algorithm holding `lease`: its own, or for a lease that does not name one (made before leases did), the
+ * one that held such leases then: a refund was a leaky_bucket place, an id the first that releases leases.
+ */
 function holderOf(lease: Lease): AnyDescriptor | undefined {
   if (lease.algorithm !== undefined) return descriptorOf(lease.algorithm);
-  const kind = lease.refund === undefined ? 'lease' : 'refund';
-  const name = ALGORITHM_NAMES.find((candidate) => descriptorOf(candidate).release === kind);
+  if (lease.refund !== undefined) return descriptorOf('leaky_bucket');
+  const name = ALGORITHM_NAMES.find((candidate) => descriptorOf(candidate).release === 'lease');
   return name === undefined ? undefined : descriptorOf(name);
 }
 
 /**
  * The state a store keeps once `lease` is given back, asked of the lease's algorithm: a lease dropped, or
- * queued units refunded (with the state's new TTL). Undefined when there is nothing to change: the stored
- * value is not that algorithm's state (the rule was reloaded with another algorithm), or it holds no such lease.
+ * units refunded (a queue place, a charge the rule's `count` does not keep; with the state's new TTL).
+ * Undefined when there is nothing to change: the stored value is not that algorithm's state (the rule was
+ * reloaded with another algorithm), it holds no such lease, or nothing of the charge counts any more.
  */
 export function releasedState(
   state: unknown,
@@ -145,7 +150,7 @@ export function releasedState(
   if (descriptor === undefined || !descriptor.isState(state)) return undefined;
   if (descriptor.release === 'lease') return { state: descriptor.releaseLease(state, lease.id, now) };
   if (descriptor.release === 'refund' && lease.refund !== undefined) {
-    return descriptor.refund(state, now, lease.refund.params, lease.refund.cost);
+    return descriptor.refund(state, now, lease.refund.params, lease.refund);
   }
   return undefined;
 }

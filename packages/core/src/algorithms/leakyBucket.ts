@@ -1,6 +1,14 @@
 import type { LimitParams, Outcome } from '../types.js';
 import type { AlgorithmDescriptor } from './descriptor.js';
-import { debtAt, type GcraState, isGcraState, msFor, stateWithDebt, toleranceUnits } from './gcra.js';
+import {
+  debtAt,
+  type GcraState,
+  isGcraState,
+  msFor,
+  refundDebt,
+  stateWithDebt,
+  toleranceUnits,
+} from './gcra.js';
 
 /** leaky_bucket state: when the queue drains, as in gcra (`tat + sub / limit` ms). */
 export type LeakyBucketState = GcraState;
@@ -18,8 +26,9 @@ export const leakyBucket: AlgorithmDescriptor<'leaky_bucket', LeakyBucketState> 
   calendar: false,
   // Its queued places are not units to batch: a request waits for its own.
   leasable: false,
+  // A place never served (the client left while it waited), or a charge the rule's `count` does not keep.
   release: 'refund',
-  refund: refundLeaky,
+  refund: refundDebt,
   refundLua: 'lr',
   isState: isGcraState,
   decide(state, now, params, cost) {

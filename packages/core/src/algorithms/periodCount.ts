@@ -67,3 +67,21 @@ export function countInPeriod(
     ttlMs: resetMs + lead,
   };
 }
+
+/**
+ * Gives `cost` units back to the count of period [start, end) (fixed_window and quota): only while the
+ * counter still counts that period and `now` lies before its end. A refund never reaches into another
+ * period and never takes the count below 0; undefined when there is nothing to give back.
+ */
+export function refundInPeriod(
+  state: PeriodCountState,
+  now: number,
+  start: number,
+  end: number,
+  cost: number,
+): { state: PeriodCountState; ttlMs: number } | undefined {
+  const t = Math.floor(now);
+  const count = storedCount(state.count);
+  if (state.start !== start || t >= end || count <= 0) return undefined;
+  return { state: { start, count: Math.max(0, count - cost) }, ttlMs: end - t };
+}

@@ -1,6 +1,12 @@
 import type { CalendarPeriod, LimitParams } from '../types.js';
 import type { AlgorithmDescriptor } from './descriptor.js';
-import { countInPeriod, isNextPeriod, isPeriodCountState, type PeriodCountState } from './periodCount.js';
+import {
+  countInPeriod,
+  isNextPeriod,
+  isPeriodCountState,
+  type PeriodCountState,
+  refundInPeriod,
+} from './periodCount.js';
 
 /** quota state: units used in the period that starts at `start` (epoch ms, UTC). */
 export type QuotaState = PeriodCountState;
@@ -71,7 +77,14 @@ export const quota: AlgorithmDescriptor<'quota', QuotaState> = {
   burst: false,
   calendar: true,
   leasable: true,
-  release: 'none',
+  release: 'refund',
+  refundLua: 'qtr',
+  // Only into the period the charge was counted in.
+  refund(state, now, params, charge) {
+    if (charge.at === undefined) return undefined;
+    const period = periodOf(params, Math.floor(charge.at));
+    return refundInPeriod(state, now, period.start, period.end, charge.cost);
+  },
   isState: isPeriodCountState,
   decide(state, now, params, cost) {
     const t = Math.floor(now);

@@ -1,4 +1,5 @@
-import type { Outcome } from '../types.js';
+import type { LimitParams, Outcome } from '../types.js';
+import type { Charge } from './charge.js';
 import { type AlgorithmDescriptor, isRecord } from './descriptor.js';
 import { storedCount } from './stored.js';
 
@@ -71,6 +72,30 @@ function msToKeep(newest: number, now: number, windowMs: number): number {
 }
 
 /**
+ * Takes a charge off the entry logged at its time, while that entry is still in the window (once it has
+ * left, the charge no longer counts and there is nothing to give back). Never below 0: an entry emptied goes.
+ */
+function refundEntry(
+  state: SlidingLogState,
+  now: number,
+  params: LimitParams,
+  charge: Charge,
+): { state: SlidingLogState; ttlMs: number } | undefined {
+  if (charge.at === undefined) return undefined;
+  const t = Math.floor(now);
+  const at = Math.floor(charge.at);
+  const entries = live(state, t, params.windowMs);
+  const entry = entries.find((candidate) => candidate.at === at);
+  if (entry === undefined) return undefined;
+  const left = storedCount(entry.cost) - charge.cost;
+  const next =
+    left > 0
+      ? entries.map((candidate) => (candidate === entry ? { at, cost: left } : candidate))
+      : entries.filter((candidate) => candidate !== entry);
+  return { state: { entries: next }, ttlMs: msToKeep(newestAt(next), t, params.windowMs) };
+}
+
+/**
  * sliding_log: an exact log of allowed requests; a request is allowed when the costs logged in the last
  * windowMs (entries with `now - at < windowMs`) plus its cost fit the limit. Memory grows with the limit,
  * so it is for small exact limits.
@@ -82,7 +107,9 @@ export const slidingLog: AlgorithmDescriptor<'sliding_log', SlidingLogState> = {
   burst: false,
   calendar: false,
   leasable: true,
-  release: 'none',
+  release: 'refund',
+  refundLua: 'slr',
+  refund: refundEntry,
   isState: (value): value is SlidingLogState => isRecord(value) && Array.isArray(value.entries),
   decide(state, now, params, cost) {
     const t = Math.floor(now);

@@ -1,4 +1,5 @@
 import type { LimitParams, Outcome } from '../types.js';
+import type { Charge } from './charge.js';
 import { type AlgorithmDescriptor, hasNumbers } from './descriptor.js';
 
 /** sliding_window state: the counts of epoch-aligned window `window` (curr) and of the one before (prev). */
@@ -83,6 +84,29 @@ function earliestFit(
   return candidate;
 }
 
+/**
+ * Gives a charge back to the current count, only while the charge's window is still the current one (for the
+ * clock and the counter): once it has rolled over the charge weighs as the previous window's, and is kept.
+ */
+function refundInWindow(
+  state: SlidingWindowState,
+  now: number,
+  params: LimitParams,
+  charge: Charge,
+): { state: SlidingWindowState; ttlMs: number } | undefined {
+  if (charge.at === undefined) return undefined;
+  const size = params.windowMs;
+  const t = Math.floor(now);
+  const w = Math.floor(Math.floor(charge.at) / size);
+  const read = usable(state, w);
+  if (read === undefined || read.window !== w || Math.floor(t / size) !== w) return undefined;
+  const prev = prevAt(read, w);
+  const curr = currAt(read, w);
+  if (curr <= 0) return undefined;
+  const next = Math.max(0, curr - charge.cost);
+  return { state: { window: w, prev, curr: next }, ttlMs: msUntilEmpty(prev, next, w, t, size) };
+}
+
 /** Time until the estimate is back to 0: the end of the next window while curr > 0. */
 function msUntilEmpty(prev: number, curr: number, w: number, now: number, size: number): number {
   if (curr > 0) return (w + 2) * size - now;
@@ -103,7 +127,9 @@ export const slidingWindow: AlgorithmDescriptor<'sliding_window', SlidingWindowS
   burst: false,
   calendar: false,
   leasable: true,
-  release: 'none',
+  release: 'refund',
+  refundLua: 'swr',
+  refund: refundInWindow,
   isState: (value): value is SlidingWindowState => hasNumbers(value, 'window', 'prev', 'curr'),
   decide(state, now, params, cost) {
     const clock = Math.floor(now);

@@ -1,4 +1,5 @@
 import type { LimitParams, Outcome } from '../types.js';
+import { type Charge, undrained } from './charge.js';
 import { type AlgorithmDescriptor, hasNumbers } from './descriptor.js';
 
 /**
@@ -44,6 +45,22 @@ function msToRefill(units: number, p: LimitParams): number {
   return p.limit > 0 ? Math.ceil(units / p.limit) : 0;
 }
 
+/** Puts back the tokens of a charge not yet refilled (see `undrained`), never beyond a full bucket. */
+function refundTokens(
+  state: TokenBucketState,
+  now: number,
+  params: LimitParams,
+  charge: Charge,
+): { state: TokenBucketState; ttlMs: number } | undefined {
+  const t = Math.floor(now);
+  const capacity = capacityUnits(params);
+  const units = unitsAt(state, t, params);
+  const given = Math.min(capacity - units, undrained(charge, t, params));
+  if (!(given > 0)) return undefined;
+  const left = units + given;
+  return { state: { tokens: left, at: t }, ttlMs: msToRefill(capacity - left, params) };
+}
+
 /**
  * token_bucket: a bucket of `burst` tokens refilled at `limit` per windowMs; a request takes `cost` tokens
  * when they are there. Gives the same decisions as gcra (proved by a property test).
@@ -55,7 +72,9 @@ export const tokenBucket: AlgorithmDescriptor<'token_bucket', TokenBucketState> 
   burst: true,
   calendar: false,
   leasable: true,
-  release: 'none',
+  release: 'refund',
+  refundLua: 'tbr',
+  refund: refundTokens,
   isState: (value): value is TokenBucketState => hasNumbers(value, 'tokens', 'at'),
   decide(state, now, params, cost) {
     const t = Math.floor(now);
