@@ -1,3 +1,4 @@
+export * from './adaptive/index.js';
 export * from './algorithms/index.js';
 export { assertCost, costFor } from './cost.js';
 export {

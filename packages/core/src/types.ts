@@ -3,6 +3,7 @@
  * Every other module implements or consumes these types.
  */
 
+import type { AdaptivePolicy, FactorStore, PriorityClass, PriorityPolicy } from './adaptive/types.js';
 import type { AlgorithmName } from './algorithms/index.js';
 import type { ValueSet } from './lists/valueSet.js';
 
@@ -124,6 +125,11 @@ export interface Store {
   close(): Promise<void>;
   /** What a readiness probe reads; stores without a connection of their own may leave it out. */
   health?(): StoreHealth;
+  /**
+   * Optional: shares adaptive factors across the fleet (one small key per rule, a few writes a second);
+   * without it a limiter keeps them in process.
+   */
+  adaptFactor?: FactorStore['adaptFactor'];
 }
 
 /** A store's state for readiness probes and metrics, read without a round trip. */
@@ -207,6 +213,10 @@ export interface CompiledRule {
   readonly count?: CountOutcome;
   /** Retry-After of this rule's denials is lengthened by a random 0 to this share (0.1 for `10%`). */
   readonly retryJitter?: number;
+  /** Limit scaled by a factor from backend health (AIMD), shared through the store. */
+  readonly adaptive?: AdaptivePolicy;
+  /** Class of the requests it counts, for shedding under pressure. */
+  readonly priority?: PriorityPolicy;
 }
 
 /** Bans after repeated denials: `ban: {after, within, for}` with `escalate: [...]`. */
@@ -313,6 +323,8 @@ export interface Decision {
   readonly leases: readonly Lease[];
   /** Version of the rule table the decision was made with. */
   readonly version: string;
+  /** Adaptive rules the request passed: report its response's status and latency (`limiter.observe`). */
+  readonly adaptive?: readonly string[];
   /**
    * Set when an action rule decided, with no store call: `deny` (refused by `rule`; adapters answer 403, no
    * Retry-After) or `allow` (`rule` exempted the request from every other rule). Absent otherwise.
@@ -334,4 +346,8 @@ export interface Observer {
   onRulesLoaded?(rules: CompiledRules): void;
   onRulesError?(error: Error): void;
   onLeases?(rule: string, delta: number): void;
+  /** An adaptive rule's factor changed (1: full limit). */
+  onAdaptiveFactor?(rule: string, factor: number): void;
+  /** A request of this class was denied by a rule under pressure (factor below 1, or priority's share). */
+  onShed?(rule: string, priority: PriorityClass): void;
 }

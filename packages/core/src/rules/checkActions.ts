@@ -19,6 +19,8 @@ const COUNTING_FIELDS = [
   'penalty',
   'count',
   'retry_jitter',
+  'adaptive',
+  'priority',
   'idempotent',
 ] as const;
 

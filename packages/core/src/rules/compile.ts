@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { compileAdaptive } from '../adaptive/policy.js';
 import { RulesError } from '../errors.js';
 import type { CompiledRule, CompiledRules, CostSpec, LimitParams } from '../types.js';
 import { compileMatch } from './compileMatch.js';
@@ -69,6 +70,7 @@ function compileRule(rule: ParsedRule): CompiledRule {
     ...(rule.shards === undefined || rule.shards === 1 ? {} : { shards: rule.shards }),
     ...(rule.lease === undefined ? {} : { lease: { batch: rule.lease.batch } }),
     ...compilePolicies(rule),
+    ...compileAdaptive(rule),
     ...retryJitterOf(rule),
   });
 }

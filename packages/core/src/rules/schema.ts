@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { adaptiveSpec, prioritySpec } from '../adaptive/schema.js';
 import { ALGORITHM_NAMES } from '../algorithms/index.js';
 import { dayStartMs, expiryMs } from './dates.js';
 import { durationMs, isCalendarPeriod, unitHint } from './duration.js';
@@ -238,6 +239,10 @@ export const ruleSchema = z.strictObject({
   penalty: wholeNumber(1).optional(),
   /** Counting by outcome: only failed, only succeeded, or these statuses are kept. */
   count: countSpec.optional(),
+  /** Adaptive limits: the limit scaled by a factor from backend health (AIMD). */
+  adaptive: adaptiveSpec.optional(),
+  /** Shedding: the class of the requests the rule counts, or the descriptor naming it. */
+  priority: prioritySpec.optional(),
   /** Retry-After on this rule's denials lengthened by up to this share, at random (`10%`). */
   retry_jitter: jitterPercent.optional(),
 });
