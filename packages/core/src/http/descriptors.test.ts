@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { buildDescriptors, type DescriptorSettings, type RequestFacts } from './descriptors.js';
+import { buildDescriptors, type DescriptorSettings, type RequestFacts, retryAttempt } from './descriptors.js';
 
 const settings: DescriptorSettings = {
   ipv6Subnet: 64,
@@ -88,5 +88,41 @@ describe('buildDescriptors', () => {
     expect(descriptors.api_key).toMatch(/^#[\w-]{22}$/);
     expect(buildDescriptors(facts({}, { 'x-api-key': long }), settings).api_key).toBe(descriptors.api_key);
     expect(descriptors.auth).toBe('api_key');
+  });
+
+  it('adds client_ip, the whole address, only when the rules read it', () => {
+    const v6 = facts({ ip: '[2001:DB8:0:1::42]:443' });
+    expect(buildDescriptors(v6, settings).client_ip).toBeUndefined();
+    const built = buildDescriptors(v6, settings, undefined, new Set(['client_ip']));
+    expect(built).toMatchObject({ ip: '2001:db8:0:1::/64', client_ip: '2001:db8:0:1::42' });
+    expect(buildDescriptors(facts(), settings, undefined, new Set(['client_ip'])).client_ip).toBe('10.0.0.1');
+    expect(
+      buildDescriptors(facts({ ip: undefined }), settings, undefined, new Set(['client_ip'])),
+    ).not.toHaveProperty('client_ip');
+  });
+
+  it('reads retry and retry_attempt from the retry header when the rules read them', () => {
+    const used = new Set(['retry', 'retry_attempt']);
+    const of = (headers: Record<string, string>, other = settings) =>
+      buildDescriptors(facts({}, headers), other, undefined, used);
+    expect(of({})).toMatchObject({ retry: 'false' });
+    expect(of({})).not.toHaveProperty('retry_attempt');
+    expect(of({ 'retry-attempt': '0' }).retry).toBe('false');
+    expect(of({ 'retry-attempt': '2' })).toMatchObject({ retry: 'true', retry_attempt: '2' });
+    expect(of({ 'retry-attempt': '02' }).retry_attempt).toBe('2');
+    expect(of({ 'retry-attempt': 'soon' })).toMatchObject({ retry: 'true' });
+    expect(of({ 'retry-attempt': 'soon' })).not.toHaveProperty('retry_attempt');
+    expect(of({ 'x-retry': '1' }, { ...settings, retryHeader: 'x-retry' }).retry_attempt).toBe('1');
+    expect(buildDescriptors(facts({}, { 'retry-attempt': '1' }), settings)).not.toHaveProperty('retry');
+  });
+});
+
+describe('retryAttempt', () => {
+  it('is 0 for a first attempt, the number for a retry, undefined for a retry of unknown number', () => {
+    expect(retryAttempt(undefined)).toBe(0);
+    expect(retryAttempt(' ')).toBe(0);
+    expect(retryAttempt(['3', '4'])).toBe(3);
+    expect(retryAttempt('-1')).toBeUndefined();
+    expect(retryAttempt('1234567')).toBeUndefined();
   });
 });

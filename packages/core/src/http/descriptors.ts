@@ -1,6 +1,6 @@
 import { hashText } from '../keys.js';
 import type { Descriptors } from '../types.js';
-import { normalizeIp } from './ip.js';
+import { clientAddress, normalizeIp } from './ip.js';
 import type { ProxyTrust } from './proxy.js';
 import { normalizePath } from './route.js';
 
@@ -28,33 +28,78 @@ export interface DescriptorSettings {
   readonly apiKeyHeader: string;
   /** Longer values are replaced by a hash, so huge headers cost a bounded amount. */
   readonly maxValueLength: number;
+  /** Header (lower case) carrying a retry's number, for the `retry` descriptors. Default `retry-attempt`. */
+  readonly retryHeader?: string;
 }
+
+/** The retry header the `retry` and `retry_attempt` descriptors are read from by default. */
+export const DEFAULT_RETRY_HEADER = 'retry-attempt';
 
 /** Default bound on a descriptor value's length before it is hashed. */
 export const MAX_DESCRIPTOR_LENGTH = 256;
 
+/** Descriptors built only for rules that read them (see used.ts): no other request pays for them. */
+const ON_DEMAND = ['client_ip', 'retry', 'retry_attempt'] as const;
+
 /**
  * The built-in descriptors of a request: `ip`, `method`, `route`, `api_key` (from `apiKey` when given,
- * else the API key header), merged with the app's own descriptors (which win), then `auth`
- * (`api_key` or `anonymous`) unless the app set it. Values are bounded; nothing here throws on input.
+ * else the API key header), and when `used` names them `client_ip`, `retry` and `retry_attempt`; merged with
+ * the app's own descriptors (which win), then `auth` (`api_key` or `anonymous`) unless the app set it. Values
+ * are bounded; nothing here throws on input.
  */
 export function buildDescriptors(
   facts: RequestFacts,
   settings: DescriptorSettings,
   extra?: { readonly apiKey?: unknown; readonly descriptors?: unknown },
+  used?: ReadonlySet<string>,
 ): Descriptors {
   const max = settings.maxValueLength;
   const caseSensitive = facts.caseSensitive ?? settings.caseSensitiveRoutes;
   const apiKey = extra && 'apiKey' in extra ? toValue(extra.apiKey) : headerApiKey(facts, settings);
   const result: Record<string, string> = {};
-  put(result, 'ip', normalizeIp(facts.ip, settings.ipv6Subnet), max);
+  const ip = normalizeIp(facts.ip, settings.ipv6Subnet);
+  put(result, 'ip', ip, max);
   put(result, 'method', facts.method.toUpperCase(), max);
   put(result, 'route', facts.route ?? normalizePath(facts.url, { caseSensitive }), max);
   put(result, 'api_key', apiKey, max);
+  if (used !== undefined && ON_DEMAND.some((name) => used.has(name)))
+    putOnDemand(result, facts, settings, ip, used);
   const own = extra?.descriptors;
   if (typeof own === 'object' && own !== null) mergeOwn(result, own as Record<string, unknown>, max);
   result.auth ??= result.api_key === undefined ? 'anonymous' : 'api_key';
   return result;
+}
+
+/** `client_ip`, `retry` and `retry_attempt`, those of them `used` names. */
+function putOnDemand(
+  result: Record<string, string>,
+  facts: RequestFacts,
+  settings: DescriptorSettings,
+  ip: string | undefined,
+  used: ReadonlySet<string>,
+): void {
+  // An IPv4 client's `ip` is its whole address already; an IPv6 one's is its subnet.
+  if (used.has('client_ip'))
+    put(result, 'client_ip', ip?.includes(':') ? clientAddress(facts.ip) : ip, settings.maxValueLength);
+  if (!used.has('retry') && !used.has('retry_attempt')) return;
+  const attempt = retryAttempt(facts.header(settings.retryHeader ?? DEFAULT_RETRY_HEADER));
+  if (used.has('retry')) result.retry = attempt === 0 ? 'false' : 'true';
+  if (used.has('retry_attempt') && attempt !== undefined && attempt > 0)
+    result.retry_attempt = String(attempt);
+}
+
+/** Most digits a retry number is read with; a longer one is a retry of unknown number. */
+const MAX_ATTEMPT_DIGITS = 6;
+
+/**
+ * The retry number a request's retry header gives: 0 when absent, blank or `0` (a first attempt); the
+ * number for a whole number; undefined for anything else, which still says the request is a retry.
+ */
+export function retryAttempt(header: string | readonly string[] | undefined): number | undefined {
+  const text = (typeof header === 'string' ? header : header?.[0])?.trim() ?? '';
+  if (text === '') return 0;
+  if (text.length > MAX_ATTEMPT_DIGITS || !/^\d+$/.test(text)) return undefined;
+  return Number(text);
 }
 
 /**

@@ -16,6 +16,7 @@ import { NoticeWatch } from './notices.js';
 import { type AdapterStage, type RateLimitOptions, type ResolvedOptions, resolveOptions } from './options.js';
 import { limiterFor, routeRuleCompiler } from './rules-option.js';
 import { shownResult } from './shown.js';
+import { type UsedDescriptors, usedByBoth, usedDescriptors } from './used.js';
 import { allowVerdict, denyVerdict, type Verdict } from './verdict.js';
 
 /** True for a promise or any thenable a user hook may return. */
@@ -79,7 +80,7 @@ export function createHttpLimiter<Req, O extends RateLimitOptions<Req>>(
 ): HttpLimiter<Req, O> {
   const options = resolveOptions<Req, O>(given);
   const limiter = limiterFor(options);
-  const compileRoute = routeRuleCompiler(limiter);
+  const compileRoute = routeRuleCompiler(limiter, options.lists);
   // What this limiter noted on a request object: a property, not a WeakMap entry (those cost the garbage
   // collector on every request). A symbol of its own per limiter, so two limiters never mix their notes.
   const seen = Symbol('sluice.seen');
@@ -111,10 +112,24 @@ export function createHttpLimiter<Req, O extends RateLimitOptions<Req>>(
         const extra = rawKeys ? { descriptors: ownValue } : { apiKey: keyValue, descriptors: ownValue };
         const cost = options.cost ? hook('cost', () => options.cost?.(req)) : undefined;
         return then(cost, (costValue) =>
-          judge(req, buildDescriptors(facts, options, extra), costValue, scope),
+          judge(req, buildDescriptors(facts, options, extra, usedBy(scope)), costValue, scope),
         );
       });
     });
+  }
+
+  // The limiter's table changes only on a reload: its descriptor names are looked up again only then.
+  let usedTable: CompiledRules | undefined;
+  let usedGlobal: UsedDescriptors = new Set();
+
+  /** The descriptor names the rules of this check read (the limiter's own and the route's). */
+  function usedBy(scope: CheckScope): UsedDescriptors {
+    const table = limiter.rules;
+    if (table !== usedTable) {
+      usedTable = table;
+      usedGlobal = usedDescriptors(table);
+    }
+    return scope.rules === undefined ? usedGlobal : usedByBoth(usedGlobal, usedDescriptors(scope.rules));
   }
 
   /**

@@ -28,6 +28,14 @@ export function normalizeIp(address: string | undefined, subnet = DEFAULT_IPV6_S
   return formatIpv6(maskGroups(groups, subnet), subnet);
 }
 
+/**
+ * The `client_ip` descriptor: the whole client address, normalised as {@link normalizeIp} does (port and zone
+ * dropped, IPv4-mapped and NAT64 folded to IPv4) but never cut to a subnet, so a rule can name one IPv6 host.
+ */
+export function clientAddress(address: string | undefined): string | undefined {
+  return normalizeIp(address, 128);
+}
+
 /** The eight 16-bit groups of a valid IPv6 address (an embedded dotted IPv4 tail included). */
 export function ipv6Groups(address: string): number[] {
   let text = address.toLowerCase();

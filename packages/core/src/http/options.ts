@@ -4,8 +4,8 @@ import type { SampleRates } from '../observe/decisionLog.js';
 import { LIMITER_NOTICES, type LimiterNotice } from '../observe/misuse.js';
 import type { RulesLike } from '../rules/index.js';
 import { closest } from '../rules/show.js';
-import type { Observer, RulesSource, Store } from '../types.js';
-import { MAX_DESCRIPTOR_LENGTH } from './descriptors.js';
+import type { Lists, Observer, RulesSource, Store } from '../types.js';
+import { DEFAULT_RETRY_HEADER, MAX_DESCRIPTOR_LENGTH } from './descriptors.js';
 import { inlineDuration } from './inline.js';
 import { DEFAULT_IPV6_SUBNET } from './ip.js';
 import { ADAPTER_NOTICES, type AdapterNotice } from './notices.js';
@@ -72,6 +72,16 @@ export interface RateLimitOptions<Req> {
   validateApiKey?: (key: string, req: Req) => boolean | Promise<boolean>;
   /** Header holding the API key. Default `x-api-key`. */
   apiKeyHeader?: string;
+  /**
+   * Header holding a retry's number (1 for the first retry; absent or 0 on a first attempt), read into the
+   * `retry` and `retry_attempt` descriptors when rules use them. Default `Retry-Attempt`, which @sluice/client sends.
+   */
+  retryHeader?: string;
+  /**
+   * Lists the rules name (`match: {ip: {list: blocked_ips}}`), by name: `fileList(path)`, `redisList(...)`,
+   * `valueList([...])`. Every list the rules (route rules included) name must be given.
+   */
+  lists?: Lists;
   /** The request's cost, for rules without a cost of their own. Default 1. */
   cost?: (req: Req) => number;
   /** Rate-limit header set on responses. Default `draft`. */
@@ -109,6 +119,7 @@ export interface RateLimitOptions<Req> {
 export interface ResolvedOptions<Req> extends RateLimitOptions<Req> {
   readonly headers: HeaderFormat;
   readonly apiKeyHeader: string;
+  readonly retryHeader: string;
   readonly ipv6Subnet: number;
   readonly caseSensitiveRoutes: boolean;
   readonly maxValueLength: number;
@@ -124,6 +135,18 @@ const hasMethods = (value: unknown, names: readonly string[]): boolean =>
 const store = z.custom<Store>((value) => hasMethods(value, ['evaluate', 'release', 'close']), {
   message: 'must be a Store: an object with evaluate(checks, now), release(leases, now) and close()',
 });
+const lists = z.custom<Lists>(
+  (value) =>
+    typeof value === 'object' &&
+    value !== null &&
+    !Array.isArray(value) &&
+    Object.values(value).every((list) => hasMethods((list as { current?: unknown })?.current, ['has'])),
+  { message: 'must map list names to lists: fileList(path), redisList(...) or valueList([...])' },
+);
+const headerName = z
+  .string()
+  .regex(/^[!#$%&'*+.^_`|~0-9a-z-]+$/i, 'must be a header name')
+  .optional();
 const rules = z.custom<RulesLike | RulesSource>(
   (value) => (typeof value === 'string' && value !== '') || (typeof value === 'object' && value !== null),
   { message: 'must be a rules file path, a rules object or compiled rules' },
@@ -155,10 +178,9 @@ export const rateLimitOptionsSchema = z
     descriptors: fn.optional(),
     apiKey: fn.optional(),
     validateApiKey: fn.optional(),
-    apiKeyHeader: z
-      .string()
-      .regex(/^[!#$%&'*+.^_`|~0-9a-z-]+$/i, 'must be a header name')
-      .optional(),
+    apiKeyHeader: headerName,
+    retryHeader: headerName,
+    lists: lists.optional(),
     cost: fn.optional(),
     headers: z.enum(['draft', 'legacy', 'both', 'none']).optional(),
     observer: z
@@ -225,6 +247,7 @@ export function resolveOptions<Req, O extends RateLimitOptions<Req>>(
     ...given,
     headers: given.headers ?? 'draft',
     apiKeyHeader: (given.apiKeyHeader ?? 'x-api-key').toLowerCase(),
+    retryHeader: (given.retryHeader ?? DEFAULT_RETRY_HEADER).toLowerCase(),
     ipv6Subnet: given.ipv6Subnet ?? DEFAULT_IPV6_SUBNET,
     caseSensitiveRoutes: given.caseSensitiveRoutes ?? false,
     maxValueLength: given.maxValueLength ?? MAX_DESCRIPTOR_LENGTH,

@@ -12,7 +12,7 @@ import {
   type RulesLike,
   resolveRulesSync,
 } from '../rules/index.js';
-import type { CompiledRules, Observer, RulesSource } from '../types.js';
+import type { CompiledRules, Lists, Observer, RulesSource } from '../types.js';
 import { inlineRules } from './inline.js';
 import type { RateLimitLogger, ResolvedOptions } from './options.js';
 
@@ -52,6 +52,7 @@ export function limiterFor<Req>(options: ResolvedOptions<Req>): Limiter {
     ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
     ...(options.keySecret !== undefined ? { keySecret: options.keySecret } : {}),
     ...(options.dryRun === true ? { dryRun: true } : {}),
+    ...(options.lists ? { lists: options.lists } : {}),
     // The engine's own notices (a limiter built per request, one store counted twice) go where the adapter's do.
     logger: options.logger,
     silence: (options.silence ?? []).filter((code): code is LimiterNotice => code in LIMITER_NOTICES),
@@ -101,7 +102,10 @@ function rulesOption(input: RulesLike | RulesSource, logger: RateLimitLogger): C
  * name already taken by a global rule or another route's rule is refused: two routes with one name would
  * share counters unseen. Share counters by sharing the compiled rules instead.
  */
-export function routeRuleCompiler(limiter: Limiter): (rules: unknown, label: string) => CompiledRules {
+export function routeRuleCompiler(
+  limiter: Limiter,
+  lists?: Lists,
+): (rules: unknown, label: string) => CompiledRules {
   const owners = new Map<string, string>();
   return (rules, label) => {
     if (!Array.isArray(rules) || rules.length === 0) {
@@ -109,6 +113,14 @@ export function routeRuleCompiler(limiter: Limiter): (rules: unknown, label: str
     }
     const input = { domain: limiter.rules.domain, rules: rules as RulesInput['rules'] };
     const compiled = compileRules(input, { source: label });
+    // The engine checks its own table's lists; a route's rules would otherwise match nothing, silently.
+    const missing = (compiled.lists ?? []).filter(
+      (name) => lists === undefined || !Object.hasOwn(lists, name),
+    );
+    if (missing.length > 0)
+      throw new ConfigError(
+        `${label}: the rules name lists not given in the lists option: ${missing.join(', ')}`,
+      );
     for (const { name } of compiled.rules) {
       const global = limiter.rules.rules.some((rule) => rule.name === name);
       const owner = global ? 'a global rule' : owners.get(name);
