@@ -1,112 +1,22 @@
-import { once } from 'node:events';
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Router from '@koa/router';
-import {
-  type InlineLimit,
-  isInlineLimit,
-  type Limiter,
-  type RateLimitInfo,
-  type RateLimitOptions,
-  type RuleSpec,
-} from '@sluice/core';
+import { isInlineLimit } from '@sluice/core';
 import { rateLimit as expressRateLimit } from '@sluice/express';
 import { rateLimit as fastifyRateLimit } from '@sluice/fastify';
 import { rateLimit as koaRateLimit } from '@sluice/koa';
 import express from 'express';
 import Fastify from 'fastify';
 import Koa from 'koa';
+import { type AdapterFactory, closeBoth, EARLY, handle, infoBody, listen, PLAIN } from './app-spec.js';
 import { hono } from './hono-app.js';
+import { nestAdapters } from './nest-app.js';
 
-/** What each test app's request looks like to the shared option functions (true in all three). */
-export interface AnyRequest {
-  readonly url: string;
-  readonly headers: IncomingHttpHeaders;
-}
-
-/** Holds `/slow` handlers until the test lets them go. */
-export class Gate {
-  entered = 0;
-  #waiting: (() => void)[] = [];
-
-  wait(): Promise<void> {
-    this.entered += 1;
-    return new Promise((resolve) => this.#waiting.push(resolve));
-  }
-
-  openAll(): void {
-    for (const resolve of this.#waiting.splice(0)) resolve();
-  }
-}
-
-/** The app every adapter serves, the same routes everywhere. */
-export interface AppSpec {
-  readonly options: RateLimitOptions<AnyRequest>;
-  /** A rule (or the shorthand) for `/limited` only, given the framework's per-route way. */
-  readonly routeRule?: RuleSpec | InlineLimit;
-  readonly trustProxy?: boolean;
-  readonly gate?: Gate;
-  /** When set, `onDenied` answers 418 with this text and the rule header, each framework its own way. */
-  readonly customDenial?: string;
-  /** Counts handler runs, by path. */
-  readonly served?: Map<string, number>;
-  /** A path an earlier middleware answers (200 `{"early":true}`) before the limiter runs, passing it on. */
-  readonly sendsFirst?: string;
-  /** Collects errors that reach the framework's error handling. */
-  readonly errors?: unknown[];
-}
-
-export const EARLY = JSON.stringify({ early: true });
-
-/** What `/info` answers: the limit the handler read, each framework its own typed way. */
-export function infoBody(info: RateLimitInfo | undefined) {
-  return info
-    ? { rule: info.rule ?? null, limit: info.limit, remaining: info.remaining, resetMs: info.resetMs }
-    : null;
-}
-
-/** A started app: its base URL, its limiter, and how to stop it. */
-export interface RunningApp {
-  readonly url: string;
-  readonly server: Server;
-  readonly limiter: Limiter;
-  close(): Promise<void>;
-}
-
-/** One adapter: a name and how to start the spec's app with it. */
-export interface AdapterFactory {
-  readonly name: string;
-  start(spec: AppSpec): Promise<RunningApp>;
-}
-
-export const PLAIN = ['/search', '/limited', '/health', '/critical', '/smooth', '/users/:id'] as const;
-
-export async function handle(spec: AppSpec, path: string): Promise<{ ok: true }> {
-  spec.served?.set(path, (spec.served.get(path) ?? 0) + 1);
-  if (path === '/boom') throw new Error('boom');
-  if (path === '/slow') await spec.gate?.wait();
-  return { ok: true };
-}
-
-export async function listen(server: Server): Promise<string> {
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-}
-
-function stop(server: Server): Promise<void> {
-  server.closeAllConnections();
-  return new Promise((resolve) => server.close(() => resolve()));
-}
-
-/** Stops the server, then closes the limiter (and its stores), as Fastify's onClose hook does. */
-export async function closeBoth(server: Server, limiter: Limiter): Promise<void> {
-  await stop(server);
-  await limiter.close();
-}
+export * from './app-spec.js';
 
 const fastify: AdapterFactory = {
   name: 'fastify',
+  traits: { globalSeesTemplates: true, routeShorthandName: 'get_limited' },
   async start(spec) {
     const app = Fastify({ trustProxy: spec.trustProxy ?? false });
     const { sendsFirst, errors } = spec;
@@ -145,6 +55,7 @@ const fastify: AdapterFactory = {
 
 const expressFactory: AdapterFactory = {
   name: 'express',
+  traits: { globalSeesTemplates: false, routeShorthandName: 'route_1' },
   async start(spec) {
     const app = express();
     app.set('trust proxy', spec.trustProxy ?? false);
@@ -191,6 +102,7 @@ const expressFactory: AdapterFactory = {
 
 const koa: AdapterFactory = {
   name: 'koa',
+  traits: { globalSeesTemplates: false, routeShorthandName: 'route_1' },
   async start(spec) {
     const app = new Koa();
     app.proxy = spec.trustProxy ?? false;
@@ -237,4 +149,4 @@ const koa: AdapterFactory = {
 };
 
 /** Every adapter the contract suite runs against. */
-export const adapters: readonly AdapterFactory[] = [fastify, expressFactory, koa, hono];
+export const adapters: readonly AdapterFactory[] = [fastify, expressFactory, koa, hono, ...nestAdapters];

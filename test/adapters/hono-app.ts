@@ -13,7 +13,7 @@ import {
   infoBody,
   listen,
   PLAIN,
-} from './apps.js';
+} from './app-spec.js';
 
 /** The Node request under a Hono context: what the shared option functions of the test apps read. */
 const nodeRequest = (c: Context): AnyRequest =>
@@ -45,6 +45,7 @@ function honoOptions(spec: AppSpec): HonoRateLimitOptions {
 /** The contract app on Hono, served by @hono/node-server. */
 export const hono: AdapterFactory = {
   name: 'hono',
+  traits: { globalSeesTemplates: false, routeShorthandName: 'route_1' },
   async start(spec) {
     const app = new Hono();
     const { sendsFirst } = spec;

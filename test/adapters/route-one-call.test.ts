@@ -7,11 +7,10 @@ import { type RedisServer, randomPrefix, ready, startRedis } from '../support/re
 import { adapters, type RunningApp } from './apps.js';
 import { perIp, rules, T0 } from './fixtures.js';
 
-// Express and Koa check a route's rules (limiter.route()) with the global ones in one engine call, as Fastify
-// does with config.rateLimit: a request the route rule denies consumes nothing from the global rules, and a
-// request costs one store call.
+// Every adapter checks a route's rules (Express, Koa and Hono: limiter.route(); Fastify: config.rateLimit; Nest:
+// @RateLimit) with the global ones in one engine call: a request the route rule denies consumes nothing from the
+// global rules, and a request costs one store call.
 
-const ONE_CALL = ['fastify', 'express', 'koa'];
 const routeRule = { name: 'limited_route', key: ['ip'], limit: { requests: 1, per: '60s' } };
 
 /** Script calls Redis ran (EVAL, EVALSHA, FCALL and their read-only forms), from INFO commandstats. */
@@ -32,7 +31,7 @@ async function globalRemaining(url: string): Promise<number> {
   return info.body.remaining as number;
 }
 
-describe.each(adapters.filter((adapter) => ONE_CALL.includes(adapter.name)).map((a) => [a.name, a] as const))(
+describe.each(adapters.map((adapter) => [adapter.name, adapter] as const))(
   'route rules in one engine call: %s',
   (_name, adapter) => {
     let running: RunningApp | undefined;

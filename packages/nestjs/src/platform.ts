@@ -15,6 +15,8 @@ interface ExpressRequest extends SluiceRequest {
 interface FastifyRequest extends SluiceRequest {
   readonly routeOptions: { readonly url?: string | undefined };
   readonly socket: { readonly remoteAddress?: string | undefined };
+  /** The Fastify instance: it keeps the `trustProxy` the FastifyAdapter was given. */
+  readonly server?: object;
 }
 
 /** A Fastify reply: headers go through it, the Node response is `raw`. */
@@ -93,9 +95,14 @@ class FastifyFacts implements RequestFacts {
     this.#req = req;
   }
 
-  /** 'none' when a forwarded header did not change the address; else unknown (Fastify has no accessor). */
+  /**
+   * The FastifyAdapter's `trustProxy`; when it cannot be read, 'none' if a forwarded header did not change the
+   * address. A getter: only read until every start-up notice has been given.
+   */
   get proxyTrust(): ProxyTrust | undefined {
     const req = this.#req;
+    const configured = req.server === undefined ? undefined : fastifyTrust(req.server);
+    if (configured !== undefined) return configured;
     return req.headers['x-forwarded-for'] !== undefined && this.ip === req.socket.remoteAddress
       ? 'none'
       : undefined;
@@ -104,4 +111,22 @@ class FastifyFacts implements RequestFacts {
   header(name: string): string | readonly string[] | undefined {
     return this.#req.headers[name];
   }
+}
+
+/**
+ * Fastify's `trustProxy` setting, from the options the instance keeps under a symbol (Fastify 5 has no public
+ * accessor); undefined when they cannot be found.
+ */
+function fastifyTrust(server: object): ProxyTrust | undefined {
+  for (let holder: object | null = server; holder !== null; holder = Object.getPrototypeOf(holder)) {
+    const key = Object.getOwnPropertySymbols(holder).find(
+      (symbol) => symbol.description === 'fastify.options',
+    );
+    if (key === undefined) continue;
+    const setting = (holder as Record<symbol, { trustProxy?: unknown } | undefined>)[key]?.trustProxy;
+    // Nothing is trusted for a falsy setting and every hop for `true`; a count, list or function bounds it.
+    if (!setting) return 'none';
+    return setting === true ? 'all' : 'bounded';
+  }
+  return undefined;
 }
