@@ -1,3 +1,5 @@
+import { AdaptiveControl, factorsOf } from './adaptive/controller.js';
+import type { BreakerState } from './adaptive/types.js';
 import { ConfigError } from './errors.js';
 import { type Explanation, explainRequest } from './explain.js';
 import { TagCache } from './keys.js';
@@ -94,6 +96,15 @@ export interface Limiter {
    * when) and the count of failed observer hooks. Never throws; makes no store call.
    */
   health(): LimiterHealth;
+  /**
+   * An application's circuit breaker (opossum or any) drives the adaptive rule `rule`: `open` sets its factor
+   * to the floor, `half_open` midway to 1, `closed` lets AIMD go on from there; shared through the store.
+   */
+  health(rule: string, state: BreakerState): void;
+  /** Reports the response of a request whose decision lists `adaptive` rules: its status and latency. */
+  observe(decision: Decision, status: number, latencyMs: number): void;
+  /** An adaptive rule's factor now: 1 at full health, down to its floor. */
+  factor(rule: string): number;
   /** Closes both stores. */
   close(): Promise<void>;
 }
@@ -123,6 +134,11 @@ export function createLimiter(options: LimiterOptions): Limiter {
     store: new StoreCaller(stores.store, observer, clock),
     local: new StoreCaller(stores.local, observer, clock),
   };
+  const adaptive = new AdaptiveControl({
+    factors: factorsOf(given.store),
+    observer,
+    domain: () => path.table.domain,
+  });
   const path: RequestPath = {
     table,
     lists,
@@ -133,6 +149,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
     stores,
     observer,
     clock,
+    adaptive,
   };
   const ledger = new LeaseLedger();
   const watched = misuseWatch.watch(
@@ -186,14 +203,19 @@ export function createLimiter(options: LimiterOptions): Limiter {
     get version() {
       return path.table.version;
     },
-    health() {
+    health: ((rule?: string, state?: BreakerState) => {
+      if (rule !== undefined) return adaptive.setBreakerOf(path.table, rule, state as BreakerState, clock());
       // The stores' own reports: a wrapper's would say "connected" while the engine sees its calls fail.
       return limiterHealth(given.store, given.local, {
         pending: calls.store.pending,
         failingSince: calls.store.failingSince,
         observerFailures: observer.failures,
       });
+    }) as Limiter['health'],
+    observe(decision, status, latencyMs) {
+      if (decision.adaptive !== undefined) adaptive.observe(decision.adaptive, status, latencyMs, clock());
     },
+    factor: (rule) => adaptive.factorOf(rule),
     async close() {
       unsubscribe?.();
       watched.close();

@@ -1,3 +1,4 @@
+import type { AdaptiveControl } from './adaptive/controller.js';
 import { assertCost } from './cost.js';
 import {
   actionDecision,
@@ -42,6 +43,8 @@ export interface RequestPath {
   readonly stores: { readonly store: Store; readonly local: Store };
   readonly observer: GuardedObserver;
   readonly clock: () => number;
+  /** Adaptive limits and priority shedding; reached only by tables with such rules. */
+  readonly adaptive?: AdaptiveControl;
 }
 
 /** Options of a check that gives none. */
@@ -70,7 +73,10 @@ export function decideOne(
     matched = acted.counted;
     extra = acted.extra;
   }
-  const planned = planChecks(matched, descriptors, codeCost, path.tags, path.dryRun);
+  let planned = planChecks(matched, descriptors, codeCost, path.tags, path.dryRun);
+  // Only tables with adaptive or priority rules scale limits: others pay nothing.
+  if (path.adaptive !== undefined && (rules.adaptive === true || opts.rules?.adaptive === true))
+    planned = path.adaptive.scale(planned, descriptors, now);
   const [remote, local] = byScope(planned);
   const request: PlannedRequest = { descriptors, version: rules.version, now, remote, local, extra };
   // Rules with local leases send batch-sized checks, or none when their pool serves them.
@@ -114,7 +120,8 @@ export function settle(
 ): Decision {
   const { pools, observer } = path;
   const storeOutcome = plan === undefined ? sent : pools.settle(request.remote, plan, sent, request.now);
-  const decision = decideRequest(request, storeOutcome, localOutcome);
+  let decision = decideRequest(request, storeOutcome, localOutcome);
+  if (path.adaptive?.active === true) decision = path.adaptive.settled(decision, request.descriptors);
   if (!decision.allowed && plan !== undefined) pools.refund(plan);
   // One store may have committed leases while the other denied: hand them back at once.
   if (!decision.allowed) {

@@ -251,6 +251,8 @@ export interface CompiledRules {
   readonly lists?: readonly string[];
   /** True when some rule's action is `deny` or `allow`: only then does the engine look for them. */
   readonly actions?: boolean;
+  /** True when some rule has `adaptive` or `priority`: only then are limits scaled. */
+  readonly adaptive?: boolean;
 }
 
 /**

@@ -108,12 +108,12 @@ describe('AdaptiveControl', () => {
 
   it('lets a breaker set the floor (open), midway (half_open), then AIMD go on from there (closed)', () => {
     const { control, reports } = setup();
-    control.setBreaker(payments, 'open', 0);
+    control.setBreaker('payments', policy, 'open', 0);
     expect(control.factorOf('payments')).toBe(policy.floor);
     expect(reports.at(-1)?.pin).toBe(policy.floor);
-    control.setBreaker(payments, 'half_open', 10);
+    control.setBreaker('payments', policy, 'half_open', 10);
     expect(control.factorOf('payments')).toBeCloseTo(0.55);
-    control.setBreaker(payments, 'closed', 20);
+    control.setBreaker('payments', policy, 'closed', 20);
     expect(control.factorOf('payments')).toBeCloseTo(0.55);
     serve(control, 1100, 100, 0);
     expect(control.factorOf('payments')).toBeCloseTo(0.65);
@@ -134,7 +134,7 @@ describe('AdaptiveControl', () => {
   it('counts a denial by a rule under pressure as a shed of the request class', () => {
     const { control, sheds } = setup();
     const tiered = rule('tiered', { adaptive: policy, priority: { class: 'normal', descriptor: 'tier' } });
-    control.setBreaker(tiered, 'open', 0);
+    control.setBreaker('tiered', policy, 'open', 0);
     control.paramsFor(tiered, tiered.params, { tier: 'sheddable' }, 1);
     expect(control.paramsFor(tiered, tiered.params, { tier: 'sheddable' }, 1).limit).toBe(0);
     expect(control.paramsFor(tiered, tiered.params, { tier: 'critical' }, 1).limit).toBe(31);
@@ -152,11 +152,11 @@ describe('AdaptiveControl', () => {
           : Promise.resolve(new MemoryFactors().adaptFactor(report, now)),
     };
     const { control, reports } = setup(flaky);
-    control.setBreaker(payments, 'open', 0);
+    control.setBreaker('payments', policy, 'open', 0);
     await new Promise((resolve) => setImmediate(resolve));
     expect(control.factorOf('payments')).toBe(policy.floor);
     fail = false;
-    control.setBreaker(payments, 'closed', 1);
+    control.setBreaker('payments', policy, 'closed', 1);
     control.paramsFor(payments, payments.params, {}, 1 + REPORT_EVERY_MS);
     expect(reports).toHaveLength(2);
   });

@@ -1,9 +1,11 @@
 import { descriptorOf } from '../algorithms/index.js';
-import { StoreError } from '../errors.js';
+import { ConfigError, StoreError } from '../errors.js';
+import type { PlannedCheck } from '../plan.js';
 import { withTimeout } from '../resilience/timeout.js';
 import { isThenable } from '../storeCall.js';
-import type { CompiledRule, Decision, Descriptors, LimitParams } from '../types.js';
+import type { CompiledRule, CompiledRules, Decision, Descriptors, LimitParams, Store } from '../types.js';
 import { clampFactor } from './aimd.js';
+import { MemoryFactors } from './memoryFactors.js';
 import { classOf, scaledParams, shareOf } from './priority.js';
 import type { AdaptivePolicy, BreakerState, FactorReport, FactorStore, PriorityClass } from './types.js';
 
@@ -50,6 +52,15 @@ export function breakerFactor(state: BreakerState, policy: AdaptivePolicy): numb
   return undefined;
 }
 
+/** Where a limiter shares factors: its store when the store can, else this process. */
+export function factorsOf(store: Store): FactorStore {
+  const { adaptFactor } = store;
+  if (typeof adaptFactor !== 'function') return new MemoryFactors();
+  return { adaptFactor: (report, now) => adaptFactor.call(store, report, now) };
+}
+
+const BREAKER_STATES: ReadonlySet<string> = new Set<BreakerState>(['open', 'half_open', 'closed']);
+
 /** The factor a rule's limit is scaled by now: a breaker's while it holds one, else the fleet's. */
 function effective(state: RuleState): number {
   return state.pin ?? state.factor;
@@ -82,6 +93,20 @@ export class AdaptiveControl {
   /** True once a rule with `adaptive` or `priority` was checked: only then do decisions need a look. */
   get active(): boolean {
     return this.#states.size > 0 || this.#prioritized.size > 0;
+  }
+
+  /**
+   * The planned checks with the limits of adaptive and priority rules scaled for this request; the others
+   * as they are. Called only for tables that have such rules.
+   */
+  scale(planned: PlannedCheck[], descriptors: Descriptors, now: number): PlannedCheck[] {
+    for (let i = 0; i < planned.length; i++) {
+      const { rule, check } = planned[i] as PlannedCheck;
+      if (rule.adaptive === undefined && rule.priority === undefined) continue;
+      const params = this.paramsFor(rule, check.params, descriptors, now);
+      if (params !== check.params) planned[i] = { rule, check: { ...check, params } };
+    }
+    return planned;
   }
 
   /** A rule's params for this request: scaled by its factor and the request's priority class. */
@@ -127,15 +152,28 @@ export class AdaptiveControl {
    * An application's circuit breaker drives a rule: open sets the floor, half open midway, closed lets AIMD
    * go on from there. The factor is written to the shared store at once, so the fleet follows.
    */
-  setBreaker(rule: CompiledRule, state: BreakerState, now: number): void {
-    const policy = rule.adaptive;
-    if (policy === undefined) return;
-    const ruleState = this.#stateOf(rule.name, policy);
+  setBreaker(name: string, policy: AdaptivePolicy, state: BreakerState, now: number): void {
+    const ruleState = this.#stateOf(name, policy);
     const before = effective(ruleState);
     ruleState.pin = breakerFactor(state, policy);
     if (ruleState.pin !== undefined) ruleState.factor = ruleState.pin;
-    if (effective(ruleState) !== before) this.#observer.onAdaptiveFactor(rule.name, effective(ruleState));
+    if (effective(ruleState) !== before) this.#observer.onAdaptiveFactor(name, effective(ruleState));
     if (ruleState.pin !== undefined) this.#report(ruleState, now);
+  }
+
+  /**
+   * `limiter.health(rule, state)`: the breaker state of the backend behind the adaptive rule of that name in
+   * `table` (or one already checked, say a route rule). A wrong name or state is a ConfigError.
+   */
+  setBreakerOf(table: CompiledRules, name: string, state: BreakerState, now: number): void {
+    if (!BREAKER_STATES.has(state))
+      throw new ConfigError(
+        `health: ${JSON.stringify(state)} is not a breaker state (open, half_open or closed)`,
+      );
+    const policy = table.rules.find((rule) => rule.name === name)?.adaptive ?? this.#states.get(name)?.policy;
+    if (policy === undefined)
+      throw new ConfigError(`health: no adaptive rule is named ${JSON.stringify(name)}`);
+    this.setBreaker(name, policy, state, now);
   }
 
   /** A rule's factor now (1 for a rule not seen yet), for tests, explain and metrics. */

@@ -1,3 +1,4 @@
+import type { PriorityClass } from '../adaptive/types.js';
 import { isThenable } from '../storeCall.js';
 import type { CompiledRules, Decision, Descriptors, Observer, StoreErrorKind } from '../types.js';
 
@@ -9,6 +10,8 @@ export interface GuardedObserver {
   onRulesLoaded(rules: CompiledRules): void;
   onRulesError(error: Error): void;
   onLeases(rule: string, delta: number): void;
+  onAdaptiveFactor(rule: string, factor: number): void;
+  onShed(rule: string, priority: PriorityClass): void;
   /** Whether the observer listens to store latency (timing a call costs a clock read on each side). */
   readonly timesStore: boolean;
   /** Hook calls that threw or whose promise rejected, since start. */
@@ -61,6 +64,8 @@ export function guardObserver(observer: Observer = {}): GuardedObserver {
     onRulesLoaded: guard(observer.onRulesLoaded),
     onRulesError: guard(observer.onRulesError),
     onLeases: guard(observer.onLeases),
+    onAdaptiveFactor: guard(observer.onAdaptiveFactor),
+    onShed: guard(observer.onShed),
     timesStore: typeof observer.onStoreLatency === 'function',
     get failures() {
       return failures;

@@ -123,6 +123,7 @@ export function createMatcher(
     match,
     lists: Object.freeze(listNames(rules)),
     actions: rules.some((rule) => rule.action !== undefined),
+    adaptive: rules.some((rule) => rule.adaptive !== undefined || rule.priority !== undefined),
   });
 }
 

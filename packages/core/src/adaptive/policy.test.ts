@@ -1,0 +1,82 @@
+import { describe, expect, it } from 'vitest';
+import { formatProblem, RulesError } from '../errors.js';
+import { compileRules } from '../rules/compile.js';
+import { parseRules } from '../rules/parse.js';
+import { ADAPTIVE_DEFAULTS } from './policy.js';
+
+function problemsOf(fields: string[]): string[] {
+  const yaml = [
+    'domain: d',
+    'rules:',
+    '  - name: payments',
+    '    global: true',
+    '    limit: {requests: 100, per: 1s}',
+    ...fields,
+  ].join('\n');
+  try {
+    parseRules(yaml, { source: 'rules.yaml' });
+  } catch (error) {
+    if (error instanceof RulesError) return error.problems.map(formatProblem);
+    throw error;
+  }
+  return [];
+}
+
+describe('adaptive and priority in a rules file', () => {
+  it('compile with defaults for the steps left out', () => {
+    const table = compileRules(
+      parseRules(
+        [
+          'domain: d',
+          'rules:',
+          '  - name: payments',
+          '    global: true',
+          '    limit: {requests: 100, per: 1s}',
+          '    adaptive: {error_rate: 5%, latency: {percentile: 99, max: 800ms}, floor: 0.2}',
+          '    priority: {descriptor: tier, default: sheddable}',
+        ].join('\n'),
+      ),
+    );
+    const [rule] = table.rules;
+    expect(rule?.adaptive).toEqual({
+      ...ADAPTIVE_DEFAULTS,
+      errorRate: 0.05,
+      latency: { percentile: 99, maxMs: 800 },
+      floor: 0.2,
+    });
+    expect(rule?.priority).toEqual({ class: 'sheddable', descriptor: 'tier' });
+    expect(table.adaptive).toBe(true);
+  });
+
+  it('leave tables without them unflagged', () => {
+    const table = compileRules({ rules: [{ name: 'r', global: true, limit: { requests: 1, per: '1s' } }] });
+    expect(table.adaptive).toBe(false);
+    expect(table.rules[0]).not.toHaveProperty('adaptive');
+  });
+
+  it('report each wrong field with its file position', () => {
+    expect(problemsOf(['    adaptive: {decrease: 0.5}'])).toEqual([
+      'rules.yaml:6:15 rules[0].adaptive: adaptive needs a target to watch: error_rate, latency or both',
+    ]);
+    expect(problemsOf(['    adaptive: {error_rate: 120%, decrease: 1, interval: 10ms}'])).toEqual([
+      'rules.yaml:6:28 rules[0].adaptive.error_rate: "120%" is not a percentage from 0% to 100% (say 5%)',
+      'rules.yaml:6:44 rules[0].adaptive.decrease: 1 is not a number above 0 and below 1',
+      'rules.yaml:6:57 rules[0].adaptive.interval: "10ms" is too short: the least interval is 100ms',
+    ]);
+    expect(problemsOf(['    priority: urgent'])).toEqual([
+      'rules.yaml:6:15 rules[0].priority: expected critical, normal, sheddable or {descriptor, default}, got "urgent"',
+    ]);
+  });
+
+  it('are refused on deny rules, which count nothing', () => {
+    const yaml = [
+      'domain: d',
+      'rules:',
+      '  - name: blocked',
+      '    action: deny',
+      '    match: {tenant: bad}',
+      '    priority: critical',
+    ].join('\n');
+    expect(() => parseRules(yaml, { source: 'rules.yaml' })).toThrow(/priority/);
+  });
+});
