@@ -1,5 +1,5 @@
 import { type Check, type CheckResult, ConfigError, type Lease, StoreError } from '@sluice/core';
-import { luaAlgorithms } from './algorithms/index.js';
+import { luaAlgorithms, type RefundCheck } from './algorithms/index.js';
 import { KeyStateError } from './errors.js';
 import { keyOf } from './scriptCall.js';
 import { slotOfTag } from './slot.js';
@@ -93,15 +93,20 @@ export function strandedLeases(
   return stranded;
 }
 
-/** leaky_bucket places given back, as checks of the refund fragment. */
-export function refundChecks(refunds: readonly Lease[]): Check[] {
-  return refunds.map(({ rule, tag, refund }) => ({
+/**
+ * Units given back (charges a rule's `count` does not keep, leaky_bucket places never served), as checks of
+ * their algorithm's refund fragment, each carrying its charge.
+ */
+export function refundChecks(refunds: readonly Lease[]): RefundCheck[] {
+  return refunds.map(({ rule, tag, algorithm, refund }) => ({
     rule,
     tag,
-    algorithm: 'leaky_bucket',
+    // A refund that names no algorithm was made before leases did: a leaky_bucket place then.
+    algorithm: algorithm ?? 'leaky_bucket',
     params: refund!.params,
     cost: refund!.cost,
     mode: 'shadow',
+    charge: refund!,
   }));
 }
 

@@ -1,5 +1,5 @@
 import { type Check, type CheckResult, type LimitParams, StoreError } from '@sluice/core';
-import { type LuaAlgorithm, leakyRefundLua, luaAlgorithms } from './algorithms/index.js';
+import { type LuaAlgorithm, luaAlgorithms, refundFragmentOf } from './algorithms/index.js';
 import { KeyStateError } from './errors.js';
 import { ARGS_PER_CHECK, ARGS_PER_SPEC, FAILED, GROUP_ARGS, NEVER, RESULTS_PER_CHECK } from './script.js';
 
@@ -11,7 +11,7 @@ export interface Group {
   readonly checks: readonly Check[];
   /** Epoch ms of the request; ignored with the Redis clock. */
   readonly now: number;
-  /** Gives leaky_bucket places back instead of deciding (every check runs the refund fragment). */
+  /** Gives units back instead of deciding (every check runs its algorithm's refund fragment). */
   readonly refund?: boolean;
 }
 
@@ -28,7 +28,7 @@ export function keyOf(prefix: string, id: { rule: string; tag: string }, suffix:
 }
 
 function fragmentOf(group: Group, check: Check): LuaAlgorithm {
-  return group.refund === true ? leakyRefundLua : luaAlgorithms[check.algorithm];
+  return group.refund === true ? refundFragmentOf(check.algorithm) : luaAlgorithms[check.algorithm];
 }
 
 /**

@@ -86,8 +86,9 @@ function refundEntry(
   const at = Math.floor(charge.at);
   const entries = live(state, t, params.windowMs);
   const entry = entries.find((candidate) => candidate.at === at);
-  if (entry === undefined) return undefined;
-  const left = storedCount(entry.cost) - charge.cost;
+  const held = entry === undefined ? 0 : storedCount(entry.cost);
+  if (held <= 0) return undefined;
+  const left = held - charge.cost;
   const next =
     left > 0
       ? entries.map((candidate) => (candidate === entry ? { at, cost: left } : candidate))

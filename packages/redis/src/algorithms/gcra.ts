@@ -1,3 +1,4 @@
+import { chargeExtra, refundSharedLua } from './refund.js';
 import { storedLua } from './stored.js';
 import { type LuaAlgorithm, noExtra } from './types.js';
 
@@ -67,5 +68,41 @@ ALGORITHMS.gc = function(k, t, limit, window, burst, cost)
   local whole, sub = gcra_state(t, owed, limit)
   return true, limit, math.floor((tolerance - owed) / window), reset, 0, nil, 2, whole, sub, reset
 end
+`,
+};
+
+/**
+ * core's refundDebt, shared by the gcra and leaky_bucket refunds: what is left of a charge comes off the
+ * debt, never below none. Returns false (nothing written) when nothing is owed or nothing of it is left.
+ */
+export const gcraRefundSharedLua = `
+${gcraSharedLua}
+${refundSharedLua}
+local function gcra_refund(k, t, limit, window, burst, cost, extra)
+  local debt = gcra_debt(k, t, limit, gcra_tolerance(limit, window, burst))
+  local at, reset = charge_of(extra)
+  local given = undrained(cost, window, limit, t, at, reset)
+  if not (debt > 0 and given > 0) then return false, limit, 0, 0, 0 end
+  local owed = math.max(0, debt - given)
+  local reset_ms = gcra_ms(owed, limit)
+  local whole, sub = gcra_state(t, owed, limit)
+  return true, limit, 0, reset_ms, 0, nil, 2, whole, sub, reset_ms
+end
+`;
+
+/** gcra's refund (core's gcra.refund). */
+export const gcraRefundLua: LuaAlgorithm = {
+  name: 'gcra',
+  code: 'gcr',
+  keys: ['gc'],
+  extra: (check) => chargeExtra(check),
+  lua: `
+${gcraRefundSharedLua}
+-- gcra refund
+-- KEYS[k]: the gcra key of the rule and tag
+-- limit, window, burst: the rule's, as for gcra
+-- cost:    units to give back
+-- extra:   the charge (see charge_of)
+ALGORITHMS.gcr = gcra_refund
 `,
 };

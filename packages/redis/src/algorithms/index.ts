@@ -1,16 +1,16 @@
-import type { AlgorithmName } from '@sluice/core';
+import { type AlgorithmName, ConfigError, descriptorOf } from '@sluice/core';
 import { concurrencyLua } from './concurrency.js';
-import { fixedWindowLua } from './fixedWindow.js';
-import { gcraLua } from './gcra.js';
+import { fixedWindowLua, fixedWindowRefundLua } from './fixedWindow.js';
+import { gcraLua, gcraRefundLua } from './gcra.js';
 import { leakyBucketLua, leakyRefundLua } from './leakyBucket.js';
-import { quotaLua } from './quota.js';
-import { slidingLogLua } from './slidingLog.js';
-import { slidingWindowLua } from './slidingWindow.js';
-import { tokenBucketLua } from './tokenBucket.js';
+import { quotaLua, quotaRefundLua } from './quota.js';
+import { slidingLogLua, slidingLogRefundLua } from './slidingLog.js';
+import { slidingWindowLua, slidingWindowRefundLua } from './slidingWindow.js';
+import { tokenBucketLua, tokenBucketRefundLua } from './tokenBucket.js';
 import type { LuaAlgorithm } from './types.js';
 
 export { releaseLua } from './concurrency.js';
-export { leakyRefundLua } from './leakyBucket.js';
+export { chargeExtra, type RefundCheck } from './refund.js';
 export type { LuaAlgorithm } from './types.js';
 
 /** Every algorithm's Lua, by name. */
@@ -25,5 +25,29 @@ export const luaAlgorithms: { readonly [K in AlgorithmName]: LuaAlgorithm } = {
   quota: quotaLua,
 };
 
-/** Everything the evaluation script can run per check: the algorithms, and the leaky_bucket refund. */
-export const scriptFragments: readonly LuaAlgorithm[] = [...Object.values(luaAlgorithms), leakyRefundLua];
+/** The refund fragments, each under the code its algorithm's descriptor names (`refundLua`). */
+const luaRefunds: readonly LuaAlgorithm[] = [
+  fixedWindowRefundLua,
+  slidingWindowRefundLua,
+  slidingLogRefundLua,
+  tokenBucketRefundLua,
+  gcraRefundLua,
+  leakyRefundLua,
+  quotaRefundLua,
+];
+
+/**
+ * The Lua that gives a charge of algorithm `name` back, as its descriptor says (`release: 'refund'` and
+ * `refundLua`): the same question MemoryStore asks, so both stores refund alike. Throws for an algorithm
+ * whose holds are not refunds (concurrency releases leases).
+ */
+export function refundFragmentOf(name: AlgorithmName): LuaAlgorithm {
+  const descriptor = descriptorOf(name);
+  const code = descriptor.release === 'refund' ? descriptor.refundLua : undefined;
+  const fragment = luaRefunds.find((candidate) => candidate.code === code);
+  if (fragment === undefined) throw new ConfigError(`${name} has no refund in the Redis script`);
+  return fragment;
+}
+
+/** Everything the evaluation script can run per check: the algorithms, and their refunds. */
+export const scriptFragments: readonly LuaAlgorithm[] = [...Object.values(luaAlgorithms), ...luaRefunds];

@@ -1,4 +1,5 @@
-import { gcraSharedLua } from './gcra.js';
+import { gcraRefundSharedLua, gcraSharedLua } from './gcra.js';
+import { chargeExtra } from './refund.js';
 import { type LuaAlgorithm, noExtra } from './types.js';
 
 /** leaky_bucket in Lua: core's leakyBucket.ts, the gcra queue with a delay instead of a refusal. */
@@ -33,25 +34,21 @@ end
 };
 
 /**
- * Not an algorithm of its own: gives a leaky_bucket queue place back (core's refundLeaky), for a request
- * given up while it waited. Runs in the evaluation script as a check that always commits.
+ * leaky_bucket's refund (core's leakyBucket.refund): a queue place given back for a request given up while
+ * it waited (its extra is '': all of it), or a charge the rule's `count` does not keep.
  */
 export const leakyRefundLua: LuaAlgorithm = {
   name: 'leaky_bucket',
   code: 'lr',
   keys: ['lb'],
-  extra: noExtra,
+  extra: (check) => chargeExtra(check),
   lua: `
-${gcraSharedLua}
+${gcraRefundSharedLua}
 -- leaky_bucket refund
 -- KEYS[k]: the leaky_bucket key of the rule and tag
 -- limit, window, burst: the rule's, as for leaky_bucket
 -- cost:    units to give back
-ALGORITHMS.lr = function(k, t, limit, window, burst, cost)
-  local owed = math.max(0, gcra_debt(k, t, limit, gcra_tolerance(limit, window, burst)) - cost * window)
-  local reset = gcra_ms(owed, limit)
-  local whole, sub = gcra_state(t, owed, limit)
-  return true, limit, 0, reset, 0, nil, 2, whole, sub, reset
-end
+-- extra:   the charge (see charge_of), '' for a queue place
+ALGORITHMS.lr = gcra_refund
 `,
 };

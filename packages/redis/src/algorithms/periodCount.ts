@@ -37,3 +37,17 @@ local function count_in_period(now, start, finish, limit, cost, stored_start, st
   return true, limit, math.max(0, limit - counted), reset, 0, nil, 2, start, counted, reset + lead
 end
 `;
+
+/**
+ * Lua port of core's refundInPeriod (fixed_window and quota refunds): the charge comes off the count only
+ * while the key still counts period [start, finish) and now lies before its end; never below 0.
+ */
+export const periodRefundLua = `
+${storedLua}
+local function refund_in_period(k, now, start, finish, cost)
+  local stored_start, stored = read2(KEYS[k])
+  local count = stored_count(stored)
+  if stored_start ~= start or now >= finish or count <= 0 then return false, 0, 0, 0, 0 end
+  return true, 0, 0, finish - now, 0, nil, 2, start, math.max(0, count - cost), finish - now
+end
+`;

@@ -1,23 +1,9 @@
-import { periodCountLua } from './periodCount.js';
+import { periodCountLua, periodRefundLua } from './periodCount.js';
+import { chargeExtra, refundSharedLua } from './refund.js';
 import type { LuaAlgorithm } from './types.js';
 
-/**
- * quota in Lua: core's quota.ts. A count per UTC calendar day, ISO week or month (H. Hinnant's civil
- * date arithmetic, integers only, as in core), or per epoch-aligned window when no period is given.
- */
-export const quotaLua: LuaAlgorithm = {
-  name: 'quota',
-  code: 'qt',
-  keys: ['qt'],
-  extra: (check) => check.params.period ?? '',
-  lua: `
-${periodCountLua}
--- quota
--- KEYS[k]: string "<period start> <count>"
--- limit:   units per period
--- window:  period length, ms, when extra is ''
--- cost:    units this request takes
--- extra:   calendar period: 'day' | 'week' | 'month' (UTC), or ''
+/** Lua port of core quota.ts's calendar arithmetic: the UTC period [start, finish) holding a time. */
+const quotaPeriodLua = `
 local DAY_MS = 86400000
 
 local function days_from_civil(year, month, day)
@@ -65,7 +51,26 @@ local function quota_period(period, window, now)
   if month == 12 then following = days_from_civil(year + 1, 1, 1) else following = days_from_civil(year, month + 1, 1) end
   return first * DAY_MS, following * DAY_MS
 end
+`;
 
+/**
+ * quota in Lua: core's quota.ts. A count per UTC calendar day, ISO week or month (H. Hinnant's civil
+ * date arithmetic, integers only, as in core), or per epoch-aligned window when no period is given.
+ */
+export const quotaLua: LuaAlgorithm = {
+  name: 'quota',
+  code: 'qt',
+  keys: ['qt'],
+  extra: (check) => check.params.period ?? '',
+  lua: `
+${periodCountLua}
+-- quota
+-- KEYS[k]: string "<period start> <count>"
+-- limit:   units per period
+-- window:  period length, ms, when extra is ''
+-- cost:    units this request takes
+-- extra:   calendar period: 'day' | 'week' | 'month' (UTC), or ''
+${quotaPeriodLua}
 ALGORITHMS.qt = function(k, now, limit, window, burst, cost, period)
   local stored_start, stored = read2(KEYS[k])
   local start, finish = quota_period(period, window, now)
@@ -74,6 +79,30 @@ ALGORITHMS.qt = function(k, now, limit, window, burst, cost, period)
   end
   local ahead_start, ahead_finish = quota_period(period, window, stored_start)
   return count_in_period(stored_start, ahead_start, ahead_finish, limit, cost, stored_start, stored, stored_start - now)
+end
+`,
+};
+
+/** quota's refund (core's quota.refund): only into the period the charge was counted in. */
+export const quotaRefundLua: LuaAlgorithm = {
+  name: 'quota',
+  code: 'qtr',
+  keys: ['qt'],
+  extra: (check) => chargeExtra(check, check.params.period ?? ''),
+  lua: `
+${periodRefundLua}
+${refundSharedLua}
+${quotaPeriodLua}
+-- quota refund
+-- KEYS[k]: the quota key of the rule and tag
+-- window:  period length, ms, when the charge names no calendar period
+-- cost:    units to give back
+-- extra:   the charge (see charge_of), then the calendar period or ''
+ALGORITHMS.qtr = function(k, now, limit, window, burst, cost, extra)
+  local at, _, period = charge_of(extra)
+  if at == nil then return false, limit, 0, 0, 0 end
+  local start, finish = quota_period(period, window, math.floor(at))
+  return refund_in_period(k, now, start, finish, cost)
 end
 `,
 };

@@ -1,5 +1,15 @@
+import { chargeExtra, refundSharedLua } from './refund.js';
 import { storedLua } from './stored.js';
 import { type LuaAlgorithm, noExtra } from './types.js';
+
+/** The cost an entry of a sliding_log set holds, shared by the algorithm and its refund. */
+const slidingLogCostLua = `
+${storedLua}
+-- The cost a member "<time>:<cost>" holds (0 for a member that holds none).
+local function sl_cost(member)
+  return stored_count(tonumber(string.match(member, ':(.+)$')))
+end
+`;
 
 /**
  * sliding_log in Lua: core's slidingLog.ts. A sorted set scored by request time; the member
@@ -11,16 +21,12 @@ export const slidingLogLua: LuaAlgorithm = {
   keys: ['sl'],
   extra: noExtra,
   lua: `
-${storedLua}
+${slidingLogCostLua}
 -- sliding_log
 -- KEYS[k]: sorted set, score = request time (ms), member = "<time>:<cost>"
 -- limit:   units per window
 -- window:  window length, ms
 -- cost:    units this request takes
--- The cost a member "<time>:<cost>" holds (0 for a member that holds none).
-local function sl_cost(member)
-  return stored_count(tonumber(string.match(member, ':(.+)$')))
-end
 
 -- Entries still counted at now, and whether any lies too far ahead to count: counted are those within the
 -- last window, or up to one window ahead (a clock that stepped back); further ahead they are stale or
@@ -98,6 +104,45 @@ ALGORITHMS.sl = function(k, t, limit, window, burst, cost)
   local writer = 'sl'
   if far then writer = 'sf' end
   return true, limit, math.max(0, limit - used - cost), reset, 0, nil, writer, t, window, cost, keep
+end
+`,
+};
+
+/** sliding_log's refund (core's slidingLog.refund): off the charge's own entry, while it is in the window. */
+export const slidingLogRefundLua: LuaAlgorithm = {
+  name: 'sliding_log',
+  code: 'slr',
+  keys: ['sl'],
+  extra: (check) => chargeExtra(check),
+  lua: `
+${slidingLogCostLua}
+${refundSharedLua}
+-- sliding_log refund
+-- KEYS[k]: the sliding_log set of the rule and tag
+-- window:  window length, ms
+-- cost:    units to give back
+-- extra:   the charge (see charge_of)
+-- The entry at "at" holds "left" units from now on (none: it goes); the set is kept until its newest entry
+-- has left the window.
+WRITERS.slr = function(k, now, at, left, window)
+  local key = KEYS[k]
+  for _, member in ipairs(redis.call('ZRANGEBYSCORE', key, fmt(at), fmt(at))) do redis.call('ZREM', key, member) end
+  if left > 0 then redis.call('ZADD', key, fmt(at), fmt(at) .. ':' .. fmt(left)) end
+  local newest = redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')
+  if newest[2] ~= nil then
+    redis.call('PEXPIRE', key, math.ceil(tonumber(newest[2])) + window - now + MARGIN_MS)
+  end
+end
+
+ALGORITHMS.slr = function(k, now, limit, window, burst, cost, extra)
+  local at = charge_of(extra)
+  if at == nil then return false, limit, 0, 0, 0 end
+  at = math.floor(at)
+  if now - at >= window or at - now > window then return false, limit, 0, 0, 0 end
+  local held = 0
+  for _, member in ipairs(redis.call('ZRANGEBYSCORE', KEYS[k], fmt(at), fmt(at))) do held = held + sl_cost(member) end
+  if held <= 0 then return false, limit, 0, 0, 0 end
+  return true, limit, 0, 0, 0, nil, 'slr', now, at, math.max(0, held - cost), window
 end
 `,
 };

@@ -1,5 +1,32 @@
+import { chargeExtra, refundSharedLua } from './refund.js';
 import { storedLua } from './stored.js';
 import { type LuaAlgorithm, noExtra } from './types.js';
+
+/** The reading of a sliding_window key, shared by the algorithm and its refund. */
+const slidingWindowSharedLua = `
+${storedLua}
+-- The stored state travels as three numbers (sw, sp, sc; sw nil when there is none), never a table.
+local function sw_counts(sw, sp, sc, w)
+  if sw == nil or sw < w - 1 then return 0, 0 end
+  if sw == w - 1 then return sc, 0 end
+  return sp, sc
+end
+
+local function sw_until_empty(prev, curr, w, now, size)
+  if curr > 0 then return (w + 2) * size - now end
+  if prev > 0 then return (w + 1) * size - now end
+  return 0
+end
+
+-- The stored state as read at window index w (core's usable): none unless its window index is whole and at
+-- most one window ahead (a clock that stepped back by less than a window) and its counts are finite.
+local function sw_read(key, w)
+  local sw, sp, sc = read3(key)
+  if not (finite(sw) and sw == math.floor(sw) and sw <= w + 1) then return nil end
+  if not (finite(sp) and finite(sc)) then return nil end
+  return sw, math.max(0, sp), math.max(0, sc)
+end
+`;
 
 /**
  * sliding_window in Lua: core's slidingWindow.ts, the seed's estimate `prev * (1 - elapsed / W) + curr`
@@ -11,19 +38,12 @@ export const slidingWindowLua: LuaAlgorithm = {
   keys: ['sw'],
   extra: noExtra,
   lua: `
-${storedLua}
+${slidingWindowSharedLua}
 -- sliding_window
 -- KEYS[k]: string "<window index> <prev count> <curr count>"
 -- limit:   requests per window
 -- window:  window length, ms
 -- cost:    units this request takes
--- The stored state travels as three numbers (sw, sp, sc; sw nil when there is none), never a table.
-local function sw_counts(sw, sp, sc, w)
-  if sw == nil or sw < w - 1 then return 0, 0 end
-  if sw == w - 1 then return sc, 0 end
-  return sp, sc
-end
-
 local function sw_fits(prev, curr, elapsed, limit, size, cost)
   return prev * (size - elapsed) + (curr + cost) * size <= limit * size
 end
@@ -57,23 +77,8 @@ local function sw_earliest_fit(sw, sp, sc, now, limit, size, cost)
   return candidate
 end
 
-local function sw_until_empty(prev, curr, w, now, size)
-  if curr > 0 then return (w + 2) * size - now end
-  if prev > 0 then return (w + 1) * size - now end
-  return 0
-end
-
 local function sw_remaining(limit, size, prev, elapsed, counted)
   return math.max(0, math.floor((limit * size - prev * (size - elapsed) - counted * size) / size))
-end
-
--- The stored state as read at window index w (core's usable): none unless its window index is whole and at
--- most one window ahead (a clock that stepped back by less than a window) and its counts are finite.
-local function sw_read(key, w)
-  local sw, sp, sc = read3(key)
-  if not (finite(sw) and sw == math.floor(sw) and sw <= w + 1) then return nil end
-  if not (finite(sp) and finite(sc)) then return nil end
-  return sw, math.max(0, sp), math.max(0, sc)
 end
 
 ALGORITHMS.sw = function(k, clock, limit, size, burst, cost)
@@ -93,6 +98,35 @@ ALGORITHMS.sw = function(k, clock, limit, size, burst, cost)
   local reset = sw_until_empty(prev, counted, w, t, size)
   local remaining = sw_remaining(limit, size, prev, elapsed, counted)
   return true, limit, remaining, reset, 0, nil, 3, w, prev, counted, reset + t - clock
+end
+`,
+};
+
+/** sliding_window's refund (core's slidingWindow.refund): only while the charge's window is the current one. */
+export const slidingWindowRefundLua: LuaAlgorithm = {
+  name: 'sliding_window',
+  code: 'swr',
+  keys: ['sw'],
+  extra: (check) => chargeExtra(check),
+  lua: `
+${slidingWindowSharedLua}
+${refundSharedLua}
+-- sliding_window refund
+-- KEYS[k]: the sliding_window key of the rule and tag
+-- window:  window length, ms
+-- cost:    units to give back
+-- extra:   the charge (see charge_of)
+ALGORITHMS.swr = function(k, now, limit, size, burst, cost, extra)
+  local at = charge_of(extra)
+  if at == nil then return false, limit, 0, 0, 0 end
+  local w = math.floor(math.floor(at) / size)
+  local sw, sp, sc = sw_read(KEYS[k], w)
+  if sw ~= w or math.floor(now / size) ~= w then return false, limit, 0, 0, 0 end
+  local prev, curr = sw_counts(sw, sp, sc, w)
+  if curr <= 0 then return false, limit, 0, 0, 0 end
+  local counted = math.max(0, curr - cost)
+  local reset = sw_until_empty(prev, counted, w, now, size)
+  return true, limit, 0, reset, 0, nil, 3, w, prev, counted, reset
 end
 `,
 };
