@@ -9,7 +9,11 @@ const ADAPTIVE = { error_rate: '10%', min_samples: 10, interval: '1s' } as const
 
 function limiterWith(rules: RuleSpec[], observer: Observer = {}) {
   let now = 1_000_000;
-  const limiter = createLimiter({ rules: compileRules({ domain: 'api', rules }), clock: () => now, observer });
+  const limiter = createLimiter({
+    rules: compileRules({ domain: 'api', rules }),
+    clock: () => now,
+    observer,
+  });
   return {
     limiter,
     advance: (ms: number) => {
@@ -102,7 +106,9 @@ describe('priority classes under pressure', () => {
     setup.limiter.health('tiered', 'half_open');
     const limits = async (tier: string) => (await setup.limiter.check({ tier })).limit;
     // factor 0.55: sheddable 0.3025, normal 0.55, critical 0.74
-    expect([await limits('sheddable'), await limits('normal'), await limits('critical')]).toEqual([30, 55, 74]);
+    expect([await limits('sheddable'), await limits('normal'), await limits('critical')]).toEqual([
+      30, 55, 74,
+    ]);
     setup.limiter.health('tiered', 'open');
     const shed = await setup.limiter.check({ tier: 'sheddable' });
     expect(shed.allowed).toBe(false);
@@ -126,6 +132,10 @@ describe('priority classes under pressure', () => {
       true,
       false,
     ]);
-    expect([await take('normal'), await take('critical'), await take('critical')]).toEqual([true, true, false]);
+    expect([await take('normal'), await take('critical'), await take('critical')]).toEqual([
+      true,
+      true,
+      false,
+    ]);
   });
 });
