@@ -17,5 +17,6 @@ export * from './observe/index.js';
 export * from './resilience/index.js';
 export * from './rules/index.js';
 export { type WatchedRules, type WatchRulesOptions, watchRules } from './rules/watch.js';
+export { counterKey, isKeyPrefix, KEY_PREFIX_RULE } from './storeKeys.js';
 export { MemoryStore, type MemoryStoreOptions } from './stores/memory.js';
 export type * from './types.js';
