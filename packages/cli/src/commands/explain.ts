@@ -1,5 +1,5 @@
 import type { CompiledRule, CompiledRules, Descriptors, ExplainedRule } from '@sluice/core';
-import { createLimiter } from '@sluice/core';
+import { counterKey, createLimiter, descriptorOf, isKeyPrefix, KEY_PREFIX_RULE } from '@sluice/core';
 import { parseCommandArgs, stringOption } from '../args.js';
 import { type Command, EXIT, type Io, UsageError } from '../io.js';
 import { emptyLists, LIST_OPTION, listHelp, listsOf } from '../lists.js';
@@ -19,7 +19,8 @@ export function parseDescriptors(pairs: readonly string[]): Descriptors {
 /** A rule's limit as one phrase: `600 per 60s`, `burst 100`, `2 concurrent (lease 60s)`. */
 export function describeLimit(rule: CompiledRule): string {
   const { limit, windowMs, burst, period } = rule.params;
-  if (rule.algorithm === 'concurrency') return `${limit} concurrent (lease ${formatDuration(windowMs)})`;
+  if (descriptorOf(rule.algorithm).limit === 'concurrent')
+    return `${limit} concurrent (lease ${formatDuration(windowMs)})`;
   const per = period ?? formatDuration(windowMs);
   return burst !== limit ? `${limit} per ${per}, burst ${burst}` : `${limit} per ${per}`;
 }
@@ -54,7 +55,9 @@ function printRule(
     io.out(`    counter    none: missing descriptor ${missing.join(', ')}, so the rule does not apply`);
   } else {
     const on = rule.global ? 'one counter for everyone' : `key [${rule.key.join(', ')}]`;
-    io.out(`    counter    ${explained.tag} (${on}; Redis keys ${prefix}:{${explained.tag}}:${rule.name}:*)`);
+    io.out(
+      `    counter    ${explained.tag} (${on}; Redis keys ${counterKey(prefix, { rule: rule.name, tag: explained.tag }, '*')})`,
+    );
   }
   io.out(`    scope      ${rule.scope}, on store error: ${rule.onStoreError}`);
   if (rule.owner || rule.review)
@@ -104,8 +107,7 @@ Exit codes: 0 explained, 1 invalid rules, 2 usage error, unreadable file or a ba
     });
     const prefix = stringOption(parsed, 'prefix') ?? 'sluice';
     // The same rule as RedisStore's: the prefix is part of every key and must not hold a hash tag.
-    if (!/^[^{}\s]{1,64}$/.test(prefix))
-      throw new UsageError('--prefix must be 1-64 characters without braces or whitespace');
+    if (!isKeyPrefix(prefix)) throw new UsageError(`--prefix ${KEY_PREFIX_RULE}`);
     const [file, ...pairs] = parsed.positionals;
     if (file === undefined) throw new UsageError('explain needs a rules file and descriptor=value pairs');
     const descriptors = parseDescriptors(pairs);
