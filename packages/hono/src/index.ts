@@ -14,6 +14,7 @@ import {
   type RuleSpec,
   type TrustProxy,
   type Verdict,
+  verdictWriter,
 } from '@sluice/core';
 import type { Context, MiddlewareHandler, Next } from 'hono';
 import type { GetConnInfo } from 'hono/conninfo';
@@ -99,53 +100,54 @@ export function rateLimit(options?: HonoRateLimitOptions): HonoRateLimit {
     verdict: Verdict | Promise<Verdict>,
   ): Promise<Response | undefined> {
     return verdict instanceof Promise
-      ? verdict.then((settled) => act(c, next, settled))
-      : act(c, next, verdict);
+      ? verdict.then((settled) => act(c, c, next, settled))
+      : act(c, c, next, verdict);
   }
 
-  /**
-   * Carries out a verdict: on to `next`, or a denial. A response an earlier middleware already set
-   * (`c.finalized`) is left alone: counted, never touched.
-   */
-  function act(c: Context, next: Next, verdict: Verdict): Promise<Response | undefined> {
-    if (verdict.action === 'skip') return next().then(nothing);
-    c.set('rateLimit', verdict.info);
-    if (verdict.action === 'deny') return c.finalized ? Promise.resolve(undefined) : deny(c, verdict.denied);
-    // On c.res, not c.header(): Hono merges these into a Response the handler returns itself, too.
-    if (!c.finalized) setHeaders(c.res.headers, verdict.headers);
-    // Leases to hand back when the response ends; none (the usual case): no listeners.
-    const proceed = verdict.decision.leases.length > 0 ? releasingNext(c, next, verdict.release) : next;
-    if (verdict.delayMs <= 0) return proceed().then(nothing);
-    return waitUnlessGone(c, verdict.delayMs).then((stillThere) =>
-      // The client left while waiting: serve nothing (the status is for logs only).
-      stillThere ? proceed().then(nothing) : verdict.cancel().then(() => new Response(null, { status: 499 })),
-    );
-  }
-
-  /**
-   * Your `onDenied`, then the default denial unless it gave a response (or it threw), as in Koa. Hono lays
-   * the headers already on `c.res` (a global middleware's) over the response returned: the denial's go there
-   * first, and a response of your own keeps the headers it sets.
-   */
-  async function deny(c: Context, denied: DeniedResponse): Promise<Response> {
-    setHeaders(c.res.headers, denied.headers);
-    if (http.options.onDenied) {
-      try {
-        const own = await http.options.onDenied(c, denied);
+  const { onDenied } = http.options;
+  // A response an earlier middleware already set (`c.finalized`) is left alone: counted, never touched.
+  const act = verdictWriter<Context, Context, Next, Promise<Response | undefined>>(
+    {
+      proceed: (_c, _same, next) => next().then(nothing),
+      stop: () => Promise.resolve(undefined),
+      later: (_c, _same, _next, pending) => pending.then(responseOrNothing),
+      setInfo: (c, _same, info) => c.set('rateLimit', info),
+      sent: (c) => c.finalized,
+      // On c.res, not c.header(): Hono merges these into a Response the handler returns itself, too.
+      setHeaders: (c, _same, headers) => setHeaders(c.res.headers, headers),
+      releaseWhenDone: (c, _same, next, release) => releasingNext(c, next, release),
+      wait: (c, _same, ms) => waitUnlessGone(c, ms),
+      // The client left while waiting: nothing is served (the status is for logs only).
+      left: () => new Response(null, { status: 499 }),
+      // Hono lays the headers already on `c.res` over the response returned: the denial's go there first, so
+      // a response of your own keeps the headers it sets.
+      onDenied:
+        onDenied &&
+        ((c, _same, denied) => {
+          setHeaders(c.res.headers, denied.headers);
+          return onDenied(c, denied);
+        }),
+      // Your Response, or what you set on `c.res`; none (or a throw): the default, as in Koa.
+      answered: (c, _same, own, threw) => {
+        if (threw) return undefined;
         if (own instanceof Response) return keepingHeaders(c.res.headers, own);
-        if (c.finalized) return c.res;
-      } catch (error) {
-        http.report(error, 'on_denied');
-      }
-    }
-    return c.json(denied.body, denied.status);
-  }
+        return c.finalized ? c.res : undefined;
+      },
+      sendDenied: (c, _same, denied) => {
+        setHeaders(c.res.headers, denied.headers);
+        return c.json(denied.body, denied.status);
+      },
+    },
+    http.report,
+  );
 
   return Object.assign(sluiceRateLimit, { route: routeMiddleware, limiter: http.limiter });
 }
 
 const ALL_RULES: CheckScope = Object.freeze({});
 const nothing = (): undefined => undefined;
+const responseOrNothing = (value: unknown): Response | undefined =>
+  value instanceof Response ? value : undefined;
 
 function setHeaders(target: Headers, headers: Readonly<Record<string, string>>): void {
   for (const name in headers) target.set(name, headers[name] as string);
