@@ -5,6 +5,7 @@ import {
   loadRules,
   parseRules,
   type RulesSource,
+  withTimeout,
 } from '@sluice/core';
 import type { Cluster, Redis } from 'ioredis';
 
@@ -116,12 +117,9 @@ function payloadOf(value: unknown): Payload {
   return { serial, text: p.text, source: typeof p.source === 'string' ? p.source : 'redis' };
 }
 
-function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what}: no answer from Redis in ${ms} ms`)), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+/** Rejects after `ms` unless `promise` settles first, naming what Redis did not answer. */
+function inTime<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  return withTimeout(promise, ms, () => new Error(`${what}: no answer from Redis in ${ms} ms`));
 }
 
 /** Resolves once a connection is ready (connecting a lazy one); rejects after `timeoutMs`. */
@@ -129,7 +127,7 @@ function whenReady(redis: RulesClient, timeoutMs: number): Promise<void> {
   if (redis.status === 'ready') return Promise.resolve();
   if (redis.status === 'wait') redis.connect().catch(() => {});
   const ready = new Promise<void>((resolve) => redis.once('ready', () => resolve()));
-  return withTimeout(ready, timeoutMs, 'connecting to Redis');
+  return inTime(ready, timeoutMs, 'connecting to Redis');
 }
 
 /**
@@ -208,7 +206,7 @@ export async function redisRules(client: RulesClient, options: RedisRulesOptions
   });
 
   try {
-    await withTimeout(subscribeAndRead(), timeoutMs, `loading ${key}`);
+    await inTime(subscribeAndRead(), timeoutMs, `loading ${key}`);
   } catch (error) {
     const failure = error instanceof Error ? error : new Error(String(error));
     if (options.file === undefined) {
