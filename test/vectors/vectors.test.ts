@@ -1,6 +1,7 @@
 import type { ConcurrencyState } from '@sluice/core';
 import { decideByName, MemoryStore, releaseLease } from '@sluice/core';
 import { describe, expect, it } from 'vitest';
+import { loadPolicyVectors, runPolicyCase } from './policyVectors.js';
 import {
   compareStep,
   loadVectors,
@@ -52,6 +53,15 @@ describe.each(files)('$algorithm vectors', ({ cases }) => {
   it.each(cases)('MemoryStore: $name', async (vectorCase) => {
     const store = new MemoryStore();
     const mismatches = await runVectorCase(store, vectorCase, { rule: 'vector', tag: 'k' });
+    await store.close();
+    expect(mismatches).toEqual([]);
+  });
+});
+
+describe('policy vectors (bans, penalty, idempotency) on MemoryStore', () => {
+  it.each(loadPolicyVectors())('$name', async (policyCase) => {
+    const store = new MemoryStore();
+    const mismatches = await runPolicyCase(store, policyCase, { rule: 'vector', tag: 'k' });
     await store.close();
     expect(mismatches).toEqual([]);
   });

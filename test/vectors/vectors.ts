@@ -77,7 +77,7 @@ export function loadVectors(): VectorFile[] {
 }
 
 /** The LimitParams of a case: burst defaults to the limit. */
-export function paramsOf(vectorCase: StoredVectorCase): LimitParams {
+export function paramsOf(vectorCase: Pick<StoredVectorCase, 'params'>): LimitParams {
   const { limit, windowMs, burst, period } = vectorCase.params;
   const params = { limit, windowMs, burst: burst ?? limit };
   return period === undefined ? params : { ...params, period };

@@ -36,6 +36,12 @@ export function tagFor(rule: CompiledRule, descriptors: Descriptors, secret?: st
   return text === undefined ? undefined : hashText(text, secret);
 }
 
+/**
+ * The descriptor carrying a request's Idempotency-Key (the HTTP layer puts the header's hash there); a rule
+ * with `idempotent` charges a key once per value of it.
+ */
+export const IDEMPOTENCY_DESCRIPTOR = 'idempotency_key';
+
 /** Default number of tags a {@link TagCache} keeps per set of key descriptors. */
 export const DEFAULT_TAG_CACHE_SIZE = 50_000;
 
@@ -63,6 +69,14 @@ export class TagCache {
     let size = this.#global.size;
     for (const tags of this.#byKey.values()) size += tags.size;
     return size;
+  }
+
+  /**
+   * The id of a request's Idempotency-Key in store keys: hashed (keyed with the secret) like a tag, so the
+   * key's text never reaches a store, and any length becomes 22 characters.
+   */
+  idempotencyId(value: string): string {
+    return hashText(`idempotency:${value}`, this.#secret);
   }
 
   /** Same answer as `tagFor(rule, descriptors, secret)`. */

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { descriptorOf } from './algorithms/index.js';
 import { costFor } from './cost.js';
-import { rolloutBucket, type TagCache } from './keys.js';
-import type { Check, CompiledRule, Descriptors, LimitParams, Mode } from './types.js';
+import { IDEMPOTENCY_DESCRIPTOR, rolloutBucket, type TagCache } from './keys.js';
+import type { Check, CheckPolicy, CompiledRule, Descriptors, LimitParams, Mode } from './types.js';
 
 /** One matched rule turned into store work. */
 export interface PlannedCheck {
@@ -44,6 +44,38 @@ function paramsOf(rule: CompiledRule, shards: number): LimitParams {
   return params;
 }
 
+/** Each compiled rule's store policy (bans, penalty, idempotency), made once; null for a rule with none. */
+const policies = new WeakMap<CompiledRule, CheckPolicy | null>();
+
+/** The store policy of a rule, or undefined when it has none (then the store does nothing more for it). */
+export function policyOf(rule: CompiledRule): CheckPolicy | undefined {
+  let policy = policies.get(rule);
+  if (policy === undefined) {
+    const { ban, penalty, idempotentMs } = rule;
+    policy =
+      ban === undefined && penalty === undefined && idempotentMs === undefined
+        ? null
+        : {
+            ...(ban === undefined ? {} : { ban }),
+            ...(penalty === undefined ? {} : { penalty }),
+            ...(idempotentMs === undefined ? {} : { idempotentMs }),
+          };
+    policies.set(rule, policy);
+  }
+  return policy ?? undefined;
+}
+
+/** The request's idempotency id for a rule that remembers them, when the request carries one. */
+function idempotencyOf(
+  policy: CheckPolicy | undefined,
+  descriptors: Descriptors,
+  tags: TagCache,
+): string | undefined {
+  if (policy?.idempotentMs === undefined) return undefined;
+  const value = descriptors[IDEMPOTENCY_DESCRIPTOR];
+  return value === undefined || value === '' ? undefined : tags.idempotencyId(value);
+}
+
 /**
  * Builds one Check per matched rule; rules whose key descriptors are missing are skipped. A sharded rule's
  * check goes to one of its sub-counters, chosen at random (a hot key's load spreads evenly; one key's
@@ -62,8 +94,9 @@ export function planChecks(
     if (keyTag === undefined) continue;
     const shards = rule.shards ?? 1;
     const tag = shards > 1 ? shardTag(keyTag, Math.floor(Math.random() * shards)) : keyTag;
-    // One shape for every check (leaseId present, undefined unless the algorithm holds leases): call sites
-    // stay monomorphic.
+    const policy = policyOf(rule);
+    // One shape for every check (leaseId, policy and idempotencyId present, undefined unless used): call
+    // sites stay monomorphic.
     const check: Check = {
       rule: rule.name,
       tag,
@@ -72,6 +105,8 @@ export function planChecks(
       cost: costFor(rule.cost, descriptors, codeCost),
       mode: effectiveMode(rule, keyTag, dryRun),
       leaseId: descriptorOf(rule.algorithm).release === 'lease' ? randomUUID() : undefined,
+      policy,
+      idempotencyId: idempotencyOf(policy, descriptors, tags),
     };
     planned.push({ rule, check });
   }

@@ -77,6 +77,20 @@ export interface Check {
   readonly mode: Mode;
   /** concurrency only: the id of the lease this request takes. */
   readonly leaseId?: string;
+  /** The rule's bans, penalty and idempotency, decided in the same call; absent for rules with none. */
+  readonly policy?: CheckPolicy;
+  /** The request's hashed Idempotency-Key, for a rule with `policy.idempotentMs`; absent without one. */
+  readonly idempotencyId?: string;
+}
+
+/** What a store does around a rule's algorithm in the same call (see stores/policies.ts). */
+export interface CheckPolicy {
+  /** Denials of the key are counted and, at `ban.after`, the key is banned. */
+  readonly ban?: BanPolicy;
+  /** Units a denied request is charged, as far as the limit has room. */
+  readonly penalty?: number;
+  /** How long a charged request's idempotency marker lasts: a retry with the same id is not charged again. */
+  readonly idempotentMs?: number;
 }
 
 /** A store's answer for one check: the algorithm outcome without its state. */
@@ -89,6 +103,12 @@ export interface CheckResult {
   readonly delayMs?: number;
   /** Set when a store answered from its in-process fallback instead of the real store. */
   readonly degraded?: StoreErrorKind;
+  /** Denied by a ban of the key: epoch ms when the ban ends. */
+  readonly bannedUntil?: number;
+  /** With `bannedUntil`: this denial started the ban. */
+  readonly banStarted?: boolean;
+  /** Allowed by an idempotency marker: a retry of a request already charged, charged nothing. */
+  readonly replayed?: boolean;
 }
 
 /**
@@ -125,6 +145,11 @@ export interface Store {
   close(): Promise<void>;
   /** What a readiness probe reads; stores without a connection of their own may leave it out. */
   health?(): StoreHealth;
+  /**
+   * Lifts the ban of key `tag` under `rule` (its violations and escalation level go too); true when it had
+   * one. Stores that enforce `ban` have it (MemoryStore, RedisStore).
+   */
+  unban?(rule: string, tag: string): Promise<boolean>;
   /**
    * Optional: shares adaptive factors across the fleet (one small key per rule, a few writes a second);
    * without it a limiter keeps them in process.
@@ -205,10 +230,12 @@ export interface CompiledRule {
   readonly shards?: number;
   /** Local leases: a gateway takes `batch` units at once from the store and spends them in process. */
   readonly lease?: LocalLease;
-  /** Bans after repeated denials; only in tables compiled with the policies switched on (not yet). */
+  /** Bans after repeated denials of a key. */
   readonly ban?: BanPolicy;
-  /** Units a denied request is charged; only with the policies switched on (not yet). */
+  /** Units a denied request is charged (as far as the limit has room). */
   readonly penalty?: number;
+  /** How long a charged request's Idempotency-Key is remembered: retries with it are not charged again. */
+  readonly idempotentMs?: number;
   /** Which responses the counter keeps; only with the policies switched on (not yet). */
   readonly count?: CountOutcome;
   /** Retry-After of this rule's denials is lengthened by a random 0 to this share (0.1 for `10%`). */
@@ -280,7 +307,7 @@ export interface RulesSource {
 }
 
 /** Why a decision came out as it did. */
-export type DecisionReason = 'allowed' | 'limit' | 'deny' | 'store_error' | 'timeout' | 'breaker';
+export type DecisionReason = 'allowed' | 'limit' | 'ban' | 'deny' | 'store_error' | 'timeout' | 'breaker';
 
 /** One evaluated rule inside a decision. */
 export interface RuleResult {
@@ -302,6 +329,12 @@ export interface RuleResult {
   readonly fallback?: boolean;
   /** `deny` for a deny rule's result (nothing counted; a shadow one has `shadowDenied`). */
   readonly action?: 'deny';
+  /** Denied (or, shadow, would have been) by a ban of the key: epoch ms when it ends. */
+  readonly bannedUntil?: number;
+  /** With `bannedUntil`: this request's denial started the ban. */
+  readonly banStarted?: boolean;
+  /** Allowed as a retry of a request already charged (same Idempotency-Key): charged nothing. */
+  readonly replayed?: boolean;
 }
 
 /** The engine's answer for one request. */
@@ -332,6 +365,8 @@ export interface Decision {
    * Retry-After) or `allow` (`rule` exempted the request from every other rule). Absent otherwise.
    */
   readonly action?: 'deny' | 'allow';
+  /** With `reason: 'ban'`: epoch ms when the ban of `rule` on this key ends (`retryAfterMs` is the rest). */
+  readonly bannedUntil?: number;
 }
 
 /** Kinds of store failure, as reported to observers and metrics. */

@@ -46,6 +46,20 @@ export function assertCheck(check: Check): void {
   if (luaAlgorithms[check.algorithm] === undefined) {
     throw new ConfigError(`unknown algorithm ${JSON.stringify(check.algorithm)}`);
   }
+  if (check.policy !== undefined) assertPolicy(check);
+}
+
+/** Refuses a policy the script could not read: numbers that are not, an idempotency id that is no hash. */
+function assertPolicy(check: Check): void {
+  const { ban, penalty, idempotentMs } = check.policy!;
+  const numbers = [penalty ?? 0, idempotentMs ?? 0];
+  if (ban !== undefined) numbers.push(ban.after, ban.withinMs, ban.forMs, ...(ban.escalateMs ?? []));
+  if (!numbers.every((n) => Number.isFinite(n) && n >= 0))
+    throw new ConfigError(
+      `check of rule ${JSON.stringify(check.rule)} has a ban, penalty or idempotent that is not a number`,
+    );
+  if (check.idempotencyId !== undefined && !SAFE_TAG.test(check.idempotencyId))
+    throw new ConfigError('check idempotency id must be a hash (base64url), as the limiter makes it');
 }
 
 /** Groups items by the Cluster slot of their tag, keeping their positions. */

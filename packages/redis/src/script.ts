@@ -1,13 +1,14 @@
 import { releaseLua, scriptFragments } from './algorithms/index.js';
+import { policyLua } from './policy.js';
 
 /** ARGV entries of each spec (algorithm, mode, limits: what the checks of one rule share). */
-export const ARGS_PER_SPEC = 6;
+export const ARGS_PER_SPEC = 7;
 /** ARGV entries at the start of each group, before its checks. */
 export const GROUP_ARGS = 2;
 /** Values each check takes in ARGV after its group's header. */
 export const ARGS_PER_CHECK = 3;
 /** What the script sends back per check. */
-export const RESULTS_PER_CHECK = 6;
+export const RESULTS_PER_CHECK = 7;
 /** The retry time the script returns for a request that can never fit (Infinity in TypeScript). */
 export const NEVER = -1;
 /** The `allowed` value of every check of a group the script could not decide (see `fail_group`). */
@@ -26,6 +27,7 @@ const PRELUDE = `
 --     limit
 --     window, ms
 --     burst
+--     policy: '' none, else bans, penalty and idempotency (see policy.ts, policyText)
 --   number of groups, then per group, ${GROUP_ARGS} values:
 --     number of checks in the group
 --     now, epoch ms; '' = take it from Redis TIME (read once per call)
@@ -33,8 +35,9 @@ const PRELUDE = `
 --     spec number (1-based)
 --     cost
 --     extra (lease id, calendar period, or '')
--- KEYS: per check, the keys its algorithm uses, in order.
--- The reply: ${RESULTS_PER_CHECK} values per check, in order: allowed (1/0), limit, remaining, reset, retry, delay ('' = none);
+-- KEYS: per check, the keys its algorithm uses, in order, then its policy's (ban state, idempotency marker).
+-- The reply: ${RESULTS_PER_CHECK} values per check, in order: allowed (1/0), limit, remaining, reset, retry, delay ('' = none),
+-- policy flag ('' = none, 'r' = replayed, 'b<until>' = banned, 'B<until>' = banned from this denial on);
 -- for each check of a group that failed: ${FAILED}, then 1 if its own state was unreadable (see fail_group).
 -- Everything per check travels as plain values (multiple returns, flat arrays reused by every group):
 -- no table, no closure per check. What each call sets up is kept small too (a handful of tables, each
@@ -44,6 +47,8 @@ local MARGIN_MS = 1000
 local ALGORITHMS = {}
 -- Writers of the algorithms whose state is not a string of numbers (sliding_log, concurrency).
 local WRITERS = {}
+-- The policy functions (bans, penalty, idempotency), defined when a call first meets a policy.
+local POLICY = {}
 
 local function fmt(x)
   return string.format('%.17g', x)
@@ -125,8 +130,15 @@ end
 end
 `;
 
+/** Defines the policy functions the first time a call meets a policy. */
+const LOAD_POLICY = `
+local function load_policy()
+${policyLua}
+end
+`;
+
 const MAIN = `
--- spec: ${ARGS_PER_SPEC} values per spec (code, key count, enforce, limit, window, burst), flat
+-- spec: ${ARGS_PER_SPEC} values per spec (code, key count, enforce, limit, window, burst, policy), flat
 local spec = {}
 local a = 2
 for at = 0, (tonumber(ARGV[1]) - 1) * ${ARGS_PER_SPEC}, ${ARGS_PER_SPEC} do
@@ -136,10 +148,17 @@ for at = 0, (tonumber(ARGV[1]) - 1) * ${ARGS_PER_SPEC}, ${ARGS_PER_SPEC} do
   spec[at + 4] = tonumber(ARGV[a + 3])
   spec[at + 5] = tonumber(ARGV[a + 4])
   spec[at + 6] = tonumber(ARGV[a + 5])
+  if ARGV[a + 6] == '' then
+    spec[at + 7] = false
+  else
+    if POLICY.run == nil then load_policy() end
+    spec[at + 7] = POLICY.parse(ARGV[a + 6])
+  end
   a = a + ${ARGS_PER_SPEC}
 end
 local reply = {}
--- Pending writes of the current group: 7 values per check (kind, k, x, y, z, w, v), reused by every group.
+-- Pending writes of the current group: 9 values per check (kind, k, x, y, z, w, v, then the idempotency
+-- marker to set: its KEYS index or false, and its expiry), reused by every group.
 local pending = {}
 
 -- Phase 1 and 2 of one group whose checks start at ARGV[a], KEYS[k] and reply[r + 1]; returns the
@@ -155,12 +174,22 @@ local function run_group(count, now, a, k, r)
       load(code)
       run = ALGORITHMS[code]
     end
-    local allowed, limit, remaining, reset, retry, delay, kind, x, y, z, w, v = run(
-      k, now, spec[s + 4], spec[s + 5], spec[s + 6], tonumber(ARGV[a + 1]), ARGV[a + 2])
+    local policy = spec[s + 7]
+    local allowed, limit, remaining, reset, retry, delay, kind, x, y, z, w, v, flag, mark
+    if policy then
+      allowed, limit, remaining, reset, retry, delay, kind, x, y, z, w, v, flag, mark = POLICY.run(
+        policy, run, k, now, spec[s + 4], spec[s + 5], spec[s + 6], tonumber(ARGV[a + 1]), ARGV[a + 2], spec[s + 2])
+    else
+      allowed, limit, remaining, reset, retry, delay, kind, x, y, z, w, v = run(
+        k, now, spec[s + 4], spec[s + 5], spec[s + 6], tonumber(ARGV[a + 1]), ARGV[a + 2])
+      flag, mark = '', false
+    end
     if allowed then
       reply[r + 1] = 1
       pending[p + 1], pending[p + 2], pending[p + 3], pending[p + 4] = kind, k, x, y
       pending[p + 5], pending[p + 6], pending[p + 7] = z, w, v
+      pending[p + 8] = mark
+      if mark then pending[p + 9] = now + policy.idem end
     else
       reply[r + 1] = 0
       pending[p + 1] = false
@@ -171,15 +200,20 @@ local function run_group(count, now, a, k, r)
     reply[r + 4] = num(reset)
     reply[r + 5] = num(retry)
     if delay == nil then reply[r + 6] = '' else reply[r + 6] = num(delay) end
+    reply[r + 7] = flag
     k = k + spec[s + 2]
     a = a + ${ARGS_PER_CHECK}
     r = r + ${RESULTS_PER_CHECK}
-    p = p + 7
+    p = p + 9
   end
   if not blocked then
-    for at = 0, p - 7, 7 do
+    for at = 0, p - 9, 9 do
       if pending[at + 1] then
         commit(pending[at + 2], pending[at + 1], pending[at + 3], pending[at + 4], pending[at + 5], pending[at + 6], pending[at + 7])
+        if pending[at + 8] then
+          local expires = pending[at + 9]
+          redis.call('SET', KEYS[pending[at + 8]], fmt(expires), 'PX', math.ceil(expires - now) + MARGIN_MS)
+        end
       end
     end
   end
@@ -207,6 +241,7 @@ local function fail_group(count, now, a, k, r, err)
       for key = k, k + spec[s + 2] - 1 do redis.call('DEL', KEYS[key]) end
     end
     reply[r + 1], reply[r + 2], reply[r + 3], reply[r + 4], reply[r + 5], reply[r + 6] = ${FAILED}, bad, 0, 0, 0, ''
+    reply[r + 7] = ''
     k = k + spec[s + 2]
     a = a + ${ARGS_PER_CHECK}
     r = r + ${RESULTS_PER_CHECK}
@@ -257,7 +292,7 @@ export function compact(lua: string): string {
 }
 
 /** The one multi-rule evaluation script: prelude, every algorithm (defined on first use), then the groups. */
-export const EVALUATE_SCRIPT = compact([PRELUDE, LOAD, MAIN].join('\n'));
+export const EVALUATE_SCRIPT = compact([PRELUDE, LOAD, LOAD_POLICY, MAIN].join('\n'));
 
 /** The lease release script (ZREM + HDEL per lease). */
 export const RELEASE_SCRIPT = compact(releaseLua);

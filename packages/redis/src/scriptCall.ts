@@ -1,6 +1,7 @@
 import { type Check, type CheckResult, type LimitParams, StoreError } from '@sluice/core';
 import { type LuaAlgorithm, luaAlgorithms, refundFragmentOf } from './algorithms/index.js';
 import { KeyStateError } from './errors.js';
+import { flagFields, policySuffixes, policyText } from './policy.js';
 import { ARGS_PER_CHECK, ARGS_PER_SPEC, FAILED, GROUP_ARGS, NEVER, RESULTS_PER_CHECK } from './script.js';
 
 /**
@@ -32,34 +33,39 @@ function fragmentOf(group: Group, check: Check): LuaAlgorithm {
 }
 
 /**
- * The specs of one call: each distinct (algorithm, mode, limits) goes once, checks name it by number.
- * Checks of one rule share their params object (core compiles it once), so identity finds them.
+ * The specs of one call: each distinct (algorithm, mode, limits, policy) goes once, checks name it by
+ * number. Checks of one rule share their params object (core compiles it once), so identity finds them.
  */
 class Specs {
   /** The spec values, ARGS_PER_SPEC per spec, in number order. */
   readonly args: (string | number)[] = [];
   count = 0;
-  readonly #byParams = new Map<LimitParams, { code: string; mode: string; number: number }[]>();
+  readonly #byParams = new Map<
+    LimitParams,
+    { code: string; mode: string; policy: string; number: number }[]
+  >();
 
-  /** The 1-based number of the check's spec, added on first use. */
-  numberOf(algorithm: LuaAlgorithm, check: Check): number {
+  /** The 1-based number of the check's spec, added on first use; `keys`: how many KEYS a check of it uses. */
+  numberOf(algorithm: LuaAlgorithm, check: Check, policy: string, keys: number): number {
     const { params, mode } = check;
     let known = this.#byParams.get(params);
     if (known === undefined) {
       known = [];
       this.#byParams.set(params, known);
     }
-    for (const spec of known) if (spec.code === algorithm.code && spec.mode === mode) return spec.number;
+    for (const spec of known)
+      if (spec.code === algorithm.code && spec.mode === mode && spec.policy === policy) return spec.number;
     this.count += 1;
     this.args.push(
       algorithm.code,
-      algorithm.keys.length,
+      keys,
       mode === 'enforce' ? '1' : '0',
       params.limit,
       params.windowMs,
       params.burst,
+      policy,
     );
-    known.push({ code: algorithm.code, mode, number: this.count });
+    known.push({ code: algorithm.code, mode, policy, number: this.count });
     return this.count;
   }
 }
@@ -75,7 +81,16 @@ export function evaluateArgv(groups: readonly Group[], settings: CallSettings): 
     for (const check of group.checks) {
       const algorithm = fragmentOf(group, check);
       for (const suffix of algorithm.keys) keys.push(keyOf(settings.prefix, check, suffix));
-      args.push(specs.numberOf(algorithm, check), check.cost, algorithm.extra(check));
+      let keyCount = algorithm.keys.length;
+      let policy = '';
+      // A rule's policy (bans, penalty, idempotency) adds its keys and its spec value; refunds take none.
+      if (check.policy !== undefined && group.refund !== true) {
+        const suffixes = policySuffixes(check);
+        for (const suffix of suffixes) keys.push(keyOf(settings.prefix, check, suffix));
+        keyCount += suffixes.length;
+        policy = policyText(check);
+      }
+      args.push(specs.numberOf(algorithm, check, policy, keyCount), check.cost, algorithm.extra(check));
     }
     checkCount += group.checks.length;
   }
@@ -128,7 +143,10 @@ function resultAt(reply: readonly unknown[], at: number): CheckResult {
   const remaining = Number(reply[at + 2]);
   const resetMs = Number(reply[at + 3]);
   const retryAfterMs = retry === NEVER ? Number.POSITIVE_INFINITY : retry;
-  return delay === ''
-    ? { allowed, limit, remaining, resetMs, retryAfterMs }
-    : { allowed, limit, remaining, resetMs, retryAfterMs, delayMs: Number(delay) };
+  const result: CheckResult =
+    delay === ''
+      ? { allowed, limit, remaining, resetMs, retryAfterMs }
+      : { allowed, limit, remaining, resetMs, retryAfterMs, delayMs: Number(delay) };
+  const flag: unknown = reply[at + 6];
+  return flag === '' ? result : { ...result, ...flagFields(flag) };
 }

@@ -11,8 +11,16 @@ import {
   strandedLeases,
 } from './codec.js';
 import type { KeyStateError } from './errors.js';
+import { BAN_SUFFIX } from './policy.js';
 import { EVALUATE_SCRIPT, RELEASE_SCRIPT } from './script.js';
-import { type CallSettings, evaluateArgv, type Group, type GroupAnswer, parseReply } from './scriptCall.js';
+import {
+  type CallSettings,
+  evaluateArgv,
+  type Group,
+  type GroupAnswer,
+  keyOf,
+  parseReply,
+} from './scriptCall.js';
 import { slotOfTag } from './slot.js';
 import { type RedisScript, type RedisTransport, redisScript, type ScriptArgs } from './transport.js';
 
@@ -56,6 +64,20 @@ export class ScriptStore implements Store {
       held.length > 0 ? this.#releaseInRedis(held) : undefined,
       refunds.length > 0 ? this.#refundInRedis(refunds, now) : undefined,
     ]);
+  }
+
+  /**
+   * Lifts a key's ban under a rule: deletes its ban state (violations and escalation level with it), one
+   * command with the store's time limit. True when the key had that state.
+   */
+  async unban(rule: string, tag: string): Promise<boolean> {
+    const refused = this.#calls.reserve();
+    if (refused !== undefined) throw refused;
+    const deleted = await this.#calls.track(
+      this.#transport.del(keyOf(this.#settings.prefix, { rule, tag }, BAN_SUFFIX)),
+      1,
+    );
+    return Number(deleted) > 0;
   }
 
   /** Nothing to close: the client is the user's, its events are RedisStore's. */

@@ -5,7 +5,7 @@ import { parseRules } from './parse.js';
 import { POLICIES } from './policies.js';
 
 afterEach(() => {
-  POLICIES.enabled = false;
+  POLICIES.count = false;
 });
 
 function problemsOf(rule: string[]): string[] {
@@ -24,25 +24,53 @@ function problemsOf(rule: string[]): string[] {
 const LIMIT = '    limit: {requests: 5, per: 10m}';
 
 describe('ban, escalate, penalty and count', () => {
-  it('are refused as not supported yet while no store enforces them', () => {
+  it('are refused as not supported yet, each while no store enforces it', () => {
+    const rule = [
+      LIMIT,
+      '    ban: {after: 5, within: 10m, for: 15m}',
+      '    escalate: [1h, 24h]',
+      '    penalty: 2',
+      '    count: failed',
+    ];
+    expect(problemsOf(rule)).toEqual(['rules.yaml:10:5 rules[0].count: count is not supported yet']);
+    POLICIES.ban = false;
+    try {
+      expect(problemsOf(rule)).toEqual([
+        'rules.yaml:7:5 rules[0].ban: ban is not supported yet',
+        'rules.yaml:10:5 rules[0].count: count is not supported yet',
+      ]);
+    } finally {
+      POLICIES.ban = true;
+    }
+  });
+
+  it('penalty and idempotent do not apply to a rule holding leases', () => {
     expect(
       problemsOf([
-        LIMIT,
+        '    algorithm: concurrency',
+        '    limit: {concurrent: 5}',
+        '    penalty: 1',
+        '    idempotent: 10m',
         '    ban: {after: 5, within: 10m, for: 15m}',
-        '    escalate: [1h, 24h]',
-        '    penalty: 2',
-        '    count: failed',
       ]),
     ).toEqual([
-      'rules.yaml:7:5 rules[0].ban: ban is not supported yet',
-      'rules.yaml:8:5 rules[0].escalate: escalate is not supported yet',
-      'rules.yaml:9:5 rules[0].penalty: penalty is not supported yet',
-      'rules.yaml:10:5 rules[0].count: count is not supported yet',
+      'rules.yaml:8:14 rules[0].penalty: a concurrency rule holds leases, not counts: penalty does not apply',
+      'rules.yaml:9:17 rules[0].idempotent: a concurrency rule holds a lease per request: idempotent does not apply',
     ]);
   });
 
+  it('idempotent is a duration, compiled to ms', () => {
+    expect(problemsOf([LIMIT, '    idempotent: 10'])).toEqual([
+      'rules.yaml:7:17 rules[0].idempotent: 10 is not a duration (did you mean "10s"?)',
+    ]);
+    const table = compileRules({
+      rules: [{ name: 'orders', key: ['ip'], limit: { requests: 5, per: '1m' }, idempotent: '10m' }],
+    });
+    expect(table.rules[0]).toMatchObject({ idempotentMs: 600_000 });
+  });
+
   it('report bad shapes with clear messages, switched on or not', () => {
-    POLICIES.enabled = true;
+    POLICIES.count = true;
     expect(
       problemsOf([
         LIMIT,
@@ -64,7 +92,7 @@ describe('ban, escalate, penalty and count', () => {
   });
 
   it('need a ban to escalate, and escalated bans must grow', () => {
-    POLICIES.enabled = true;
+    POLICIES.count = true;
     expect(problemsOf([LIMIT, '    escalate: [1h]'])).toEqual([
       'rules.yaml:7:15 rules[0].escalate: escalate lengthens bans: add ban: {after, within, for}',
     ]);
@@ -77,7 +105,7 @@ describe('ban, escalate, penalty and count', () => {
   });
 
   it('compile into the rule once switched on', () => {
-    POLICIES.enabled = true;
+    POLICIES.count = true;
     const table = compileRules({
       rules: [
         {

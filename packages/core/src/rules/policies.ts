@@ -4,15 +4,22 @@ import { durationMs } from './duration.js';
 import type { FieldPath, Finding } from './findings.js';
 import type { ParsedRule } from './schema.js';
 
-/**
- * The switch for the violation and outcome policies (`ban`, `escalate`, `penalty`, `count`). Their shape is
- * validated and compiled already; while no store enforces them, a rule using one is refused with "not
- * supported yet" instead of being silently ignored. The store work turns `enabled` on in the same change
- * that makes every store enforce them.
- */
-export const POLICIES = { enabled: false };
+/** The violation and outcome policy fields of a rule. */
+export type PolicyField = 'ban' | 'escalate' | 'penalty' | 'count';
 
-const POLICY_FIELDS = ['ban', 'escalate', 'penalty', 'count'] as const;
+/**
+ * A switch per policy field. Every field's shape is validated and compiled; while no store enforces one, a
+ * rule using it is refused with "not supported yet" instead of being silently ignored. A field is turned
+ * on in the same change that makes every store enforce it.
+ */
+export const POLICIES: Record<PolicyField, boolean> = {
+  ban: true,
+  escalate: true,
+  penalty: true,
+  count: false,
+};
+
+const POLICY_FIELDS: readonly PolicyField[] = ['ban', 'escalate', 'penalty', 'count'];
 
 /**
  * Meaning of the policy fields: escalate lengthens bans, so it needs one and grows from it; then, while the
@@ -34,11 +41,31 @@ export function checkPolicies(rule: ParsedRule, at: FieldPath): Finding[] {
       message: `a ${rule.algorithm} rule holds leases, not counts: count does not apply`,
     });
   }
-  if (POLICIES.enabled) return found;
+  found.push(...checkHoldsLeases(rule, at));
   for (const field of POLICY_FIELDS) {
-    if (rule[field] !== undefined)
+    if (rule[field] !== undefined && !POLICIES[field])
       found.push({ path: [...at, field], message: `${field} is not supported yet`, atKey: true });
   }
+  return found;
+}
+
+/**
+ * A rule whose requests hold leases (concurrency) has no units to charge a denied request, and a retry of
+ * its request must take its own lease: penalty and idempotent do not apply.
+ */
+function checkHoldsLeases(rule: ParsedRule, at: FieldPath): Finding[] {
+  if (descriptorOf(rule.algorithm).release !== 'lease') return [];
+  const found: Finding[] = [];
+  if (rule.penalty !== undefined)
+    found.push({
+      path: [...at, 'penalty'],
+      message: `a ${rule.algorithm} rule holds leases, not counts: penalty does not apply`,
+    });
+  if (rule.idempotent !== undefined)
+    found.push({
+      path: [...at, 'idempotent'],
+      message: `a ${rule.algorithm} rule holds a lease per request: idempotent does not apply`,
+    });
   return found;
 }
 
@@ -58,10 +85,13 @@ function checkGrowing(first: string, steps: readonly string[], path: FieldPath):
 }
 
 /** The compiled policy fields of a rule; empty when it has none. */
-export function compilePolicies(rule: ParsedRule): Pick<CompiledRule, 'ban' | 'penalty' | 'count'> {
+export function compilePolicies(
+  rule: ParsedRule,
+): Pick<CompiledRule, 'ban' | 'penalty' | 'count' | 'idempotentMs'> {
   return {
     ...(rule.ban === undefined ? {} : { ban: banPolicy(rule.ban, rule.escalate) }),
     ...(rule.penalty === undefined ? {} : { penalty: rule.penalty }),
+    ...(rule.idempotent === undefined ? {} : { idempotentMs: durationMs(rule.idempotent) ?? 0 }),
     ...(rule.count === undefined
       ? {}
       : { count: typeof rule.count === 'string' ? rule.count : [...rule.count] }),

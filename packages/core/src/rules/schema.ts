@@ -231,12 +231,14 @@ export const ruleSchema = z.strictObject({
   shards: shards.optional(),
   /** Hot keys: take `batch` units per store call and spend them locally. */
   lease: localLease.optional(),
-  /** Violations: block a key after repeated denials (see POLICIES_ENFORCED). */
+  /** Violations: block a key after repeated denials. */
   ban: banSpec.optional(),
   /** Violations: ban lengths for repeated bans, growing. */
   escalate: z.array(duration).nonempty().readonly().optional(),
   /** Violations: units a denied request is charged. */
   penalty: wholeNumber(1).optional(),
+  /** Retries: a request charged with an Idempotency-Key is not charged again for it within this time. */
+  idempotent: duration.optional(),
   /** Counting by outcome: only failed, only succeeded, or these statuses are kept. */
   count: countSpec.optional(),
   /** Adaptive limits: the limit scaled by a factor from backend health (AIMD). */

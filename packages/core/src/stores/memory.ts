@@ -1,7 +1,8 @@
 import { decideByName, releasedState } from '../algorithms/index.js';
 import { ConfigError } from '../errors.js';
-import type { Check, CheckResult, Lease, Outcome, Store, StoreHealth } from '../types.js';
+import type { Check, CheckPolicy, CheckResult, Lease, Outcome, Store, StoreHealth } from '../types.js';
 import { addPages, PAGE_SIZE, pageBits } from './pages.js';
+import { type BanState, decidePolicy, isBanState, type PolicyOutcome } from './policies.js';
 import { NONE as LIST_END, protectedLimit, SegmentedLru } from './segmentedLru.js';
 import { SlotIndex } from './slotIndex.js';
 
@@ -76,6 +77,10 @@ export class MemoryStore implements Store {
   #evictions = 0;
   /** The slot each check of the call being evaluated found (reused from call to call). */
   #found = new Int32Array(8);
+  /** Per check of the call: 1 when its outcome must not be written (an answer from an idempotency marker). */
+  #skip = new Uint8Array(8);
+  /** A new counter was written while the call's checks were being decided (a ban or a penalty). */
+  #madeEarly = false;
 
   constructor(options: MemoryStoreOptions = {}) {
     const maxKeys = options.maxKeys ?? 1_000_000;
@@ -115,24 +120,80 @@ export class MemoryStore implements Store {
     this.#sweep(now);
     const outcomes: Outcome<unknown>[] = new Array(checks.length);
     let blocked = false;
-    if (this.#found.length < checks.length) this.#found = new Int32Array(checks.length);
+    let policies = false;
+    this.#madeEarly = false;
+    if (this.#found.length < checks.length) {
+      this.#found = new Int32Array(checks.length);
+      this.#skip = new Uint8Array(checks.length);
+    }
     for (let i = 0; i < checks.length; i++) {
       const check = checks[i]!;
       const slot = this.#find(check, now);
       this.#found[i] = slot;
       const state = slot === NONE ? undefined : this.#page(slot).states[slot & MASK];
-      const outcome = decideByName(check.algorithm, state, now, check.params, check.cost, check.leaseId);
+      let outcome: Outcome<unknown>;
+      if (check.policy === undefined)
+        outcome = decideByName(check.algorithm, state, now, check.params, check.cost, check.leaseId);
+      else {
+        outcome = this.#decidePolicy(check, check.policy, i, state, now);
+        policies = true;
+      }
       outcomes[i] = outcome;
       if (!outcome.allowed && check.mode === 'enforce') blocked = true;
     }
-    let made = false; // a new counter written in this call (it may have taken a found slot)
+    if (blocked) return outcomes;
+    // A new counter written in this call may have taken a found slot.
+    let made = this.#madeEarly;
     for (let i = 0; i < checks.length; i++) {
       const outcome = outcomes[i]!;
-      if (!blocked && outcome.allowed)
-        made = this.#write(checks[i]!, this.#found[i]!, outcome.state, now + outcome.ttlMs, made) || made;
+      if (!outcome.allowed || (policies && this.#skip[i] === 1)) continue;
+      const check = checks[i]!;
+      made = this.#write(check, this.#found[i]!, outcome.state, now + outcome.ttlMs, made) || made;
+      if (check.idempotencyId !== undefined) made = this.#mark(check, now, made) || made;
     }
     // An outcome is a CheckResult with its state and TTL besides: no copy per check.
     return outcomes;
+  }
+
+  /**
+   * Decides check `i` under its rule's policy (stores/policies.ts): reads the key's ban state and the
+   * request's idempotency marker, writes at once what a denial changes (violations, ban, penalty), and
+   * notes whether the outcome must not be written.
+   */
+  #decidePolicy(check: Check, policy: CheckPolicy, i: number, state: unknown, now: number): PolicyOutcome {
+    const banId = policy.ban === undefined ? undefined : { rule: banRule(check.rule), tag: check.tag };
+    const banSlot = banId === undefined ? NONE : this.#find(banId, now);
+    const banValue = banSlot === NONE ? undefined : this.#page(banSlot).states[banSlot & MASK];
+    const ban: BanState | undefined = isBanState(banValue) ? banValue : undefined;
+    const marked =
+      check.idempotencyId !== undefined && this.#find(markerId(check, check.idempotencyId), now) !== NONE;
+    const step = decidePolicy(check, policy, state, ban, marked, now);
+    this.#skip[i] = step.commit ? 0 : 1;
+    if (step.penalty !== undefined) {
+      const { state: charged, ttlMs } = step.penalty;
+      this.#madeEarly = this.#write(check, this.#found[i]!, charged, now + ttlMs, true) || this.#madeEarly;
+    }
+    if (step.ban !== undefined && banId !== undefined)
+      this.#madeEarly =
+        this.#write(banId, banSlot, step.ban.state, now + step.ban.ttlMs, true) || this.#madeEarly;
+    return step.outcome;
+  }
+
+  /** Sets a committed request's idempotency marker, for the rule's `idempotentMs`; true when a new slot. */
+  #mark(check: Check, now: number, made: boolean): boolean {
+    const ttlMs = check.policy?.idempotentMs;
+    if (ttlMs === undefined) return false;
+    return this.#write(markerId(check, check.idempotencyId!), NONE, true, now + ttlMs, made);
+  }
+
+  /**
+   * Lifts a key's ban under a rule (its violations and escalation level go too); true when it had that
+   * state. The next request of the key is decided by the rule's limit alone.
+   */
+  unban(rule: string, tag: string): Promise<boolean> {
+    const slot = this.#index.find(banRule(rule), tag);
+    if (slot !== NONE) this.#drop(slot);
+    return Promise.resolve(slot !== NONE);
   }
 
   release(leases: readonly Lease[], now: number): Promise<void> {
@@ -206,7 +267,13 @@ export class MemoryStore implements Store {
    * Stores a counter's new state in the slot `#find` gave (NONE: none then); true when it made a new counter.
    * `made`: a new counter was written earlier in the call.
    */
-  #write(check: Check, found: number, state: unknown, expiresAt: number, made: boolean): boolean {
+  #write(
+    check: { rule: string; tag: string },
+    found: number,
+    state: unknown,
+    expiresAt: number,
+    made: boolean,
+  ): boolean {
     let slot = found;
     // Looked up again when the slot may have changed hands: a new counter written for an earlier check of
     // the call may have evicted it, or (the same counter twice in one call) made it.
@@ -272,10 +339,28 @@ export class MemoryStore implements Store {
   }
 }
 
+/** The id of a rule's ban state for a key: the rule name with a suffix no rule name can have. */
+function banRule(rule: string): string {
+  return `${rule}:ban`;
+}
+
+/** The id of a request's idempotency marker: per rule, key tag and idempotency id. */
+function markerId(check: Check, id: string): { rule: string; tag: string } {
+  return { rule: `${check.rule}:idem`, tag: `${check.tag}.${id}` };
+}
+
 /** A result holding only CheckResult's fields: an outcome's state must not leave the store. */
 function toResult(outcome: CheckResult): CheckResult {
   const { allowed, limit, remaining, resetMs, retryAfterMs, delayMs } = outcome;
-  return delayMs === undefined
-    ? { allowed, limit, remaining, resetMs, retryAfterMs }
-    : { allowed, limit, remaining, resetMs, retryAfterMs, delayMs };
+  const result: CheckResult =
+    delayMs === undefined
+      ? { allowed, limit, remaining, resetMs, retryAfterMs }
+      : { allowed, limit, remaining, resetMs, retryAfterMs, delayMs };
+  if (outcome.bannedUntil === undefined && outcome.replayed === undefined) return result;
+  const { bannedUntil, banStarted, replayed } = outcome;
+  return {
+    ...result,
+    ...(bannedUntil === undefined ? {} : { bannedUntil, banStarted: banStarted === true }),
+    ...(replayed === undefined ? {} : { replayed }),
+  };
 }
