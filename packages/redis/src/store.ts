@@ -3,6 +3,7 @@ import {
   type Check,
   type CheckResult,
   ConfigError,
+  type FactorReport,
   type Lease,
   PendingCalls,
   type ResilientStore,
@@ -12,6 +13,7 @@ import {
   strandedAfterMs,
 } from '@sluice/core';
 import type { Cluster, Redis } from 'ioredis';
+import { RedisFactors } from './adaptiveFactors.js';
 import type { ClientWatcher } from './clientEvents.js';
 import { assertCheck, assertPrefix, assertSafeId } from './codec.js';
 import { KeyStateError } from './errors.js';
@@ -122,6 +124,7 @@ export class RedisStore implements Store {
   readonly #transport: RedisTransport;
   readonly #calls: PendingCalls;
   readonly #resilient: ResilientStore;
+  readonly #factors: RedisFactors;
   /**
    * Every call settles within `timeoutMs` (plus the rest of the turn it waits in, with coalescing), so the
    * engine needs no timer of its own per call; true unless a fallback store of yours may take longer.
@@ -143,6 +146,7 @@ export class RedisStore implements Store {
     const transport = transportOf(options.client, options.batchWrites ?? true);
     this.#transport = transport;
     const prefix = assertPrefix(options.prefix ?? 'sluice');
+    this.#factors = new RedisFactors(transport, prefix);
     const clock = options.clock ?? 'app';
     if (clock !== 'app' && clock !== 'redis') throw new ConfigError("clock must be 'app' or 'redis'");
     this.#calls = new PendingCalls({
@@ -218,6 +222,11 @@ export class RedisStore implements Store {
       return Promise.reject(error);
     }
     return this.#resilient.release(leases, now);
+  }
+
+  /** Folds a gateway's outcomes into an adaptive rule's fleet-wide factor: one script call, one small key. */
+  adaptFactor(report: FactorReport, now: number): Promise<number> {
+    return this.#factors.adaptFactor(report, now);
   }
 
   /** Stops using Redis (the client stays open: it is yours) and closes the fallback. */

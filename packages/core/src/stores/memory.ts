@@ -1,3 +1,5 @@
+import { MemoryFactors } from '../adaptive/memoryFactors.js';
+import type { FactorReport } from '../adaptive/types.js';
 import { decideByName, releasedState } from '../algorithms/index.js';
 import { ConfigError } from '../errors.js';
 import type { Check, CheckPolicy, CheckResult, Lease, Outcome, Store, StoreHealth } from '../types.js';
@@ -103,6 +105,14 @@ export class MemoryStore implements Store {
   }
 
   /** Keys held and evictions so far; a MemoryStore is always connected and has nothing pending. */
+  /** Adaptive factors, shared by the limiters that use this store. */
+  readonly #factors = new MemoryFactors();
+
+  /** Folds a gateway's outcomes into an adaptive rule's factor (adaptive/aimd.ts); answers at once. */
+  adaptFactor(report: FactorReport, now: number): number {
+    return this.#factors.adaptFactor(report, now);
+  }
+
   health(): StoreHealth {
     return { connected: true, breaker: 'closed', pending: 0, keys: this.#size, evictions: this.#evictions };
   }
