@@ -159,6 +159,18 @@ const METRICS = {
     labelNames: ['store'],
     read: (health: StoreHealth) => one(health.evictions),
   },
+  adaptiveFactor: {
+    kind: 'gauge',
+    name: 'adaptive_factor',
+    help: "The factor an adaptive rule's limit is scaled by (1: full limit, down to its floor), by rule",
+    labelNames: ['rule'],
+  },
+  sheds: {
+    kind: 'counter',
+    name: 'shed_total',
+    help: 'Requests denied by a rule under pressure (adaptive factor below 1, or a priority share), by rule and class',
+    labelNames: ['rule', 'priority'],
+  },
   observerFailures: {
     kind: 'counter',
     name: 'observer_failures_total',
@@ -241,6 +253,8 @@ export function prometheusObserver(options: PrometheusObserverOptions = {}): Pro
   const concurrency = define(METRICS.concurrency) as Gauge;
   const rulesInfo = define(METRICS.rulesInfo) as Gauge;
   const reloads = define(METRICS.reloads) as Counter;
+  const adaptiveFactor = define(METRICS.adaptiveFactor) as Gauge;
+  const sheds = define(METRICS.sheds) as Counter;
   const reviewOverdue = define(METRICS.reviewOverdue, () => {
     // Judged at scrape time, so a review date passing shows up without a reload.
     const today = new Date(clock()).toISOString().slice(0, 10);
@@ -307,5 +321,7 @@ export function prometheusObserver(options: PrometheusObserverOptions = {}): Pro
     onRulesLoaded,
     onRulesError: () => reloads.inc({ result: 'error' }),
     onLeases: (rule, delta) => concurrency.inc({ rule }, delta),
+    onAdaptiveFactor: (rule, factor) => adaptiveFactor.set({ rule }, factor),
+    onShed: (rule, priority) => sheds.inc({ rule, priority }),
   };
 }
