@@ -1,3 +1,4 @@
+import { chargeLease } from './outcome.js';
 import type { PlannedCheck } from './plan.js';
 import type {
   CheckResult,
@@ -191,8 +192,8 @@ export function heldLeases(
   storeOutcome: StoreOutcome,
   localOutcome: StoreOutcome,
 ): readonly Lease[] {
-  const remoteLeases = leasesOf(request.remote, storeOutcome, 'store');
-  const localLeases = leasesOf(request.local, localOutcome, 'local');
+  const remoteLeases = leasesOf(request.remote, storeOutcome, 'store', request.now);
+  const localLeases = leasesOf(request.local, localOutcome, 'local', request.now);
   if (localLeases.length === 0) return remoteLeases;
   return remoteLeases.length === 0 ? localLeases : [...remoteLeases, ...localLeases];
 }
@@ -212,11 +213,15 @@ function collectResults(
   return delayMs;
 }
 
-/** What the request holds in one store: concurrency leases, and leaky_bucket places it may give back. */
+/**
+ * What the request holds in one store: concurrency leases, the charges of `count` rules (given back by the
+ * response's status), and leaky_bucket places it may give back.
+ */
 function leasesOf(
   planned: readonly PlannedCheck[],
   outcome: StoreOutcome,
   scope: RuleScope,
+  now: number,
 ): readonly Lease[] {
   if (!outcome.ok) return NO_LEASES;
   let leases: Lease[] | undefined;
@@ -228,7 +233,12 @@ function leasesOf(
     if (!result?.allowed) continue;
     const { rule, tag, algorithm } = check;
     let lease: Lease | undefined;
+    const count = planned[i]!.rule.count;
     if (check.leaseId !== undefined) lease = { rule, tag, algorithm, id: check.leaseId, scope };
+    // Counting by outcome: the charge goes back if the response's status is not one the rule counts (a
+    // replayed retry was charged nothing).
+    else if (count !== undefined && check.cost > 0 && result.replayed !== true)
+      lease = chargeLease(check, scope, now, result.resetMs, count);
     // A queued leaky_bucket request holds its place until served; if it never is, the place goes back.
     else if ((result.delayMs ?? 0) > 0) {
       lease = { rule, tag, algorithm, id: '', scope, refund: { cost: check.cost, params: check.params } };

@@ -78,8 +78,12 @@ export interface Limiter {
    * in process (MemoryStore, local rules), else a promise of it. Throws (not rejects) on an invalid `cost`.
    */
   decide(descriptors: Descriptors, options?: CheckOptions): Decision | Promise<Decision>;
-  /** Releases a decision's concurrency leases when its response ends. Idempotent; never rejects. */
-  release(decision: Decision): Promise<void>;
+  /**
+   * When a decision's response ends: releases its concurrency leases and, given the response's `status`,
+   * refunds the charges of its `count` rules that do not count that status (no status: the client left
+   * first, and the charges stay). Once per decision; idempotent; never rejects.
+   */
+  release(decision: Decision, status?: number): Promise<void>;
   /**
    * For a request given up before it was served (the client left while it waited): releases its leases and
    * gives its leaky_bucket places back. Idempotent; never rejects.
@@ -192,7 +196,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
       }
     },
     decide,
-    release: (decision) => giveBack(ledger.toRelease(decision)),
+    release: (decision, status) => giveBack(ledger.toRelease(decision, status)),
     cancel: (decision) => giveBack(ledger.toCancel(decision)),
     explain: (descriptors, opts = NO_OPTIONS) =>
       explainRequest(path.table, descriptors, opts, clock(), explained),

@@ -12,6 +12,7 @@ import type { CheckOptions } from './engine.js';
 import type { TagCache } from './keys.js';
 import type { LeasePlan, LocalLeases } from './localLeases.js';
 import type { GuardedObserver } from './observe/guarded.js';
+import { givenBackAtEnd, givenBackOnCancel } from './outcome.js';
 import { type PlannedCheck, planChecks } from './plan.js';
 import { resolveActions } from './rules/actions.js';
 import { isPromise, type Maybe, type StoreCaller } from './storeCall.js';
@@ -179,11 +180,11 @@ export class LeaseLedger {
   readonly #released = new WeakSet<Decision>();
   readonly #cancelled = new WeakSet<Decision>();
 
-  /** The leases to give back for `release(decision)`; none the second time. */
-  toRelease(decision: Decision): readonly Lease[] {
+  /** The leases and refunds to give back for `release(decision, status)`; none the second time. */
+  toRelease(decision: Decision, status?: number): readonly Lease[] {
     if (this.#released.has(decision) || decision.leases.length === 0) return NO_LEASES;
     this.#released.add(decision);
-    return decision.leases.filter((lease) => !lease.refund);
+    return givenBackAtEnd(decision.leases, status);
   }
 
   /** The leases and places to give back for `cancel(decision)`; none the second time. */
@@ -192,7 +193,7 @@ export class LeaseLedger {
     this.#cancelled.add(decision);
     const wasReleased = this.#released.has(decision);
     this.#released.add(decision);
-    return decision.leases.filter((lease) => lease.refund || !wasReleased);
+    return givenBackOnCancel(decision.leases, wasReleased);
   }
 }
 

@@ -113,7 +113,8 @@ export interface CheckResult {
 
 /**
  * Something a request holds in a store until its response ends: a concurrency lease, or (with `refund`) a
- * leaky_bucket place in the queue, handed back only if the request is never served.
+ * leaky_bucket place in the queue, handed back only if the request is never served, or (with `refund.count`)
+ * a charge handed back when the response's status is not one the rule counts.
  */
 export interface Lease {
   readonly rule: string;
@@ -126,8 +127,15 @@ export interface Lease {
   /** The concurrency lease id ('' for a refund). */
   readonly id: string;
   readonly scope: RuleScope;
-  /** leaky_bucket: the units to give back to the queue, and the rule's params. */
-  readonly refund?: { readonly cost: number; readonly params: LimitParams };
+  /** The units to give back and the rule's params; with `at`, when they were charged (see algorithms' Charge). */
+  readonly refund?: {
+    readonly cost: number;
+    readonly params: LimitParams;
+    readonly at?: number;
+    readonly resetMs?: number;
+    /** Counting by outcome: the statuses the rule keeps; any other status refunds the charge. */
+    readonly count?: CountOutcome;
+  };
 }
 
 /**
