@@ -27,7 +27,13 @@ export function perIp(requests: number, per: string): RuleSpec {
 }
 
 /** The limiter options the tests set: the same type whatever the framework. */
-export type LimiterSetup = Pick<RateLimitOptions<unknown>, 'rules' | 'store' | 'clock' | 'headers'>;
+export type LimiterSetup = Pick<
+  RateLimitOptions<unknown>,
+  'rules' | 'store' | 'clock' | 'headers' | 'lists' | 'retryHeader'
+> & {
+  /** Trust one proxy hop (the loopback peer) for the client address: Fastify trustProxy, Express and Koa alike. */
+  readonly trustProxy?: boolean;
+};
 
 /** One request as the server received it. */
 export interface Hit {
@@ -35,6 +41,8 @@ export interface Hit {
   readonly path: string;
   readonly idempotencyKey: string | undefined;
   readonly attempt: string | undefined;
+  /** The `Retry-Attempt` header @sluice/client sends on retries. */
+  readonly retry: string | undefined;
 }
 
 /** What `POST /orders` answers when the limiter lets it through: the body and key it got. */
@@ -76,14 +84,15 @@ function hitOf(req: IncomingMessage): Hit {
     path: new URL(req.url ?? '/', 'http://x').pathname,
     idempotencyKey: header(req, 'idempotency-key'),
     attempt: header(req, 'x-attempt'),
+    retry: header(req, 'retry-attempt'),
   };
 }
 
 const echo = (body: unknown, key: string | undefined): OrderEcho => ({ body, idempotencyKey: key ?? null });
 
 const STARTERS: Record<Framework, (setup: LimiterSetup) => Promise<Started>> = {
-  async fastify(setup) {
-    const app = Fastify();
+  async fastify({ trustProxy, ...setup }) {
+    const app = Fastify({ trustProxy: trustProxy === true ? '127.0.0.1' : false });
     await app.register(fastifyRateLimit, setup);
     app.get('/items', async () => ({ ok: true }));
     app.post('/orders', async (request) => echo(request.body, header(request.raw, 'idempotency-key')));
@@ -91,8 +100,9 @@ const STARTERS: Record<Framework, (setup: LimiterSetup) => Promise<Started>> = {
     return { server: app.server, close: () => app.close() };
   },
 
-  async express(setup) {
+  async express({ trustProxy, ...setup }) {
     const app = express();
+    if (trustProxy === true) app.set('trust proxy', 1);
     app.use(expressRateLimit(setup));
     app.use(express.json());
     app.get('/items', (_req, res) => {
@@ -104,8 +114,8 @@ const STARTERS: Record<Framework, (setup: LimiterSetup) => Promise<Started>> = {
     return listen(createServer(app));
   },
 
-  async koa(setup) {
-    const app = new Koa();
+  async koa({ trustProxy, ...setup }) {
+    const app = new Koa({ proxy: trustProxy === true, maxIpsCount: 1 });
     app.silent = true;
     app.use(koaRateLimit(setup));
     const router = new Router();

@@ -2,7 +2,7 @@ import { nextWait, observe, paced, type Target, waitToRetry } from './attempts.j
 import { ControllerProxy } from './controllerProxy.js';
 import { type ClientOptions, type ResolvedClientOptions, resolveOptions } from './options.js';
 import { type OriginState, Origins } from './origins.js';
-import { IDEMPOTENCY_KEY, isIdempotent, type NoRetryReason } from './plan.js';
+import { IDEMPOTENCY_KEY, isIdempotent, type NoRetryReason, retryHeaders } from './plan.js';
 import { headerRecord, headerSource } from './undiciHeaders.js';
 import type {
   UndiciController,
@@ -75,11 +75,7 @@ function planDispatch<O extends UndiciDispatchOptions>(
     abort,
     signal: abort.signal,
     options(attempt) {
-      const extra =
-        settings.attemptHeader !== false && attempt > 1
-          ? { [settings.attemptHeader.toLowerCase()]: String(attempt) }
-          : {};
-      return { ...opts, headers: { ...headers, ...extra } };
+      return { ...opts, headers: { ...headers, ...retryHeaders(settings, attempt) } };
     },
   };
 }

@@ -17,6 +17,7 @@ describe('resolveOptions', () => {
       maxOrigins: 1000,
     });
     expect([...resolved.retryOn]).toEqual([429, 503]);
+    expect(resolved.retryHeader).toBe('Retry-Attempt');
     expect(resolved.fetch).toBe(globalThis.fetch);
   });
 
@@ -37,6 +38,7 @@ describe('resolveOptions', () => {
     [{ retryBudget: { ratio: 2 } }, 'retryBudget.ratio must be between 0 and 1'],
     [{ retryOn: [200] }, 'retryOn holds HTTP error statuses (400-599)'],
     [{ attemptHeader: 'bad header' }, 'attemptHeader must be a header name'],
+    [{ retryHeader: 'bad header' }, 'retryHeader must be a header name or false'],
     [{ fetch: 'nope' }, 'fetch must be a function'],
     [{ maxRetries: 2 }, 'unknown option "maxRetries"'],
   ])('rejects %j', (options, message) => {

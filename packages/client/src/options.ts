@@ -26,6 +26,11 @@ export interface ClientOptions {
   idempotencyKey?: boolean | (() => string);
   /** Header naming the attempt number on retries (`2`, `3`, ...). Default: none. */
   attemptHeader?: string;
+  /**
+   * Header naming the retry number on retries (`1`, `2`, ...), which Sluice servers read into their `retry`
+   * descriptors so that rules can cap retry traffic; `false` sends none. Default `Retry-Attempt`.
+   */
+  retryHeader?: string | false;
   /** Hooks for logs and metrics. */
   events?: ClientEvents;
   /** Origins whose pacing and budget state is kept, the least recently used forgotten first. Default 1000. */
@@ -50,6 +55,7 @@ export interface ResolvedClientOptions {
   readonly pacing: boolean;
   readonly idempotencyKey: false | (() => string);
   readonly attemptHeader: string | false;
+  readonly retryHeader: string | false;
   readonly events: ClientEvents;
   readonly maxOrigins: number;
   readonly now: () => number;
@@ -68,12 +74,16 @@ const KNOWN = new Set<string>([
   'pacing',
   'idempotencyKey',
   'attemptHeader',
+  'retryHeader',
   'events',
   'maxOrigins',
   'now',
   'sleep',
   'random',
 ]);
+
+/** The header Sluice servers read a retry's number from. */
+export const DEFAULT_RETRY_HEADER = 'Retry-Attempt';
 
 const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 
@@ -97,6 +107,9 @@ export function resolveOptions(options: ClientOptions = {}): ResolvedClientOptio
   const attemptHeader = options.attemptHeader ?? false;
   if (attemptHeader !== false && !HEADER_NAME.test(attemptHeader))
     fail('attemptHeader must be a header name');
+  const retryHeader = options.retryHeader ?? DEFAULT_RETRY_HEADER;
+  if (retryHeader !== false && (typeof retryHeader !== 'string' || !HEADER_NAME.test(retryHeader)))
+    fail('retryHeader must be a header name or false');
   const resolved: ResolvedClientOptions = {
     fetch: base,
     maxAttempts: whole('maxAttempts', options.maxAttempts ?? 3, 1),
@@ -108,6 +121,7 @@ export function resolveOptions(options: ClientOptions = {}): ResolvedClientOptio
     pacing: options.pacing ?? true,
     idempotencyKey: idempotencyKeyMaker(options.idempotencyKey ?? false),
     attemptHeader,
+    retryHeader,
     events: options.events ?? {},
     maxOrigins: count('maxOrigins', options.maxOrigins ?? 1000, 1),
     now: options.now ?? Date.now,

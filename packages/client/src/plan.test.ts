@@ -45,6 +45,26 @@ describe('planRequest', () => {
     expect(attempt(3).get('a')).toBe('b');
   });
 
+  it('names the retry on retries (1, 2, ...), beside the attempt; a first attempt goes out untouched', () => {
+    const init = { headers: { a: 'b' } };
+    const plan = planRequest(URL_A, init, {
+      ...none,
+      retryHeader: 'Retry-Attempt',
+      attemptHeader: 'x-attempt',
+    });
+    const attempt = (n: number) => new Headers(plan.args(n)[1]?.headers);
+    expect(plan.args(1)).toEqual([URL_A, init]);
+    expect(attempt(2).get('retry-attempt')).toBe('1');
+    expect(attempt(2).get('x-attempt')).toBe('2');
+    expect(attempt(3).get('retry-attempt')).toBe('2');
+    expect(attempt(3).get('a')).toBe('b');
+    expect(
+      new Headers(planRequest(URL_A, init, { ...none, retryHeader: false }).args(2)[1]?.headers).has(
+        'retry-attempt',
+      ),
+    ).toBe(false);
+  });
+
   it('passes the arguments untouched when it adds nothing', () => {
     const init = { method: 'GET' };
     expect(planRequest(URL_A, init, none).args(2)).toEqual([URL_A, init]);

@@ -21,6 +21,19 @@ export interface PlanSettings {
   readonly idempotencyKey: false | (() => string);
   /** Header carrying the attempt number on retries (2, 3, ...), or false. */
   readonly attemptHeader: string | false;
+  /** Header carrying the retry number on retries (1, 2, ...), as Sluice servers read it; absent or false: none. */
+  readonly retryHeader?: string | false;
+}
+
+/** The headers a retry adds: the attempt number and the retry number, each under its header when set. */
+export function retryHeaders(settings: PlanSettings, attempt: number): Record<string, string> | undefined {
+  if (attempt <= 1) return undefined;
+  const { attemptHeader, retryHeader = false } = settings;
+  if (attemptHeader === false && retryHeader === false) return undefined;
+  const headers: Record<string, string> = {};
+  if (retryHeader !== false) headers[retryHeader.toLowerCase()] = String(attempt - 1);
+  if (attemptHeader !== false) headers[attemptHeader.toLowerCase()] = String(attempt);
+  return headers;
 }
 
 /** Methods that RFC 9110 defines as idempotent: sending one twice has the effect of sending it once. */
@@ -55,18 +68,18 @@ export function planRequest(
   const replayable =
     init?.body === undefined || init.body === null ? !request?.body : isReplayable(init.body);
   const safe = idempotent || base.has(IDEMPOTENCY_KEY);
-  const touchesHeaders = makeKey !== false || settings.attemptHeader !== false;
+  const touchesHeaders = makeKey !== false || settings.attemptHeader !== false || !!settings.retryHeader;
   return {
     url,
     method,
     noRetry: !safe ? 'not_idempotent' : !replayable ? 'body_not_replayable' : undefined,
     signal: init?.signal ?? request?.signal ?? undefined,
     args(attempt) {
+      const added = retryHeaders(settings, attempt);
       // Untouched arguments when nothing is added: the request goes out exactly as the caller made it.
-      if (!touchesHeaders) return [input, init];
+      if (!touchesHeaders || (added === undefined && makeKey === false)) return [input, init];
       const headers = new Headers(base);
-      if (settings.attemptHeader !== false && attempt > 1)
-        headers.set(settings.attemptHeader, String(attempt));
+      for (const name in added) headers.set(name, added[name] as string);
       return [input, { ...init, headers }];
     },
   };
