@@ -9,7 +9,7 @@ import {
   type RateLimitOptions,
   type RequestFacts,
   type RuleSpec,
-  releaseWhenDone,
+  reportWhenDone,
   type Verdict,
   verdictWriter,
   waitUnlessClosed,
@@ -98,8 +98,8 @@ export function rateLimit(options?: ExpressRateLimitOptions): ExpressRateLimit {
       // Setting a header once the response is sent would throw ERR_HTTP_HEADERS_SENT.
       sent: (_req, res) => res.headersSent,
       setHeaders: (_req, res, headers) => void res.set(headers),
-      releaseWhenDone: (_req, res, next, release) => {
-        releaseWhenDone(res, release);
+      whenDone: (_req, res, next, onResponse) => {
+        reportWhenDone(res, onResponse);
         return next;
       },
       wait: (_req, res, ms) => waitUnlessClosed(res, ms),

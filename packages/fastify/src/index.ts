@@ -8,7 +8,7 @@ import {
   type RateLimitInfo,
   type RateLimitOptions,
   type RuleSpec,
-  releaseWhenDone,
+  reportWhenDone,
   routeRuleName,
   verdictWriter,
   waitUnlessClosed,
@@ -144,8 +144,8 @@ const plugin: FastifyPluginAsync<FastifyRateLimitOptions> = async (fastify, give
       },
       sent: (_request, reply) => reply.sent,
       setHeaders: (_request, reply, headers) => void reply.headers(headers),
-      releaseWhenDone: (_request, reply, done, release) => {
-        releaseWhenDone(reply.raw, release);
+      whenDone: (_request, reply, done, onResponse) => {
+        reportWhenDone(reply.raw, onResponse);
         return done;
       },
       wait: (_request, reply, ms) => waitUnlessClosed(reply.raw, ms),

@@ -19,7 +19,7 @@ import {
 import type { Context, MiddlewareHandler, Next } from 'hono';
 import type { GetConnInfo } from 'hono/conninfo';
 import { routePath } from 'hono/route';
-import { releasingNext, waitUnlessGone } from './lifecycle.js';
+import { reportingNext, waitUnlessGone } from './lifecycle.js';
 import { limitedRoute, type RouteMiddlewares } from './routes.js';
 
 declare module 'hono' {
@@ -115,7 +115,7 @@ export function rateLimit(options?: HonoRateLimitOptions): HonoRateLimit {
       sent: (c) => c.finalized,
       // On c.res, not c.header(): Hono merges these into a Response the handler returns itself, too.
       setHeaders: (c, _same, headers) => setHeaders(c.res.headers, headers),
-      releaseWhenDone: (c, _same, next, release) => releasingNext(c, next, release),
+      whenDone: (c, _same, next, onResponse) => reportingNext(c, next, onResponse),
       wait: (c, _same, ms) => waitUnlessGone(c, ms),
       // The client left while waiting: nothing is served (the status is for logs only).
       left: () => new Response(null, { status: 499 }),

@@ -1,5 +1,5 @@
 import { ServerResponse } from 'node:http';
-import { releaseWhenDone, waitUnlessClosed } from '@sluice/core';
+import { type ResponseListener, reportWhenDone, waitUnlessClosed } from '@sluice/core';
 import type { Context, Next } from 'hono';
 
 /** The Node response under a context served by @hono/node-server; undefined on other runtimes. */
@@ -10,23 +10,24 @@ function nodeResponse(c: Context): ServerResponse | undefined {
 }
 
 /**
- * Gives the leases back exactly once when the exchange ends, and returns the `next` to carry on with. On Node:
- * when the response is written or its connection closes (an aborted client included), as in Express and Koa.
- * Elsewhere: when the request is aborted or the chain has produced its response (a streamed body may still be
- * flowing then).
+ * Reports how the exchange ended, and returns the `next` to carry on with. On Node: the response's status when it
+ * is written, undefined when its connection closes first (an aborted client), as in Express and Koa. Elsewhere:
+ * the status of the response the chain produced (a streamed body may still be flowing then), or undefined when
+ * the request is aborted first. The verdict hears only the first report.
  */
-export function releasingNext(c: Context, next: Next, release: () => Promise<void>): Next {
+export function reportingNext(c: Context, next: Next, onResponse: ResponseListener): Next {
   const res = nodeResponse(c);
   if (res !== undefined) {
-    releaseWhenDone(res, release);
+    reportWhenDone(res, onResponse);
     return next;
   }
   const signal = c.req.raw.signal;
-  signal.addEventListener('abort', release, { once: true });
+  const aborted = (): void => onResponse(undefined);
+  signal.addEventListener('abort', aborted, { once: true });
   return () =>
     next().finally(() => {
-      signal.removeEventListener('abort', release);
-      void release();
+      signal.removeEventListener('abort', aborted);
+      onResponse(c.res.status);
     });
 }
 

@@ -9,7 +9,7 @@ import {
   type RateLimitOptions,
   type RequestFacts,
   type RuleSpec,
-  releaseWhenDone,
+  reportWhenDone,
   type Verdict,
   verdictWriter,
   waitUnlessClosed,
@@ -95,8 +95,8 @@ export function rateLimit(options?: KoaRateLimitOptions): KoaRateLimit {
       },
       sent: (ctx) => ctx.headerSent,
       setHeaders: (ctx, _same, headers) => ctx.set(headers),
-      releaseWhenDone: (ctx, _same, next, release) => {
-        releaseWhenDone(ctx.res, release);
+      whenDone: (ctx, _same, next, onResponse) => {
+        reportWhenDone(ctx.res, onResponse);
         return next;
       },
       wait: (ctx, _same, ms) => waitUnlessClosed(ctx.res, ms),

@@ -1,6 +1,6 @@
 import { type CanActivate, type ExecutionContext, Inject, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import { releaseWhenDone, type Verdict, waitUnlessClosed } from '@sluice/core';
+import { reportWhenDone, type Verdict, waitUnlessClosed } from '@sluice/core';
 import type { RateLimitMetadata } from './decorators.js';
 import { RateLimitException } from './exception.js';
 import type { SluiceRequest } from './options.js';
@@ -57,8 +57,8 @@ export class SluiceGuard implements CanActivate {
     }
     setHeaders(res, verdict.headers);
     const raw = rawResponse(res);
-    // Leases to hand back when the response ends; none (the usual case): no listeners.
-    if (verdict.decision.leases.length > 0) releaseWhenDone(raw, verdict.release);
+    // How the response ends (leases, `count` refunds, adaptive rules); nothing to hear (the usual case): no listener.
+    if (verdict.onResponse !== undefined) reportWhenDone(raw, verdict.onResponse);
     if (verdict.delayMs <= 0) return true;
     return waitUnlessClosed(raw, verdict.delayMs).then(async (stillThere) => {
       if (stillThere) return true;

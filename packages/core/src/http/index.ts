@@ -16,7 +16,7 @@ export {
 export { type RateLimitInfo, rateLimitInfo } from './info.js';
 export { type InlineLimit, inlineRules, isInlineLimit, parseInlineLimit, routeRuleName } from './inline.js';
 export { DEFAULT_IPV6_SUBNET, normalizeIp } from './ip.js';
-export { isResponseClosed, releaseWhenDone, waitUnlessClosed } from './node.js';
+export { isResponseClosed, reportWhenDone, waitUnlessClosed } from './node.js';
 export { ADAPTER_NOTICES, type AdapterNotice } from './notices.js';
 export {
   type AdapterObserver,
@@ -42,4 +42,5 @@ export {
 export { normalizePath, type PathOptions } from './route.js';
 export { DEFAULT_RULES } from './rules-option.js';
 export { constrainsMore, shownResult } from './shown.js';
+export type { OutcomeLimiter, ResponseListener } from './verdict.js';
 export { type VerdictIO, type VerdictWriter, verdictWriter } from './writer.js';

@@ -6,22 +6,29 @@ export function isResponseClosed(res: ServerResponse): boolean {
 }
 
 /**
- * Runs `release` when the response finishes or its connection closes, whichever comes first: a handler
- * that throws still ends in an error response, and an aborted client closes the connection. Together
- * with an idempotent `release`, a lease is given back exactly once.
+ * Reports how the response ended, once: on 'finish' its status; on 'close' first (the client went away before
+ * the response was sent: a handler that throws still ends in an error response, which finishes) undefined.
+ * A response that has ended already is reported at once.
  */
-export function releaseWhenDone(res: ServerResponse, release: () => unknown): void {
-  const done = (): void => {
-    res.off('finish', done);
-    res.off('close', done);
-    release();
-  };
-  if (res.writableFinished || res.destroyed) {
-    release();
+export function reportWhenDone(res: ServerResponse, onResponse: (status: number | undefined) => void): void {
+  if (res.writableFinished) {
+    onResponse(res.statusCode);
     return;
   }
-  res.once('finish', done);
-  res.once('close', done);
+  if (res.destroyed) {
+    onResponse(undefined);
+    return;
+  }
+  const finished = (): void => {
+    res.off('close', closed);
+    onResponse(res.statusCode);
+  };
+  const closed = (): void => {
+    res.off('finish', finished);
+    onResponse(res.writableFinished ? res.statusCode : undefined);
+  };
+  res.once('finish', finished);
+  res.once('close', closed);
 }
 
 /**

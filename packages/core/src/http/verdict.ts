@@ -16,12 +16,27 @@ export type Verdict =
       readonly info: RateLimitInfo;
       /** leaky_bucket: wait this long before passing the request on. */
       readonly delayMs: number;
-      /** Gives back the decision's leases when the response ends; idempotent, never rejects. */
+      /**
+       * Set when the decision needs to hear how its response ends (leases to release, `count` charges to
+       * refund, adaptive rules to feed): the adapter calls it once, with the final status, or with undefined
+       * when the client left before a response. Undefined otherwise: the adapter adds no listener.
+       */
+      readonly onResponse: ResponseListener | undefined;
+      /** Gives back the decision's leases (not its `count` charges: no status); idempotent, never rejects. */
       release(): Promise<void>;
       /** The request will not be served (the client left while it waited): also gives its queue place back. */
       cancel(): Promise<void>;
     }
   | { readonly action: 'deny'; readonly denied: DeniedResponse; readonly info: RateLimitInfo };
+
+/**
+ * How a response ended, reported once by the adapter: its status, or undefined when the client left before a
+ * response (aborted: `count` charges stay). Never throws; failures behind it are reported, not thrown.
+ */
+export type ResponseListener = (status: number | undefined) => void;
+
+/** What a verdict asks of the limiter when the response ends. */
+export type OutcomeLimiter = Pick<Limiter, 'release' | 'cancel'> & Partial<Pick<Limiter, 'observe'>>;
 
 const NOTHING = (): Promise<void> => Promise.resolve();
 
@@ -37,42 +52,61 @@ export function denyVerdict(
 }
 
 /**
- * The verdict of an allowed decision, its headers showing `shown`; `release` gives its leases back once,
- * `cancel` its queue place too, failures reported, never thrown.
+ * The verdict of an allowed decision, its headers showing `shown`. When the decision holds something or has
+ * adaptive rules, `onResponse` hands the response's end to the limiter once: leases released and `count`
+ * charges refunded by status (`limiter.release`), status and latency (ms from the decision, its leaky_bucket
+ * delay left out, by `clock`) to the adaptive rules (`limiter.observe`). `release` gives its leases back
+ * once, `cancel` its queue place too; failures reported, never thrown.
  */
 export function allowVerdict(
   decision: Decision,
   shown: RuleResult | undefined,
   format: HeaderFormat,
   clock: () => number,
-  limiter: Pick<Limiter, 'release' | 'cancel'>,
+  limiter: OutcomeLimiter,
   report: AdapterReport,
 ): Verdict {
   const headers = rateLimitHeaders(decision, format, shown, clock);
   const info = rateLimitInfo(decision, shown);
-  // Nothing to hand back: share no-op functions instead of making two closures per request.
-  if (decision.leases.length === 0) {
+  const holds = decision.leases.length > 0;
+  // Nothing to hand back or observe (the usual case): no closures, and no listener in the adapter.
+  if (!holds && decision.adaptive === undefined) {
     return {
       action: 'allow',
       decision,
       headers,
       info,
       delayMs: decision.delayMs,
+      onResponse: undefined,
       release: NOTHING,
       cancel: NOTHING,
     };
   }
   let released: Promise<void> | undefined;
+  const giveBack = (status: number | undefined): Promise<void> => {
+    released ??= limiter.release(decision, status).catch((error: unknown) => report(error, 'release'));
+    return released;
+  };
+  const served = clock() + decision.delayMs;
+  let ended = false;
   return {
     action: 'allow',
     decision,
     headers,
     info,
     delayMs: decision.delayMs,
-    release() {
-      released ??= limiter.release(decision).catch((error: unknown) => report(error, 'release'));
-      return released;
+    onResponse(status) {
+      if (ended) return;
+      ended = true;
+      if (holds) void giveBack(status);
+      if (status === undefined || decision.adaptive === undefined) return;
+      try {
+        limiter.observe?.(decision, status, Math.max(0, clock() - served));
+      } catch (error) {
+        report(error, 'release');
+      }
     },
+    release: () => giveBack(undefined),
     cancel() {
       return limiter.cancel(decision).catch((error: unknown) => report(error, 'release'));
     },

@@ -36,7 +36,7 @@ function io(onDenied?: VerdictIO<Exchange, Exchange, string, string>['onDenied']
     setInfo: (x, _b, info) => void x.log.push(`info ${info.remaining}`),
     sent: (x) => x.sent,
     setHeaders: (x, _b, headers) => void x.log.push(`headers ${Object.keys(headers).join(',')}`),
-    releaseWhenDone: (x, _b, next) => logged(x, 'release on end', `${next}+release`),
+    whenDone: (x, _b, next) => logged(x, 'report on end', `${next}+report`),
     wait: (x, _b, ms) => logged(x, `wait ${ms}`, Promise.resolve(stillThere)),
     left: (x) => logged(x, 'left', 'gone'),
     onDenied,
@@ -46,7 +46,8 @@ function io(onDenied?: VerdictIO<Exchange, Exchange, string, string>['onDenied']
   return methods;
 }
 
-function allow(overrides: Partial<Decision> = {}): Verdict {
+/** An allowed verdict; `listens`: it asks to hear how the response ends (leases, refunds, adaptive rules). */
+function allow(overrides: Partial<Decision> = {}, listens = false): Verdict {
   const settled = { ...decision, ...overrides } as Decision;
   return {
     action: 'allow',
@@ -54,6 +55,7 @@ function allow(overrides: Partial<Decision> = {}): Verdict {
     headers: { RateLimit: 'r=1' },
     info: { ...rateLimitInfo(settled, undefined), remaining: 1 },
     delayMs: settled.delayMs,
+    onResponse: listens ? () => {} : undefined,
     release: () => Promise.resolve(),
     cancel: () => Promise.resolve(),
   };
@@ -73,11 +75,25 @@ describe('verdictWriter', () => {
     expect(exchange.log).toEqual(['proceed next']);
   });
 
-  it('sets the info and headers of an allowed request, and releases leases when it ends', () => {
+  it('sets the info and headers of an allowed request, and hears how it ends only when the verdict asks', () => {
     const exchange: Exchange = { sent: false, log: [] };
     const act = verdictWriter(io(), () => {});
-    act(exchange, exchange, 'next', allow({ leases: [{}] as unknown as Decision['leases'] }));
-    expect(exchange.log).toEqual(['info 1', 'headers RateLimit', 'release on end', 'proceed next+release']);
+    act(exchange, exchange, 'next', allow({}, true));
+    expect(exchange.log).toEqual(['info 1', 'headers RateLimit', 'report on end', 'proceed next+report']);
+    const quiet: Exchange = { sent: false, log: [] };
+    act(quiet, quiet, 'next', allow());
+    expect(quiet.log).toEqual(['info 1', 'headers RateLimit', 'proceed next']);
+  });
+
+  it('after a delay, listens only once the request is served; a client that left is not heard', async () => {
+    const here: Exchange = { sent: false, log: [] };
+    verdictWriter(io(), () => {})(here, here, 'next', allow({ delayMs: 5 }, true));
+    await flush();
+    expect(here.log.slice(2, 5)).toEqual(['wait 5', 'later', 'report on end']);
+    const gone: Exchange = { sent: false, log: [] };
+    verdictWriter(io(undefined, false), () => {})(gone, gone, 'next', allow({ delayMs: 5 }, true));
+    await flush();
+    expect(gone.log).not.toContain('report on end');
   });
 
   it('leaves a response already sent alone: no headers, no denial', () => {

@@ -1,7 +1,7 @@
 import type { RateLimitInfo } from './info.js';
 import type { AdapterStage } from './options.js';
 import type { DeniedResponse, HeaderValues } from './responses.js';
-import type { Verdict } from './verdict.js';
+import type { ResponseListener, Verdict } from './verdict.js';
 
 /**
  * What a framework does for the shared verdict writer. `A`, `B` and `N` are what its middleware is called with
@@ -20,8 +20,11 @@ export interface VerdictIO<A, B, N, R> {
   /** True once a response was sent (or set): it is left alone then, counted but never touched. */
   sent(a: A, b: B): boolean;
   setHeaders(a: A, b: B, headers: HeaderValues): void;
-  /** Gives the leases back once, when the exchange ends; returns the `next` to go on with. */
-  releaseWhenDone(a: A, b: B, next: N, release: () => Promise<void>): N;
+  /**
+   * Calls `onResponse` once when the exchange ends, with the response's final status, or undefined when the
+   * client left before a response (see `reportWhenDone` in node.ts); returns the `next` to go on with.
+   */
+  whenDone(a: A, b: B, next: N, onResponse: ResponseListener): N;
   /** Waits a leaky_bucket delay unless the client leaves first; true when there is someone to serve. */
   wait(a: A, b: B, ms: number): Promise<boolean>;
   /** What the middleware ends with when the client left during the wait (its queue place was given back). */
@@ -38,8 +41,8 @@ export interface VerdictIO<A, B, N, R> {
 export type VerdictWriter<A, B, N, R> = (a: A, b: B, next: N, verdict: Verdict) => R;
 
 /**
- * The one verdict writer every adapter shares: skip, allow (headers, leases released when the response ends, a
- * leaky_bucket delay) and deny (the app's `onDenied`, then the default unless it answered). A response an
+ * The one verdict writer every adapter shares: skip, allow (headers, the response's end reported when the
+ * verdict asks, a leaky_bucket delay) and deny (the app's `onDenied`, then the default unless it answered). A response an
  * earlier middleware already sent is left alone.
  */
 export function verdictWriter<A, B, N, R>(
@@ -53,14 +56,18 @@ export function verdictWriter<A, B, N, R>(
       return io.sent(a, b) ? io.stop(a, b, next) : io.later(a, b, next, deny(a, b, verdict.denied));
     }
     if (!io.sent(a, b)) io.setHeaders(a, b, verdict.headers);
-    // Leases to hand back when the response ends; none (the usual case): no listeners.
-    const go = verdict.decision.leases.length > 0 ? io.releaseWhenDone(a, b, next, verdict.release) : next;
-    if (verdict.delayMs <= 0) return io.proceed(a, b, go);
+    // How the response ends, for leases, `count` refunds and adaptive rules; nothing to hear (the usual
+    // case): no listener.
+    const { onResponse } = verdict;
+    if (verdict.delayMs <= 0)
+      return io.proceed(a, b, onResponse === undefined ? next : io.whenDone(a, b, next, onResponse));
     const waited = io
       .wait(a, b, verdict.delayMs)
-      // The client left while waiting: serve nothing.
+      // Heard from once served; the client left while waiting: serve nothing, its queue place goes back.
       .then((stillThere) =>
-        stillThere ? io.proceed(a, b, go) : verdict.cancel().then(() => io.left(a, b, next)),
+        stillThere
+          ? io.proceed(a, b, onResponse === undefined ? next : io.whenDone(a, b, next, onResponse))
+          : verdict.cancel().then(() => io.left(a, b, next)),
       );
     return io.later(a, b, next, waited);
   };
