@@ -1,4 +1,11 @@
-import { allowedSlowShare, type FactorReport, type FactorStore, hashText, StoreError } from '@sluice/core';
+import {
+  allowedSlowShare,
+  type FactorReport,
+  type FactorStore,
+  hashText,
+  QUIET_INTERVALS,
+  StoreError,
+} from '@sluice/core';
 import { compact } from './script.js';
 import { type RedisScript, type RedisTransport, redisScript } from './transport.js';
 
@@ -25,6 +32,7 @@ local min_samples = tonumber(ARGV[10]) -- fewer responses prove nothing bad
 local error_rate = tonumber(ARGV[11])  -- target share of 5xx, -1 when not watched
 local slow_share = tonumber(ARGV[12])  -- share of slow responses the percentile allows, -1 when not watched
 local ttl = tonumber(ARGV[13])         -- ms the state is kept after this report
+local quiet = tonumber(ARGV[14])       -- intervals a rule with too few responses gathers before being judged
 
 local function clamp(f)
   return math.min(1, math.max(floor, f))
@@ -40,7 +48,7 @@ else
   n = (tonumber(state[3]) or 0) + requests
   e = (tonumber(state[4]) or 0) + errors
   l = (tonumber(state[5]) or 0) + slow
-  if now - since >= interval then
+  if now - since >= interval and (n >= min_samples or now - since >= quiet * interval) then
     local bad = n >= min_samples and
       ((error_rate >= 0 and e / n > error_rate) or (slow_share >= 0 and l / n > slow_share))
     if bad then factor = factor * decrease else factor = factor + increase end
@@ -80,6 +88,7 @@ export function factorArgs(key: string, report: FactorReport, now: number): (str
     policy.errorRate ?? -1,
     allowedSlowShare(policy) ?? -1,
     Math.max(FACTOR_TTL_MS, 20 * policy.intervalMs),
+    QUIET_INTERVALS,
   ];
 }
 

@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { adaptFactor, type FactorState, freshFactor, nextFactor, unhealthy } from './aimd.js';
+import {
+  adaptFactor,
+  type FactorState,
+  freshFactor,
+  nextFactor,
+  QUIET_INTERVALS,
+  unhealthy,
+} from './aimd.js';
 import { ADAPTIVE_DEFAULTS } from './policy.js';
 import type { AdaptivePolicy, FactorReport } from './types.js';
 
@@ -51,12 +58,27 @@ describe('adaptFactor', () => {
     expect(state).toEqual({ factor: 0.5, since: 1000, requests: 0, errors: 0, slow: 0 });
   });
 
-  it('climbs back additively after healthy intervals, and a quiet one counts as healthy', () => {
+  it('climbs back additively after healthy intervals', () => {
     let state: FactorState = { ...freshFactor(0), factor: 0.1 };
     state = adaptFactor(state, report(100, 0), 1000);
     expect(state.factor).toBeCloseTo(0.2);
-    state = adaptFactor(state, report(0, 0), 2000);
+    state = adaptFactor(state, report(100, 0), 2000);
     expect(state.factor).toBeCloseTo(0.3);
+  });
+
+  it('gathers on past the interval until min_samples responses, then judges them together', () => {
+    // At the floor a limit may let fewer than min_samples through in one interval: still judged, later.
+    let state: FactorState = { ...freshFactor(0), factor: 0.1 };
+    state = adaptFactor(state, report(6, 2), 1000);
+    expect(state).toMatchObject({ factor: 0.1, since: 0, requests: 6 });
+    state = adaptFactor(state, report(6, 2), 2000);
+    expect(state).toMatchObject({ factor: 0.1, since: 2000, requests: 0 });
+  });
+
+  it('judges a quiet rule as healthy after QUIET_INTERVALS, so a backend nobody calls climbs back', () => {
+    const quiet = { ...freshFactor(0), factor: 0.1 };
+    expect(adaptFactor(quiet, report(1, 1), (QUIET_INTERVALS - 1) * 1000).factor).toBe(0.1);
+    expect(adaptFactor(quiet, report(1, 1), QUIET_INTERVALS * 1000).factor).toBeCloseTo(0.2);
   });
 
   it('takes a pin (a breaker) at once, within [floor, 1], and restarts the interval', () => {

@@ -10,6 +10,13 @@ export interface FactorState {
   readonly slow: number;
 }
 
+/**
+ * An interval with fewer than `minSamples` responses goes on gathering, so that a low limit (a factor at its
+ * floor) is still judged on enough responses; after this many intervals a quiet rule is judged as it is
+ * (healthy: too few responses prove nothing bad), so a backend nobody calls climbs back.
+ */
+export const QUIET_INTERVALS = 10;
+
 /** The state of a rule never reported: full limit, an interval starting now. */
 export function freshFactor(now: number): FactorState {
   return { factor: 1, since: now, requests: 0, errors: 0, slow: 0 };
@@ -56,8 +63,15 @@ export function adaptFactor(state: FactorState | undefined, report: FactorReport
     errors: current.errors + report.errors,
     slow: current.slow + report.slow,
   };
-  if (now - gathered.since < policy.intervalMs) return gathered;
+  if (!judgeable(gathered, now, policy)) return gathered;
   return { ...freshFactor(now), factor: nextFactor(gathered.factor, unhealthy(gathered, policy), policy) };
+}
+
+/** Whether the interval under way is over: it has run, with enough responses or for QUIET_INTERVALS. */
+export function judgeable(state: FactorState, now: number, policy: AdaptivePolicy): boolean {
+  const elapsed = now - state.since;
+  if (elapsed < policy.intervalMs) return false;
+  return state.requests >= policy.minSamples || elapsed >= QUIET_INTERVALS * policy.intervalMs;
 }
 
 /** A factor within [floor, 1]. */

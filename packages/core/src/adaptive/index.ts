@@ -3,7 +3,9 @@ export {
   allowedSlowShare,
   type FactorState,
   freshFactor,
+  judgeable,
   nextFactor,
+  QUIET_INTERVALS,
   unhealthy,
 } from './aimd.js';
 export { breakerFactor, REPORT_EVERY_MS, REPORT_TIMEOUT_MS } from './controller.js';
