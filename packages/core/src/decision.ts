@@ -53,7 +53,7 @@ export function ruleResult(planned: PlannedCheck, outcome: StoreOutcome, index: 
   const r = outcome.results[index];
   if (r === undefined) throw new Error(`store returned no result for check ${index} (${rule.name})`);
   const shadowDenied = !r.allowed && check.mode === 'shadow';
-  return {
+  const result: RuleResult = {
     rule: rule.name,
     mode: check.mode,
     windowMs: rule.params.windowMs,
@@ -66,6 +66,13 @@ export function ruleResult(planned: PlannedCheck, outcome: StoreOutcome, index: 
     failed: r.degraded !== undefined,
     fallback: r.degraded !== undefined,
   };
+  return r.bannedUntil === undefined && r.replayed === undefined ? result : withPolicy(result, r);
+}
+
+/** A rule result with what its policy reported: a ban (and whether this denial started it), or a replay. */
+function withPolicy(result: RuleResult, r: CheckResult): RuleResult {
+  if (r.replayed === true) return { ...result, replayed: true };
+  return { ...result, bannedUntil: r.bannedUntil!, banStarted: r.banStarted === true };
 }
 
 /** The enforcing result that explains a denial: the longest wait wins. */
@@ -109,7 +116,7 @@ export function buildDecision(parts: DecisionParts): Decision {
   const shown = denying ?? mostConstrained(results);
   let failedOpen = false;
   for (const r of results) if (r.failed && r.allowed) failedOpen = true;
-  let reason: DecisionReason = denying ? 'limit' : 'allowed';
+  let reason: DecisionReason = denying ? (denying.bannedUntil === undefined ? 'limit' : 'ban') : 'allowed';
   if (failure !== undefined && (failedOpen || denying?.failed)) reason = REASON_BY_KIND[failure];
   const allowed = denying === undefined;
   const retryAfterMs = denying ? denying.retryAfterMs : 0;
@@ -132,7 +139,7 @@ export function buildDecision(parts: DecisionParts): Decision {
       version,
     };
   }
-  return {
+  const decision: Decision = {
     allowed,
     rule: shown.rule,
     retryAfterMs,
@@ -146,6 +153,8 @@ export function buildDecision(parts: DecisionParts): Decision {
     leases,
     version,
   };
+  // A ban answers with when it ends: the denying rule's.
+  return denying?.bannedUntil === undefined ? decision : { ...decision, bannedUntil: denying.bannedUntil };
 }
 
 /** What one check is deciding: the matched rules split by store, handed from planning to deciding. */

@@ -42,6 +42,15 @@ export function tagFor(rule: CompiledRule, descriptors: Descriptors, secret?: st
  */
 export const IDEMPOTENCY_DESCRIPTOR = 'idempotency_key';
 
+/**
+ * The `idempotency_key` descriptor of a request's Idempotency-Key header (its first value, trimmed): hashed
+ * at once, so the key's text reaches no log, descriptor or store; undefined when absent or blank.
+ */
+export function idempotencyDescriptor(header: string | readonly string[] | undefined): string | undefined {
+  const value = (typeof header === 'string' ? header : header?.[0])?.trim();
+  return value === undefined || value === '' ? undefined : hashText(value);
+}
+
 /** Default number of tags a {@link TagCache} keeps per set of key descriptors. */
 export const DEFAULT_TAG_CACHE_SIZE = 50_000;
 
