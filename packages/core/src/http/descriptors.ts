@@ -1,4 +1,4 @@
-import { hashText } from '../keys.js';
+import { hashText, IDEMPOTENCY_DESCRIPTOR, idempotencyDescriptor } from '../keys.js';
 import type { Descriptors } from '../types.js';
 import { clientAddress, normalizeIp } from './ip.js';
 import type { ProxyTrust } from './proxy.js';
@@ -62,6 +62,7 @@ export function buildDescriptors(
   put(result, 'method', facts.method.toUpperCase(), max);
   put(result, 'route', facts.route ?? normalizePath(facts.url, { caseSensitive }), max);
   put(result, 'api_key', apiKey, max);
+  put(result, IDEMPOTENCY_DESCRIPTOR, idempotencyDescriptor(facts.header('idempotency-key')), max);
   if (used !== undefined && ON_DEMAND.some((name) => used.has(name)))
     putOnDemand(result, facts, settings, ip, used);
   const own = extra?.descriptors;
