@@ -14,6 +14,9 @@ export interface DeniedBody {
   readonly rule: string | null;
   /** Whole seconds to wait; null when the request can never be allowed (cost above capacity). */
   readonly retryAfter: number | null;
+  /** Set when the key is banned (`ban` in the rule): `ban`, and when the ban ends (ISO 8601, UTC). */
+  readonly reason?: 'ban';
+  readonly bannedUntil?: string;
 }
 
 /** Everything a denied response is made of; `onDenied` receives it to build its own. */
@@ -160,6 +163,9 @@ export function deniedResponse(
       error: unavailable ? 'rate_limit_unavailable' : 'rate_limited',
       rule: decision.rule ?? null,
       retryAfter,
+      ...(decision.bannedUntil === undefined
+        ? {}
+        : { reason: 'ban' as const, bannedUntil: new Date(decision.bannedUntil).toISOString() }),
     },
     decision,
   };
