@@ -1,7 +1,9 @@
+import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { rateLimit } from '@sluice/express';
 import express from 'express';
 import { accountDescriptors, accountOf, exportDuration, RULES_PATH } from '../public-api/accounts.js';
+import { failedToListen, listenAddress } from '../public-api/listen.js';
 import { storeFromEnv } from '../public-api/store.js';
 
 // The public-api example's routes and rules, served by Express.
@@ -50,15 +52,22 @@ app.get('/account', (req, res) => {
   else res.status(401).json({ error: 'send a valid x-api-key (try k_demo)' });
 });
 
-const server = app.listen(Number(process.env.PORT ?? 3000), process.env.HOST ?? '127.0.0.1', () => {
-  const address = server.address();
-  const port = typeof address === 'object' && address ? address.port : '?';
-  console.log(`express example listening on http://${process.env.HOST ?? '127.0.0.1'}:${port}`);
+const where = listenAddress();
+const closeAll = () => void limiter.limiter.close().then(() => redis.close());
+// Express 5 hands a listening error to this callback.
+const server = app.listen(where.port, where.host, (error?: Error) => {
+  if (error) {
+    failedToListen('express example', error, where, 'npx tsx examples/express/server.ts');
+    closeAll();
+    return;
+  }
+  const { port } = server.address() as AddressInfo;
+  console.log(`express example listening on http://${where.host}:${port}`);
 });
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.once(signal, () => {
     server.close();
     server.closeAllConnections();
-    void limiter.limiter.close().then(() => redis.close());
+    closeAll();
   });
 }

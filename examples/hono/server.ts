@@ -3,6 +3,7 @@ import { serve } from '@hono/node-server';
 import { rateLimit } from '@sluice/hono';
 import { type Context, Hono } from 'hono';
 import { accountDescriptors, accountOf, exportDuration, RULES_PATH } from '../public-api/accounts.js';
+import { failedToListen, listenAddress } from '../public-api/listen.js';
 import { storeFromEnv } from '../public-api/store.js';
 
 // The public-api example's routes and rules, served by Hono on Node.
@@ -55,13 +56,18 @@ app.get('/account', (c) => {
     : c.json({ error: 'send a valid x-api-key (try k_demo)' }, 401);
 });
 
-const host = process.env.HOST ?? '127.0.0.1';
-const server = serve({ fetch: app.fetch, port: Number(process.env.PORT ?? 3000), hostname: host }, (info) => {
-  console.log(`hono example listening on http://${host}:${info.port}`);
+const where = listenAddress();
+const closeAll = () => void limiter.limiter.close().then(() => redis.close());
+const server = serve({ fetch: app.fetch, port: where.port, hostname: where.host }, (info) => {
+  console.log(`hono example listening on http://${where.host}:${info.port}`);
+});
+server.once('error', (error) => {
+  failedToListen('hono example', error, where, 'npx tsx examples/hono/server.ts');
+  closeAll();
 });
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.once(signal, () => {
     server.close();
-    void limiter.limiter.close().then(() => redis.close());
+    closeAll();
   });
 }

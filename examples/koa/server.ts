@@ -4,6 +4,7 @@ import Router from '@koa/router';
 import { rateLimit } from '@sluice/koa';
 import Koa from 'koa';
 import { accountDescriptors, accountOf, exportDuration, RULES_PATH } from '../public-api/accounts.js';
+import { failedToListen, listenAddress } from '../public-api/listen.js';
 import { storeFromEnv } from '../public-api/store.js';
 
 // The public-api example's routes and rules, served by Koa and @koa/router.
@@ -62,14 +63,20 @@ router.get('/account', (ctx) => {
 });
 app.use(router.routes()).use(router.allowedMethods());
 
-const server = app.listen(Number(process.env.PORT ?? 3000), process.env.HOST ?? '127.0.0.1', () => {
+const where = listenAddress();
+const closeAll = () => void limiter.limiter.close().then(() => redis.close());
+const server = app.listen(where.port, where.host, () => {
   const { port } = server.address() as AddressInfo;
-  console.log(`koa example listening on http://${process.env.HOST ?? '127.0.0.1'}:${port}`);
+  console.log(`koa example listening on http://${where.host}:${port}`);
+});
+server.once('error', (error) => {
+  failedToListen('koa example', error, where, 'npx tsx examples/koa/server.ts');
+  closeAll();
 });
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.once(signal, () => {
     server.close();
     server.closeAllConnections();
-    void limiter.limiter.close().then(() => redis.close());
+    closeAll();
   });
 }

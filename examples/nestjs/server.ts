@@ -1,4 +1,18 @@
-import { Controller, Get, Module, Query, Req } from '@nestjs/common';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  Body,
+  Controller,
+  Get,
+  Header,
+  HttpCode,
+  HttpException,
+  Module,
+  Post,
+  Query,
+  Req,
+} from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { ExpressAdapter, type NestExpressApplication } from '@nestjs/platform-express';
 import {
@@ -9,7 +23,8 @@ import {
   SluiceModule,
   type SluiceRequest,
 } from '@sluice/nestjs';
-import { accountDescriptors, accountOf, RULES_PATH } from '../public-api/accounts.js';
+import { accountDescriptors, accountOf, exportDuration, RULES_PATH } from '../public-api/accounts.js';
+import { failedToListen, listenAddress } from '../public-api/listen.js';
 import { storeFromEnv } from '../public-api/store.js';
 
 // The public-api example's rules, served by Nest on Express. In your app, write the decorators as decorators
@@ -27,11 +42,20 @@ class ApiController {
     return { query, results: [`${query} one`, `${query} two`] };
   }
 
+  async export(seconds: unknown) {
+    await sleep(exportDuration({ seconds }));
+    return 'id,name\n1,alpha\n2,beta\n';
+  }
+
+  login(body: { user?: string; password?: string } | undefined) {
+    if (body?.user === 'demo' && body.password === 'demo') return { ok: true };
+    throw new HttpException({ error: 'wrong user or password' }, 401);
+  }
+
   account(req: SluiceRequest, info: Info | undefined) {
     const account = accountOf(req.headers);
-    return account
-      ? { tenant: account.tenant, remaining: info?.remaining ?? null }
-      : { error: 'send a valid x-api-key (try k_demo)' };
+    if (!account) throw new HttpException({ error: 'send a valid x-api-key (try k_demo)' }, 401);
+    return { tenant: account.tenant, remaining: info?.remaining ?? null };
   }
 }
 
@@ -52,6 +76,12 @@ decorate(
   RateLimit({ rules: [{ name: 'search_burst', key: ['ip'], limit: { requests: 10, per: '1s' } }] }),
 );
 Query('q')(ApiController.prototype, 'search', 0);
+// @Get('export') @Header('content-type', 'text/csv'): export_concurrency holds a lease until the response ends.
+decorate('export', Get('export'), Header('content-type', 'text/csv'));
+Query('seconds')(ApiController.prototype, 'export', 0);
+// @Post('login') @HttpCode(200): login_per_ip, five an hour per IP.
+decorate('login', Post('login'), HttpCode(200));
+Body()(ApiController.prototype, 'login', 0);
 // @Get('account') account(@Req() req, @RateLimitInfo() info): the handler reads its own limit.
 decorate('account', Get('account'));
 Req()(ApiController.prototype, 'account', 0);
@@ -75,10 +105,22 @@ Module({
   controllers: [ApiController],
 })(AppModule);
 
-const app = await NestFactory.create<NestExpressApplication>(AppModule, new ExpressAdapter());
+// Warnings and errors only: one line at start, as the other examples print, not Nest's route map.
+const app = await NestFactory.create<NestExpressApplication>(AppModule, new ExpressAdapter(), {
+  logger: ['error', 'warn'],
+});
 app.set('trust proxy', process.env.TRUST_PROXY === '1');
 app.enableShutdownHooks(); // SIGINT/SIGTERM close the app, and with it the limiter
-const host = process.env.HOST ?? '127.0.0.1';
-await app.listen(Number(process.env.PORT ?? 3000), host);
-console.log(`nestjs example listening on ${await app.getUrl()}`);
 process.once('beforeExit', () => void redis.close());
+// app.listen() would log a listening error with a stack trace: the example listens on the app's server itself.
+await app.init();
+const where = listenAddress();
+const server = app.getHttpServer() as Server;
+server.once('error', (error) => {
+  failedToListen('nestjs example', error, where, 'npx tsx examples/nestjs/server.ts');
+  void app.close();
+});
+server.listen(where.port, where.host, () => {
+  const { port } = server.address() as AddressInfo;
+  console.log(`nestjs example listening on http://${where.host}:${port}`);
+});

@@ -102,19 +102,22 @@ describe('examples, started as `pnpm example` starts them', { timeout: 120_000 }
     redis = undefined;
   });
 
-  it.each(['examples/public-api/server.ts', 'examples/express/server.ts', 'examples/koa/server.ts'])(
-    '%s limits logins to five an hour, skips /health and keys /account by API key',
-    async (script) => {
-      const example = await startExample(script);
-      started.push(example);
-      await loginUntilLimited(example.url);
-      for (let i = 0; i < 3; i++) await request(example.url).get('/health').expect(200);
-      const account = await request(example.url).get('/account').set('x-api-key', 'k_demo').expect(200);
-      expect(account.headers['ratelimit-policy']).toBe('"key_default";q=600;w=60');
-      const acme = await request(example.url).get('/account').set('x-api-key', 'k_acme').expect(200);
-      expect(acme.headers['ratelimit-policy']).toBe('"key_override_acme";q=3000;w=60');
-    },
-  );
+  it.each([
+    'examples/public-api/server.ts',
+    'examples/express/server.ts',
+    'examples/koa/server.ts',
+    'examples/hono/server.ts',
+    'examples/nestjs/server.ts',
+  ])('%s limits logins to five an hour, skips /health and keys /account by API key', async (script) => {
+    const example = await startExample(script);
+    started.push(example);
+    await loginUntilLimited(example.url);
+    for (let i = 0; i < 3; i++) await request(example.url).get('/health').expect(200);
+    const account = await request(example.url).get('/account').set('x-api-key', 'k_demo').expect(200);
+    expect(account.headers['ratelimit-policy']).toBe('"key_default";q=600;w=60');
+    const acme = await request(example.url).get('/account').set('x-api-key', 'k_acme').expect(200);
+    expect(acme.headers['ratelimit-policy']).toBe('"key_override_acme";q=3000;w=60');
+  });
 
   it('serves Prometheus metrics on /metrics, with no key in them', async () => {
     const example = await startExample('examples/public-api/server.ts');
@@ -190,16 +193,22 @@ describe('examples, started as `pnpm example` starts them', { timeout: 120_000 }
     expect(example.output().match(/ECONNREFUSED/g)).toHaveLength(1);
   });
 
-  it('on a port in use, names PORT and exits 1 without a stack trace', async () => {
+  it.each([
+    ['public-api', 'examples/public-api/server.ts', 'pnpm example'],
+    ['express example', 'examples/express/server.ts', 'npx tsx examples/express/server.ts'],
+    ['koa example', 'examples/koa/server.ts', 'npx tsx examples/koa/server.ts'],
+    ['hono example', 'examples/hono/server.ts', 'npx tsx examples/hono/server.ts'],
+    ['nestjs example', 'examples/nestjs/server.ts', 'npx tsx examples/nestjs/server.ts'],
+  ])('%s on a port in use: names PORT and exits 1 without a stack trace', async (name, script, command) => {
     const taken = createServer();
     taken.listen(0, '127.0.0.1');
     await once(taken, 'listening');
     const { port } = taken.address() as { port: number };
     try {
-      const { code, output } = await runToExit('examples/public-api/server.ts', { PORT: String(port) });
+      const { code, output } = await runToExit(script, { PORT: String(port) });
       expect(code).toBe(1);
       expect(output.trim()).toBe(
-        `public-api: port ${port} is in use on 127.0.0.1: set PORT to a free one (PORT=3001 pnpm example) [EADDRINUSE]`,
+        `${name}: port ${port} is in use on 127.0.0.1: set PORT to a free one (PORT=3001 ${command}) [EADDRINUSE]`,
       );
       expect(output).not.toMatch(STACK_LINE);
     } finally {

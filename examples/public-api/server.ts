@@ -3,7 +3,7 @@ import { rateLimit } from '@sluice/fastify';
 import { prometheusObserver } from '@sluice/prometheus';
 import Fastify from 'fastify';
 import { accountDescriptors, accountOf, exportDuration, isKnownKey, RULES_PATH } from './accounts.js';
-import { listenAddress, listenProblem } from './listen.js';
+import { failedToListen, listenAddress } from './listen.js';
 import { storeFromEnv } from './store.js';
 
 const redis = await storeFromEnv();
@@ -56,9 +56,6 @@ try {
   const address = await app.listen(where);
   console.log(`public-api listening on ${address} (${redis.description})`);
 } catch (error) {
-  const problem = listenProblem(error, where);
-  if (problem === undefined) throw error;
-  console.error(`public-api: ${problem}`);
+  failedToListen('public-api', error, where);
   await app.close();
-  process.exitCode = 1;
 }
