@@ -59,6 +59,18 @@ describe('ban, escalate, penalty and count', () => {
     ]);
   });
 
+  it('ban, penalty and idempotent need one counter per key: not with shards or lease', () => {
+    expect(
+      problemsOf([LIMIT, '    shards: 4', '    ban: {after: 5, within: 10m, for: 15m}', '    idempotent: 1m']),
+    ).toEqual([
+      'rules.yaml:8:10 rules[0].ban: ban needs one counter per key: it does not apply with shards',
+      'rules.yaml:9:17 rules[0].idempotent: idempotent needs one counter per key: it does not apply with shards',
+    ]);
+    expect(problemsOf([LIMIT, '    lease: {batch: 2}', '    penalty: 2'])).toEqual([
+      'rules.yaml:8:14 rules[0].penalty: penalty needs one counter per key: it does not apply with lease',
+    ]);
+  });
+
   it('idempotent is a duration, compiled to ms', () => {
     expect(problemsOf([LIMIT, '    idempotent: 10'])).toEqual([
       'rules.yaml:7:17 rules[0].idempotent: 10 is not a duration (did you mean "10s"?)',

@@ -41,7 +41,7 @@ export function checkPolicies(rule: ParsedRule, at: FieldPath): Finding[] {
       message: `a ${rule.algorithm} rule holds leases, not counts: count does not apply`,
     });
   }
-  found.push(...checkHoldsLeases(rule, at));
+  found.push(...checkHoldsLeases(rule, at), ...checkSplitCounters(rule, at));
   for (const field of POLICY_FIELDS) {
     if (rule[field] !== undefined && !POLICIES[field])
       found.push({ path: [...at, field], message: `${field} is not supported yet`, atKey: true });
@@ -67,6 +67,21 @@ function checkHoldsLeases(rule: ParsedRule, at: FieldPath): Finding[] {
       message: `a ${rule.algorithm} rule holds a lease per request: idempotent does not apply`,
     });
   return found;
+}
+
+/**
+ * Bans, penalties and idempotency markers live beside one counter of one key. A sharded rule spreads a key
+ * over sub-counters and a leased one counts in batches, not requests: neither has that counter.
+ */
+function checkSplitCounters(rule: ParsedRule, at: FieldPath): Finding[] {
+  const split = (rule.shards ?? 1) > 1 ? 'shards' : rule.lease !== undefined ? 'lease' : undefined;
+  if (split === undefined) return [];
+  return (['ban', 'penalty', 'idempotent'] as const)
+    .filter((field) => rule[field] !== undefined)
+    .map((field) => ({
+      path: [...at, field],
+      message: `${field} needs one counter per key: it does not apply with ${split}`,
+    }));
 }
 
 /** Each escalation step must be longer than the ban (or step) before it. */
