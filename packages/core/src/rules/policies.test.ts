@@ -5,7 +5,7 @@ import { parseRules } from './parse.js';
 import { POLICIES } from './policies.js';
 
 afterEach(() => {
-  POLICIES.count = false;
+  POLICIES.count = true;
 });
 
 function problemsOf(rule: string[]): string[] {
@@ -32,8 +32,9 @@ describe('ban, escalate, penalty and count', () => {
       '    penalty: 2',
       '    count: failed',
     ];
-    expect(problemsOf(rule)).toEqual(['rules.yaml:10:5 rules[0].count: count is not supported yet']);
+    expect(problemsOf(rule)).toEqual([]);
     POLICIES.ban = false;
+    POLICIES.count = false;
     try {
       expect(problemsOf(rule)).toEqual([
         'rules.yaml:7:5 rules[0].ban: ban is not supported yet',
@@ -136,6 +137,17 @@ describe('ban, escalate, penalty and count', () => {
       penalty: 2,
       count: [401, 403],
     });
+  });
+
+  it('count does not apply to a rule holding leases, nor to units leased in batches', () => {
+    expect(
+      problemsOf(['    algorithm: concurrency', '    limit: {concurrent: 5}', '    count: failed']),
+    ).toEqual([
+      'rules.yaml:8:12 rules[0].count: a concurrency rule holds leases, not counts: count does not apply',
+    ]);
+    expect(problemsOf([LIMIT, '    lease: {batch: 2}', '    count: failed'])).toEqual([
+      'rules.yaml:8:12 rules[0].count: count refunds a request its own charge; with lease: {batch} units are spent in process',
+    ]);
   });
 
   it('are counting fields: a deny rule refuses them', () => {

@@ -16,7 +16,7 @@ export const POLICIES: Record<PolicyField, boolean> = {
   ban: true,
   escalate: true,
   penalty: true,
-  count: false,
+  count: true,
 };
 
 const POLICY_FIELDS: readonly PolicyField[] = ['ban', 'escalate', 'penalty', 'count'];
@@ -39,6 +39,13 @@ export function checkPolicies(rule: ParsedRule, at: FieldPath): Finding[] {
     found.push({
       path: [...at, 'count'],
       message: `a ${rule.algorithm} rule holds leases, not counts: count does not apply`,
+    });
+  }
+  // A batch is spent in process: no request's charge is its own to give back.
+  if (rule.count !== undefined && rule.lease !== undefined) {
+    found.push({
+      path: [...at, 'count'],
+      message: 'count refunds a request its own charge; with lease: {batch} units are spent in process',
     });
   }
   found.push(...checkHoldsLeases(rule, at), ...checkSplitCounters(rule, at));
