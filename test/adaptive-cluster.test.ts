@@ -1,57 +1,22 @@
 /**
- * Adaptive factors on a 3-master Redis Cluster (ioredis and node-redis) and on node-redis against one server: the
- * same steps as core's, shared by two stores, each rule's key in a slot of its own.
+ * Adaptive factors through every client kind (ioredis, node-redis; one server, a 3-master Cluster): the same steps
+ * as core's, shared by two stores, each rule's key in a slot of its own.
  */
 import { ADAPTIVE_DEFAULTS, type AdaptivePolicy, type FactorReport, MemoryFactors } from '@sluice/core';
-import { RedisStore, type RedisStoreOptions } from '@sluice/redis';
-import { Cluster } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  nodeRedisClient,
-  nodeRedisCluster,
-  type RedisClusterHandle,
-  type RedisServer,
-  randomPrefix,
-  ready,
-  startCluster,
-  startRedis,
-} from './support/redis.js';
+import { RedisStore } from '@sluice/redis';
+import { describe, expect, it } from 'vitest';
+import { CLIENT_KINDS, clientKinds } from './support/client-kinds.js';
+import { randomPrefix } from './support/redis.js';
 
-type Client = RedisStoreOptions['client'];
-
-let server: RedisServer;
-let cluster: RedisClusterHandle;
-const clients: Record<string, Client> = {};
-const closers: (() => void)[] = [];
-
-beforeAll(async () => {
-  [server, cluster] = await Promise.all([startRedis(), startCluster()]);
-  const ioCluster = new Cluster(cluster.nodes);
-  await ready(ioCluster);
-  const [node, nodeCluster] = await Promise.all([nodeRedisClient(server), nodeRedisCluster(cluster)]);
-  Object.assign(clients, {
-    'ioredis, Cluster': ioCluster,
-    'node-redis, one server': node,
-    'node-redis, Cluster': nodeCluster,
-  });
-  closers.push(
-    () => ioCluster.disconnect(),
-    () => node.destroy(),
-    () => nodeCluster.destroy(),
-  );
-});
-afterAll(async () => {
-  for (const close of closers) close();
-  await Promise.all([server?.stop(), cluster?.stop()]);
-});
+const { clientOf } = clientKinds();
 
 const policy: AdaptivePolicy = { ...ADAPTIVE_DEFAULTS, errorRate: 0.1, minSamples: 10 };
 
-describe.each(['ioredis, Cluster', 'node-redis, one server', 'node-redis, Cluster'])('on %s', (where) => {
+describe.each(CLIENT_KINDS)('on %s', (where) => {
   it('two stores share each rule’s factor, stepping as core does', async () => {
     const prefix = randomPrefix('ad');
     const [a, b] = [0, 1].map(
-      () => new RedisStore({ client: clients[where] as Client, prefix, timeoutMs: 5000, breaker: false }),
+      () => new RedisStore({ client: clientOf(where), prefix, timeoutMs: 5000, breaker: false }),
     ) as [RedisStore, RedisStore];
     const memory = new MemoryFactors();
     const fromRedis: number[] = [];

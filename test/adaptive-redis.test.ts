@@ -50,6 +50,22 @@ async function gateway(prefix: string, clock: () => number): Promise<{ limiter: 
   return { limiter, client };
 }
 
+/** Runs `test` with two gateways on one prefix and a fake clock starting at `start`; closes them after. */
+async function withGateways(
+  start: number,
+  test: (a: Limiter, b: Limiter, clock: { now: number }, prefix: string) => Promise<void>,
+): Promise<void> {
+  const prefix = randomPrefix();
+  const clock = { now: start };
+  const gateways = [await gateway(prefix, () => clock.now), await gateway(prefix, () => clock.now)];
+  try {
+    await test(gateways[0]!.limiter, gateways[1]!.limiter, clock, prefix);
+  } finally {
+    await Promise.all(gateways.map((g) => g.limiter.close()));
+    for (const g of gateways) g.client.disconnect();
+  }
+}
+
 /** One second of `count` requests through a gateway, answering the allowed ones with `status`. */
 async function second(
   limiter: Limiter,
@@ -114,47 +130,29 @@ describe('RedisStore.adaptFactor', () => {
 });
 
 describe('two gateways sharing one redis-server', () => {
-  it('both tighten while one sees the backend fail 30%, and both recover once it heals', async () => {
-    const prefix = randomPrefix();
-    const clock = { now: 5_000_000 };
-    const a = await gateway(prefix, () => clock.now);
-    const b = await gateway(prefix, () => clock.now);
-    try {
-      for (let s = 0; s < 4; s++) await second(a.limiter, clock, 100, (i) => (i % 10 < 3 ? 503 : 200));
+  it('both tighten while one sees the backend fail 30%, and both recover once it heals', () =>
+    withGateways(5_000_000, async (a, b, clock) => {
+      for (let s = 0; s < 4; s++) await second(a, clock, 100, (i) => (i % 10 < 3 ? 503 : 200));
       // b saw no failure itself; its first report brings the fleet's factor.
-      await second(b.limiter, clock, 10, () => 200);
-      expect(b.limiter.factor('payments')).toBeLessThanOrEqual(0.25);
-      for (let s = 0; s < 12; s++) await second(a.limiter, clock, 50, () => 200);
-      await second(b.limiter, clock, 10, () => 200);
-      expect(b.limiter.factor('payments')).toBe(1);
-    } finally {
-      await Promise.all([a.limiter.close(), b.limiter.close()]);
-      a.client.disconnect();
-      b.client.disconnect();
-    }
-  });
+      await second(b, clock, 10, () => 200);
+      expect(b.factor('payments')).toBeLessThanOrEqual(0.25);
+      for (let s = 0; s < 12; s++) await second(a, clock, 50, () => 200);
+      await second(b, clock, 10, () => 200);
+      expect(b.factor('payments')).toBe(1);
+    }));
 
-  it('follow one gateway whose circuit breaker opens', async () => {
-    const prefix = randomPrefix();
-    const clock = { now: 9_000_000 };
-    const a = await gateway(prefix, () => clock.now);
-    const b = await gateway(prefix, () => clock.now);
-    try {
-      await second(b.limiter, clock, 10, () => 200);
-      a.limiter.health('payments', 'open');
+  it('follow one gateway whose circuit breaker opens', () =>
+    withGateways(9_000_000, async (a, b, clock, prefix) => {
+      await second(b, clock, 10, () => 200);
+      a.health('payments', 'open');
       // The pin is written at once; b reads it with its next report, within the interval the pin started.
       const key = factorKey(prefix, 'api/payments');
       await vi.waitFor(async () => expect(Number(await redis.admin.hget(key, 'f'))).toBe(0.1));
       clock.now += 300;
-      await b.limiter.check({});
-      expect(b.limiter.factor('payments')).toBe(0.1);
-      expect((await b.limiter.check({})).limit).toBe(10);
-    } finally {
-      await Promise.all([a.limiter.close(), b.limiter.close()]);
-      a.client.disconnect();
-      b.client.disconnect();
-    }
-  });
+      await b.check({});
+      expect(b.factor('payments')).toBe(0.1);
+      expect((await b.check({})).limit).toBe(10);
+    }));
 
   it('report a rule a few times a second, never per request', async () => {
     const store = storeOn(redis.client, randomPrefix());
