@@ -12,6 +12,8 @@ export interface GuardedObserver {
   onLeases(rule: string, delta: number): void;
   onAdaptiveFactor(rule: string, factor: number): void;
   onShed(rule: string, priority: PriorityClass): void;
+  onBan(rule: string, until: number): void;
+  onUnban(rule: string, lifted: boolean): void;
   /** Whether the observer listens to store latency (timing a call costs a clock read on each side). */
   readonly timesStore: boolean;
   /** Hook calls that threw or whose promise rejected, since start. */
@@ -66,6 +68,8 @@ export function guardObserver(observer: Observer = {}): GuardedObserver {
     onLeases: guard(observer.onLeases),
     onAdaptiveFactor: guard(observer.onAdaptiveFactor),
     onShed: guard(observer.onShed),
+    onBan: guard(observer.onBan),
+    onUnban: guard(observer.onUnban),
     timesStore: typeof observer.onStoreLatency === 'function',
     get failures() {
       return failures;
