@@ -22,6 +22,7 @@ import type {
   RulesSource,
   Store,
 } from './types.js';
+import { unbanKey } from './unban.js';
 
 export type { ExplainedRule, Explanation } from './explain.js';
 
@@ -109,6 +110,11 @@ export interface Limiter {
   observe(decision: Decision, status: number, latencyMs: number): void;
   /** An adaptive rule's factor now: 1 at full health, down to its floor. */
   factor(rule: string): number;
+  /**
+   * Lifts the ban of the key these descriptors make under a rule with `ban` (see unban.ts): logged, reported
+   * to the observer (`onUnban`); true when the key had one.
+   */
+  unban(rule: string, descriptors: Descriptors): Promise<boolean>;
   /** Closes both stores. */
   close(): Promise<void>;
 }
@@ -220,6 +226,12 @@ export function createLimiter(options: LimiterOptions): Limiter {
       if (decision.adaptive !== undefined) adaptive.observe(decision.adaptive, status, latencyMs, clock());
     },
     factor: (rule) => adaptive.factorOf(rule),
+    unban: (rule, descriptors) =>
+      unbanKey(
+        { rules: path.table, stores: given, secret: options.keySecret, logger, onUnban: observer.onUnban },
+        rule,
+        descriptors,
+      ),
     async close() {
       unsubscribe?.();
       watched.close();
