@@ -1,8 +1,8 @@
 /**
  * The packages as a user gets them from the registry: every package under packages/ is packed with pnpm (running
  * its prepack), the tarballs are installed with npm into an app in the system's temp directory, outside the
- * workspace, and there an ESM Fastify app, a CommonJS Express app and a CommonJS Koa app each serve real HTTP up to
- * their first 429, a TypeScript file type-checks under `module: node16` (and runs) and under `moduleResolution:
+ * workspace, and there an ESM Fastify app, CommonJS Express, Koa and Nest apps and an ESM Hono app each serve real
+ * HTTP up to their first 429, a TypeScript file type-checks under `module: node16` (and runs) and under `moduleResolution:
  * bundler`, and `npx sluice validate` checks a rules file. A second app installs only @sluice/cli, which must
  * validate without ioredis and say what to install for `push`. Runs in `pnpm test`, after the build.
  */
@@ -45,6 +45,11 @@ const APP_DEPENDENCIES = [
   'koa',
   'hono',
   '@hono/node-server',
+  '@nestjs/common',
+  '@nestjs/core',
+  '@nestjs/platform-express',
+  'reflect-metadata',
+  'rxjs',
   '@types/express',
   '@types/koa',
   '@types/node',
@@ -241,6 +246,27 @@ describe.concurrent('packed packages installed with npm outside the workspace', 
       expect(result.allowed).toBe(3);
       expect(result.denied?.status).toBe(429);
       expect(result.denied?.headers.get('x-ratelimit-rule')).toBe('per_ip');
+    } finally {
+      server.stop();
+    }
+  });
+
+  it('CommonJS Nest on Express: the module shorthand limits /, @RateLimit /search, with the same 429', async () => {
+    const server = await startApp('nest-app.cjs', app);
+    try {
+      const search = await untilDenied(`${server.url}/search`, 10);
+      expect(search.allowed).toBe(1);
+      expect(search.denied?.headers.get('x-ratelimit-rule')).toBe('hello_controller_search');
+      // The /search request counted for the module's rule too: 2 more of its 3.
+      const root = await untilDenied(`${server.url}/`, 10);
+      expect(root.allowed).toBe(2);
+      const denied = root.denied;
+      expect(denied?.status).toBe(429);
+      expect(denied?.headers.get('x-ratelimit-rule')).toBe('per_ip');
+      expect(denied?.headers.get('ratelimit-policy')).toBe('"per_ip";q=3;w=3600');
+      expect(Number(denied?.headers.get('retry-after'))).toBeGreaterThan(0);
+      expect(denied?.headers.get('cache-control')).toBe('no-store');
+      expect(await denied?.json()).toMatchObject({ error: 'rate_limited', rule: 'per_ip' });
     } finally {
       server.stop();
     }
