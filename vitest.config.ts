@@ -17,12 +17,21 @@ const packages = [
 // Tests import @sluice/* from source, so the suite needs no build step.
 export default defineConfig({
   resolve: {
-    alias: Object.fromEntries(
-      packages.map((name) => [
-        `@sluice/${name}`,
-        fileURLToPath(new URL(`./packages/${name}/src/index.ts`, import.meta.url)),
-      ]),
-    ),
+    alias: {
+      // Core's subpath entries before the packages: the first alias that matches a specifier wins.
+      ...Object.fromEntries(
+        ['http', 'testing'].map((entry) => [
+          `@sluice/core/${entry}`,
+          fileURLToPath(new URL(`./packages/core/src/${entry}/index.ts`, import.meta.url)),
+        ]),
+      ),
+      ...Object.fromEntries(
+        packages.map((name) => [
+          `@sluice/${name}`,
+          fileURLToPath(new URL(`./packages/${name}/src/index.ts`, import.meta.url)),
+        ]),
+      ),
+    },
   },
   test: {
     include: ['packages/*/src/**/*.test.ts', 'test/**/*.test.ts', 'examples/**/*.test.ts'],
