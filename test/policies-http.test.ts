@@ -6,7 +6,7 @@
  */
 import { createServer, type RequestListener } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { RateLimitOptions, RuleSpec } from '@sluice/core';
+import { compileRules, createLimiter, type RateLimitOptions, type RuleSpec } from '@sluice/core';
 import { rateLimit as expressRateLimit } from '@sluice/express';
 import { rateLimit as fastifyRateLimit } from '@sluice/fastify';
 import { rateLimit as koaRateLimit } from '@sluice/koa';
@@ -77,6 +77,7 @@ describe.each(FRAMEWORKS)('on %s', (framework) => {
     const { store: redisStore, prefix } = store();
     const url = await serve(framework, {
       store: redisStore,
+      clock: () => Date.UTC(2026, 10, 30, 12),
       rules: rules({ name: 'orders', key: ['ip'], limit: { requests: 2, per: '1m' }, idempotent: '10m' }),
     });
     const post = (key?: string) =>
@@ -144,5 +145,37 @@ describe.each(FRAMEWORKS)('on %s', (framework) => {
     // The ban state shares the counter's hash tag (one Cluster slot), and expires.
     expect(banKey?.split('}')[0]).toBe(counterKey?.split('}')[0]);
     for (const key of keys) expect(await redis.admin.pttl(key)).toBeGreaterThan(0);
+  });
+});
+
+describe('lifting a ban on Redis', () => {
+  it('limiter.unban deletes the key ban state: the next request is decided by the limit', async () => {
+    const { store: redisStore, prefix } = store();
+    const warnings: string[] = [];
+    let now = Date.UTC(2026, 10, 30, 12);
+    const limiter = createLimiter({
+      store: redisStore,
+      clock: () => now,
+      logger: { warn: (message) => warnings.push(message) },
+      rules: compileRules(
+        rules({
+          name: 'login',
+          key: ['ip'],
+          limit: { requests: 1, per: '1s' },
+          ban: { after: 1, within: '1m', for: '1h' },
+        }),
+      ),
+    });
+    closers.push(() => limiter.close());
+    const ip = { ip: '203.0.113.9' };
+    await limiter.check(ip);
+    expect((await limiter.check(ip)).reason).toBe('ban');
+    expect((await scanKeys(redis.admin, prefix)).filter((key) => key.endsWith(':login:ban'))).toHaveLength(1);
+    expect(await limiter.unban('login', ip)).toBe(true);
+    expect((await scanKeys(redis.admin, prefix)).filter((key) => key.endsWith(':login:ban'))).toEqual([]);
+    now += 2000;
+    expect((await limiter.check(ip)).allowed).toBe(true);
+    expect(await limiter.unban('login', ip)).toBe(false);
+    expect(warnings).toHaveLength(2);
   });
 });

@@ -125,6 +125,7 @@ export class RedisStore implements Store {
   readonly #calls: PendingCalls;
   readonly #resilient: ResilientStore;
   readonly #factors: RedisFactors;
+  readonly #scripts: ScriptStore;
   /**
    * Every call settles within `timeoutMs` (plus the rest of the turn it waits in, with coalescing), so the
    * engine needs no timer of its own per call; true unless a fallback store of yours may take longer.
@@ -169,6 +170,7 @@ export class RedisStore implements Store {
       this.#calls,
       maxChecks,
     );
+    this.#scripts = scripts;
     this.#logger = options.logger ?? console;
     this.#resilient = resilientStore(scripts, {
       name: 'Redis',
@@ -222,6 +224,16 @@ export class RedisStore implements Store {
       return Promise.reject(error);
     }
     return this.#resilient.release(leases, now);
+  }
+
+  /** Lifts a key's ban under a rule (its ban state in Redis deleted); true when it had one. */
+  unban(rule: string, tag: string): Promise<boolean> {
+    try {
+      assertSafeId({ rule, tag });
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return this.#scripts.unban(rule, tag);
   }
 
   /** Folds a gateway's outcomes into an adaptive rule's fleet-wide factor: one script call, one small key. */
