@@ -16,7 +16,7 @@ import express from 'express';
 import Fastify from 'fastify';
 import Koa from 'koa';
 import { afterEach, describe, expect, it } from 'vitest';
-import { randomPrefix, redisSuite } from './support/redis.js';
+import { randomPrefix, redisSuite, scriptCalls } from './support/redis.js';
 
 const redis = redisSuite();
 
@@ -124,6 +124,7 @@ async function start(
   kind: StoreKind,
   rule: Partial<RuleSpec>,
   clock?: () => number,
+  others: readonly RuleSpec[] = [],
 ): Promise<Served & { store: CountingStore }> {
   const inner =
     kind === 'memory'
@@ -132,8 +133,13 @@ async function start(
   const store = new CountingStore(inner);
   const rules = [
     { name: 'logins', key: ['ip'], algorithm: 'fixed_window', limit: { requests: 3, per: '1m' }, ...rule },
+    ...others,
   ];
-  const options = { rules: { rules }, store, ...(clock ? { clock } : {}) } as unknown as RateLimitOptions<unknown>;
+  const options = {
+    rules: { rules },
+    store,
+    ...(clock ? { clock } : {}),
+  } as unknown as RateLimitOptions<unknown>;
   const app = await ADAPTERS[adapter](options, []);
   running.push(app);
   return { ...app, store };
@@ -215,5 +221,43 @@ describe.each(['express', 'koa', 'fastify'] as const)('count on %s', (adapter) =
       app.held[0]!.answer(200); // too late: the exchange is over
       expect(app.store.refunds).toBe(0);
     });
+  });
+});
+
+describe.each(['express', 'koa', 'fastify'] as const)('count on %s with redis: round trips', (adapter) => {
+  it('a lease and a refund go back in one script call; a response with nothing to give back makes none', async () => {
+    const jobs = {
+      name: 'jobs',
+      key: ['ip'],
+      algorithm: 'concurrency',
+      limit: { concurrent: 1 },
+    } as RuleSpec;
+    const app = await start(
+      adapter,
+      'redis',
+      { count: 'failed', limit: { requests: 1, per: '1m' } },
+      undefined,
+      [jobs],
+    );
+    const before = await scriptCalls(redis.admin);
+    expect((await get(`${app.url}/login?status=200`)).status).toBe(200);
+    await until(() => app.store.releases === 1);
+    // One evaluation, one give-back (the concurrency lease and the refund together).
+    expect((await scriptCalls(redis.admin)) - before).toBe(2);
+    // Both went back: the lease (1 at once) and the charge (1 a minute) leave room for the next request.
+    expect((await get(`${app.url}/login?status=401`)).status).toBe(401);
+    await until(() => app.store.releases === 2);
+    expect(app.store.refunds).toBe(1);
+    expect((await get(`${app.url}/login?status=200`)).status).toBe(429);
+  });
+
+  it('a counted response of a rule without leases makes no call when it ends', async () => {
+    const app = await start(adapter, 'redis', { count: 'failed' });
+    const before = await scriptCalls(redis.admin);
+    expect((await get(`${app.url}/login?status=401`)).status).toBe(401);
+    expect((await get(`${app.url}/login?status=401`)).status).toBe(401);
+    // Two evaluations; the ends of two counted responses asked for nothing.
+    expect((await scriptCalls(redis.admin)) - before).toBe(2);
+    expect(app.store.releases).toBe(0);
   });
 });

@@ -1,9 +1,6 @@
-import { type Check, type CheckResult, ConfigError, type Lease, StoreError } from '@sluice/core';
+import { type Check, type CheckResult, ConfigError, type Lease, type LimitParams } from '@sluice/core';
 import { luaAlgorithms, type RefundCheck } from './algorithms/index.js';
-import { KeyStateError } from './errors.js';
-import { keyOf } from './scriptCall.js';
 import { slotOfTag } from './slot.js';
-import type { ScriptArgs } from './transport.js';
 
 /*
  * The script codec beside scriptCall.ts (evaluation calls): what is checked before a call, how a call is
@@ -107,56 +104,24 @@ export function strandedLeases(
   return stranded;
 }
 
+/** The params of a lease release's spec: a release reads no limit (one spec serves every release of a call). */
+const RELEASE_PARAMS: LimitParams = Object.freeze({ limit: 0, windowMs: 0, burst: 0 });
+
 /**
- * Units given back (charges a rule's `count` does not keep, leaky_bucket places never served), as checks of
- * their algorithm's refund fragment, each carrying its charge.
+ * What a response gives back, as checks of each algorithm's give-back fragment (see giveBackFragmentOf), so that
+ * they all go in one script call (per Cluster slot): concurrency leases dropped by id, and units refunded
+ * (charges a rule's `count` does not keep, leaky_bucket places never served), each carrying its charge. A lease
+ * that names no algorithm was made before leases did: a refund then was a leaky_bucket place, an id a
+ * concurrency lease.
  */
-export function refundChecks(refunds: readonly Lease[]): RefundCheck[] {
-  return refunds.map(({ rule, tag, algorithm, refund }) => ({
-    rule,
-    tag,
-    // A refund that names no algorithm was made before leases did: a leaky_bucket place then.
-    algorithm: algorithm ?? 'leaky_bucket',
-    params: refund!.params,
-    cost: refund!.cost,
-    mode: 'shadow',
-    charge: refund!,
-  }));
-}
-
-/** One release script call: numkeys, the two keys of each lease (set, costs), then the lease ids. */
-export interface ReleaseCall {
-  readonly args: ScriptArgs;
-  /** The keys, two per lease, as in `args`. */
-  readonly keys: readonly string[];
-}
-
-/** The release call of leases that share a slot. */
-export function releaseCall(prefix: string, leases: readonly Lease[]): ReleaseCall {
-  const [setSuffix, costSuffix] = luaAlgorithms.concurrency.keys;
-  const keys = leases.flatMap((lease) => [
-    keyOf(prefix, lease, setSuffix!),
-    keyOf(prefix, lease, costSuffix!),
-  ]);
-  return { args: [keys.length, ...keys, ...leases.map((lease) => lease.id)], keys };
-}
-
-/** The Redis types of a lease's two keys (a sorted set of leases, a hash of their costs). */
-const LEASE_KEY_TYPES = ['zset', 'hash'];
-
-/** The keys of a release call whose TYPE (`types`, in key order) is neither missing nor as expected. */
-export function misTypedLeaseKeys(keys: readonly string[], types: readonly unknown[]): string[] {
-  return keys.filter((_, i) => types[i] !== 'none' && types[i] !== LEASE_KEY_TYPES[i % 2]);
-}
-
-/** The error of a release that met (and removed) the `bad` keys, naming their rules. */
-export function leaseStateError(leases: readonly Lease[], keys: readonly string[], bad: readonly string[]) {
-  const rules = leases.filter((_, i) => bad.includes(keys[2 * i]!) || bad.includes(keys[2 * i + 1]!));
-  return new KeyStateError([...new Set(rules.map((lease) => lease.rule))]);
-}
-
-/** A Redis reply error about a key of the wrong type (as a StoreError, its cause). */
-export function isWrongType(error: unknown): boolean {
-  const cause = error instanceof StoreError ? error.cause : error;
-  return cause instanceof Error && cause.message.startsWith('WRONGTYPE');
+export function giveBackChecks(leases: readonly Lease[]): Check[] {
+  return leases.map((lease): Check | RefundCheck => {
+    const { rule, tag, refund } = lease;
+    if (refund === undefined) {
+      const algorithm = lease.algorithm ?? 'concurrency';
+      return { rule, tag, algorithm, params: RELEASE_PARAMS, cost: 0, mode: 'shadow', leaseId: lease.id };
+    }
+    const algorithm = lease.algorithm ?? 'leaky_bucket';
+    return { rule, tag, algorithm, params: refund.params, cost: refund.cost, mode: 'shadow', charge: refund };
+  });
 }

@@ -13,7 +13,7 @@ export { KeyStateError } from './errors.js';
 export { type RedisList, type RedisListOptions, redisList } from './lists.js';
 export { STORE_NOTICES, type StoreLogger } from './monitor.js';
 export type { NodeRedisClient, NodeRedisCluster } from './nodeRedisTransport.js';
-export { compact, EVALUATE_SCRIPT, RELEASE_SCRIPT } from './script.js';
+export { compact, EVALUATE_SCRIPT } from './script.js';
 export { slotOfTag } from './slot.js';
 export {
   DEFAULT_MAX_BATCH_CHECKS,

@@ -1,4 +1,4 @@
-import { releaseLua, scriptFragments } from './algorithms/index.js';
+import { scriptFragments } from './algorithms/index.js';
 import { policyLua } from './policy.js';
 
 /** ARGV entries of each spec (algorithm, mode, limits: what the checks of one rule share). */
@@ -293,6 +293,3 @@ export function compact(lua: string): string {
 
 /** The one multi-rule evaluation script: prelude, every algorithm (defined on first use), then the groups. */
 export const EVALUATE_SCRIPT = compact([PRELUDE, LOAD, LOAD_POLICY, MAIN].join('\n'));
-
-/** The lease release script (ZREM + HDEL per lease). */
-export const RELEASE_SCRIPT = compact(releaseLua);

@@ -1,5 +1,5 @@
 import { type Check, type CheckResult, type LimitParams, StoreError } from '@sluice/core';
-import { type LuaAlgorithm, luaAlgorithms, refundFragmentOf } from './algorithms/index.js';
+import { giveBackFragmentOf, type LuaAlgorithm, luaAlgorithms } from './algorithms/index.js';
 import { KeyStateError } from './errors.js';
 import { flagFields, policySuffixes, policyText } from './policy.js';
 import { ARGS_PER_CHECK, ARGS_PER_SPEC, FAILED, GROUP_ARGS, NEVER, RESULTS_PER_CHECK } from './script.js';
@@ -12,7 +12,7 @@ export interface Group {
   readonly checks: readonly Check[];
   /** Epoch ms of the request; ignored with the Redis clock. */
   readonly now: number;
-  /** Gives units back instead of deciding (every check runs its algorithm's refund fragment). */
+  /** Gives back instead of deciding: each check runs its algorithm's give-back fragment (refund, lease release). */
   readonly refund?: boolean;
 }
 
@@ -29,7 +29,7 @@ export function keyOf(prefix: string, id: { rule: string; tag: string }, suffix:
 }
 
 function fragmentOf(group: Group, check: Check): LuaAlgorithm {
-  return group.refund === true ? refundFragmentOf(check.algorithm) : luaAlgorithms[check.algorithm];
+  return group.refund === true ? giveBackFragmentOf(check.algorithm) : luaAlgorithms[check.algorithm];
 }
 
 /**

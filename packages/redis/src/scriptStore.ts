@@ -1,18 +1,8 @@
 import type { Check, CheckResult, Lease, PendingCalls, Store } from '@sluice/core';
 import { Coalescer } from './coalescer.js';
-import {
-  bySlot,
-  groupsFor,
-  isWrongType,
-  leaseStateError,
-  misTypedLeaseKeys,
-  refundChecks,
-  releaseCall,
-  strandedLeases,
-} from './codec.js';
-import type { KeyStateError } from './errors.js';
+import { bySlot, giveBackChecks, groupsFor, strandedLeases } from './codec.js';
 import { BAN_SUFFIX } from './policy.js';
-import { EVALUATE_SCRIPT, RELEASE_SCRIPT } from './script.js';
+import { EVALUATE_SCRIPT } from './script.js';
 import {
   type CallSettings,
   evaluateArgv,
@@ -25,7 +15,6 @@ import { slotOfTag } from './slot.js';
 import { type RedisScript, type RedisTransport, redisScript, type ScriptArgs } from './transport.js';
 
 const EVALUATE = redisScript('Evaluate', EVALUATE_SCRIPT);
-const RELEASE = redisScript('Release', RELEASE_SCRIPT);
 
 /**
  * The Redis part of RedisStore, under core's resilient store: checks in, script calls out through a
@@ -57,13 +46,9 @@ export class ScriptStore implements Store {
     return this.#evaluateInRedis(checks, now);
   }
 
-  async release(leases: readonly Lease[], now: number): Promise<void> {
-    const refunds = leases.filter((lease) => lease.refund);
-    const held = leases.filter((lease) => !lease.refund);
-    await Promise.all([
-      held.length > 0 ? this.#releaseInRedis(held) : undefined,
-      refunds.length > 0 ? this.#refundInRedis(refunds, now) : undefined,
-    ]);
+  /** Leases dropped and units refunded: one script call per Cluster slot, one in all on a single server. */
+  release(leases: readonly Lease[], now: number): Promise<void> {
+    return this.#giveBack(leases, now);
   }
 
   /**
@@ -112,7 +97,7 @@ export class ScriptStore implements Store {
         results[checkIndex] = answer.value[j]!;
       });
     });
-    this.#returnStrandedLeases(checks, groups, results, failure !== undefined);
+    this.#returnStrandedLeases(checks, groups, results, failure !== undefined, now);
     if (failure !== undefined) throw failure;
     return results;
   }
@@ -153,14 +138,20 @@ export class ScriptStore implements Store {
     groups: number[][],
     results: readonly (CheckResult | undefined)[],
     failed: boolean,
+    now: number,
   ): void {
     const stranded = strandedLeases(checks, groups, results, failed);
-    if (stranded.length > 0) this.#releaseInRedis(stranded).catch(() => {});
+    if (stranded.length > 0) this.#giveBack(stranded, now).catch(() => {});
   }
 
-  /** leaky_bucket places given back: checks of the refund fragment, one script call per slot group. */
-  async #refundInRedis(refunds: readonly Lease[], now: number): Promise<void> {
-    const checks = refundChecks(refunds);
+  /**
+   * What requests give back (see giveBackChecks), as checks of the evaluation script that always commit: one
+   * call per slot group. A key of the wrong type fails its group with a KeyStateError naming its rules, and is
+   * removed by the script, as in evaluation.
+   */
+  async #giveBack(leases: readonly Lease[], now: number): Promise<void> {
+    if (leases.length === 0) return;
+    const checks = giveBackChecks(leases);
     const groups = groupsFor(checks, this.#transport.isCluster);
     await Promise.all(
       groups.map((indexes) => {
@@ -169,34 +160,6 @@ export class ScriptStore implements Store {
         return this.#sendOne({ checks: indexes.map((i) => checks[i]!), now, refund: true });
       }),
     );
-  }
-
-  async #releaseInRedis(leases: readonly Lease[]): Promise<void> {
-    const groups = groupsFor(leases, this.#transport.isCluster);
-    await Promise.all(
-      groups.map((indexes) => {
-        const group = indexes.map((i) => leases[i]!);
-        const { args, keys } = releaseCall(this.#settings.prefix, group);
-        const refused = this.#calls.reserve();
-        if (refused !== undefined) return Promise.reject(refused);
-        return this.#run(RELEASE, args, 1, true).catch(async (error: unknown) => {
-          if (!isWrongType(error)) throw error;
-          throw await this.#repairLeaseKeys(group, keys);
-        });
-      }),
-    );
-  }
-
-  /**
-   * A release met a key of the wrong type: deletes the keys that are not a lease set (zset) or cost hash
-   * as they should be, so that the rule counts afresh, and answers the error naming their rules. One
-   * more round trip, on this rare path only.
-   */
-  async #repairLeaseKeys(leases: readonly Lease[], keys: readonly string[]): Promise<KeyStateError> {
-    const types = await Promise.all(keys.map((key) => this.#transport.typeOf(key)));
-    const bad = misTypedLeaseKeys(keys, types);
-    await Promise.all(bad.map((key) => this.#transport.del(key)));
-    return leaseStateError(leases, keys, bad);
   }
 
   /**

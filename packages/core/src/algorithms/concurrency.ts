@@ -88,6 +88,7 @@ export const concurrency: AlgorithmDescriptor<'concurrency', ConcurrencyState, C
   release: 'lease',
   withLease: (params, leaseId) => ({ ...params, leaseId }),
   releaseLease,
+  releaseLua: 'ccr',
   isState: (value): value is ConcurrencyState => isRecord(value) && Array.isArray(value.leases),
   decide(state, now, params, cost) {
     const t = Math.floor(now);

@@ -42,6 +42,8 @@ interface LeaseRelease<S, P extends LimitParams> {
   withLease(params: LimitParams, id: string): P;
   /** The state without lease `id`. Idempotent. */
   releaseLease(state: S, id: string, now: number): S;
+  /** Short code of the release's Lua fragment in @sluice/redis (the same, in the script). */
+  readonly releaseLua: string;
 }
 
 /** Counts units that can be given back: a queue place never served, a charge the rule's `count` refunds. */

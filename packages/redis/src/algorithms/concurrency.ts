@@ -95,13 +95,30 @@ end
 `,
 };
 
-/** Removes one lease (ZREM + HDEL); KEYS and ARGV come in pairs/ids per lease. Idempotent. */
-export const releaseLua = `
--- KEYS[2i-1]: lease sorted set of lease i; KEYS[2i]: its cost hash
--- ARGV[i]:    lease id i
-for i = 1, #ARGV do
-  redis.call('ZREM', KEYS[2 * i - 1], ARGV[i])
-  redis.call('HDEL', KEYS[2 * i], ARGV[i])
+/**
+ * concurrency's release (core's concurrency.releaseLease) as a check of the evaluation script, so that a
+ * response's leases and refunds go back in one call: lease `extra` dropped (ZREM + HDEL), idempotent. Its keys
+ * are read first, so that a key of the wrong type fails this check's group (and is removed) as in evaluation.
+ */
+export const concurrencyReleaseLua: LuaAlgorithm = {
+  name: 'concurrency',
+  code: 'ccr',
+  keys: ['cc', 'cc:w'],
+  extra: (check) => check.leaseId ?? '',
+  lua: `
+-- concurrency release
+-- KEYS[k]:     the lease sorted set of the rule and tag
+-- KEYS[k + 1]: its cost hash
+-- extra:       the lease id to drop
+WRITERS.ccr = function(k, id)
+  redis.call('ZREM', KEYS[k], id)
+  redis.call('HDEL', KEYS[k + 1], id)
 end
-return #ARGV
-`;
+
+ALGORITHMS.ccr = function(k, t, limit, window, burst, cost, id)
+  redis.call('ZSCORE', KEYS[k], id)
+  redis.call('HEXISTS', KEYS[k + 1], id)
+  return true, limit, 0, 0, 0, nil, 'ccr', id
+end
+`,
+};

@@ -1,5 +1,5 @@
 import { type AlgorithmName, ConfigError, descriptorOf } from '@sluice/core';
-import { concurrencyLua } from './concurrency.js';
+import { concurrencyLua, concurrencyReleaseLua } from './concurrency.js';
 import { fixedWindowLua, fixedWindowRefundLua } from './fixedWindow.js';
 import { gcraLua, gcraRefundLua } from './gcra.js';
 import { leakyBucketLua, leakyRefundLua } from './leakyBucket.js';
@@ -9,45 +9,54 @@ import { slidingWindowLua, slidingWindowRefundLua } from './slidingWindow.js';
 import { tokenBucketLua, tokenBucketRefundLua } from './tokenBucket.js';
 import type { LuaAlgorithm } from './types.js';
 
-export { releaseLua } from './concurrency.js';
 export { chargeExtra, type RefundCheck } from './refund.js';
 export type { LuaAlgorithm } from './types.js';
 
-/** Every algorithm's Lua, by name. */
-export const luaAlgorithms: { readonly [K in AlgorithmName]: LuaAlgorithm } = {
-  fixed_window: fixedWindowLua,
-  sliding_window: slidingWindowLua,
-  sliding_log: slidingLogLua,
-  token_bucket: tokenBucketLua,
-  gcra: gcraLua,
-  leaky_bucket: leakyBucketLua,
-  concurrency: concurrencyLua,
-  quota: quotaLua,
-};
-
-/** The refund fragments, each under the code its algorithm's descriptor names (`refundLua`). */
-const luaRefunds: readonly LuaAlgorithm[] = [
-  fixedWindowRefundLua,
-  slidingWindowRefundLua,
-  slidingLogRefundLua,
-  tokenBucketRefundLua,
-  gcraRefundLua,
-  leakyRefundLua,
-  quotaRefundLua,
-];
+/**
+ * One algorithm in the script: its fragment, and the fragment that gives back what its requests hold, as its
+ * descriptor says: a refund (`release: 'refund'`) or a lease release (`release: 'lease'`).
+ */
+interface LuaEntry {
+  readonly run: LuaAlgorithm;
+  readonly giveBack?: LuaAlgorithm;
+}
 
 /**
- * The Lua that gives a charge of algorithm `name` back, as its descriptor says (`release: 'refund'` and
- * `refundLua`): the same question MemoryStore asks, so both stores refund alike. Throws for an algorithm
- * whose holds are not refunds (concurrency releases leases).
+ * The registry: one line per algorithm (the type checker names a missing one), its Lua and the Lua that gives
+ * back what its requests hold (`algorithms/index.test.ts` checks the codes against the descriptors).
  */
-export function refundFragmentOf(name: AlgorithmName): LuaAlgorithm {
-  const descriptor = descriptorOf(name);
-  const code = descriptor.release === 'refund' ? descriptor.refundLua : undefined;
-  const fragment = luaRefunds.find((candidate) => candidate.code === code);
-  if (fragment === undefined) throw new ConfigError(`${name} has no refund in the Redis script`);
+const LUA: { readonly [K in AlgorithmName]: LuaEntry } = {
+  fixed_window: { run: fixedWindowLua, giveBack: fixedWindowRefundLua },
+  sliding_window: { run: slidingWindowLua, giveBack: slidingWindowRefundLua },
+  sliding_log: { run: slidingLogLua, giveBack: slidingLogRefundLua },
+  token_bucket: { run: tokenBucketLua, giveBack: tokenBucketRefundLua },
+  gcra: { run: gcraLua, giveBack: gcraRefundLua },
+  leaky_bucket: { run: leakyBucketLua, giveBack: leakyRefundLua },
+  concurrency: { run: concurrencyLua, giveBack: concurrencyReleaseLua },
+  quota: { run: quotaLua, giveBack: quotaRefundLua },
+};
+
+const entries = Object.entries(LUA) as [AlgorithmName, LuaEntry][];
+
+/** Every algorithm's Lua, by name. */
+export const luaAlgorithms = Object.freeze(
+  Object.fromEntries(entries.map(([name, entry]) => [name, entry.run])),
+) as { readonly [K in AlgorithmName]: LuaAlgorithm };
+
+/**
+ * The Lua that gives back what a request of algorithm `name` holds, as its descriptor says: a charge or queue
+ * place refunded (`release: 'refund'`, under its `refundLua` code), or a lease dropped (`release: 'lease'`,
+ * `releaseLua`): the same question MemoryStore asks, so both stores give back alike. Throws for an algorithm
+ * whose requests hold nothing.
+ */
+export function giveBackFragmentOf(name: AlgorithmName): LuaAlgorithm {
+  const fragment = descriptorOf(name).release === 'none' ? undefined : LUA[name].giveBack;
+  if (fragment === undefined) throw new ConfigError(`${name} gives nothing back in the Redis script`);
   return fragment;
 }
 
-/** Everything the evaluation script can run per check: the algorithms, and their refunds. */
-export const scriptFragments: readonly LuaAlgorithm[] = [...Object.values(luaAlgorithms), ...luaRefunds];
+/** Everything the evaluation script can run per check: the algorithms, then what gives back their holds. */
+export const scriptFragments: readonly LuaAlgorithm[] = [
+  ...entries.map(([, entry]) => entry.run),
+  ...entries.flatMap(([, entry]) => (entry.giveBack === undefined ? [] : [entry.giveBack])),
+];
