@@ -134,7 +134,29 @@ describe('prometheusObserver', () => {
     expect(custom.register).toBe(register);
     const names = (await register.getMetricsAsJSON()).map((m) => m.name).sort();
     expect(names).toEqual(metricNames('gw_').sort());
-    expect(names).toHaveLength(17);
+    expect(names).toHaveLength(18);
+  });
+});
+
+describe('bans', () => {
+  test('bans_total counts each ban once, when it starts, by rule; never the key', async () => {
+    const observer = prometheusObserver();
+    const rules = compileRules({
+      rules: [
+        {
+          name: 'login',
+          key: ['ip'],
+          limit: { requests: 1, per: '60s' },
+          ban: { after: 2, within: '60s', for: '10m' },
+        },
+      ],
+    });
+    const limiter = createLimiter({ rules, observer, clock: () => 0 });
+    for (let i = 0; i < 6; i++) await limiter.check({ ip: IP });
+    const text = await observer.metrics();
+    expect(sample(text, 'sluice_bans_total{rule="login"}')).toBe(1);
+    expect(sample(text, 'sluice_decisions_total{rule="login",mode="enforce",outcome="denied"}')).toBe(5);
+    expect(text).not.toContain(IP);
   });
 });
 

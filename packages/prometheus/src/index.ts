@@ -171,6 +171,12 @@ const METRICS = {
     help: 'Requests denied by a rule under pressure (adaptive factor below 1, or a priority share), by rule and class',
     labelNames: ['rule', 'priority'],
   },
+  bans: {
+    kind: 'counter',
+    name: 'bans_total',
+    help: 'Keys banned by a rule with ban (each ban counted once, when it starts), by rule',
+    labelNames: ['rule'],
+  },
   observerFailures: {
     kind: 'counter',
     name: 'observer_failures_total',
@@ -255,6 +261,7 @@ export function prometheusObserver(options: PrometheusObserverOptions = {}): Pro
   const reloads = define(METRICS.reloads) as Counter;
   const adaptiveFactor = define(METRICS.adaptiveFactor) as Gauge;
   const sheds = define(METRICS.sheds) as Counter;
+  const bans = define(METRICS.bans) as Counter;
   const reviewOverdue = define(METRICS.reviewOverdue, () => {
     // Judged at scrape time, so a review date passing shows up without a reload.
     const today = new Date(clock()).toISOString().slice(0, 10);
@@ -323,5 +330,6 @@ export function prometheusObserver(options: PrometheusObserverOptions = {}): Pro
     onLeases: (rule, delta) => concurrency.inc({ rule }, delta),
     onAdaptiveFactor: (rule, factor) => adaptiveFactor.set({ rule }, factor),
     onShed: (rule, priority) => sheds.inc({ rule, priority }),
+    onBan: (rule) => bans.inc({ rule }),
   };
 }
