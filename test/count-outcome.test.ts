@@ -1,5 +1,5 @@
 /**
- * Counting by outcome (`count:`) through the public API, over real HTTP on Express, Koa and Fastify, on
+ * Counting by outcome (`count:`) through the public API, over real HTTP on Express, Koa, Fastify and Hono, on
  * MemoryStore and on a private redis-server: only the responses a rule counts stay charged, a refund never
  * crosses into another window, an aborted request is charged, and only responses that need a refund make a
  * store call.
@@ -7,13 +7,16 @@
 import { once } from 'node:events';
 import { createServer, request as httpRequest, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { createAdaptorServer } from '@hono/node-server';
 import { type Lease, MemoryStore, type RateLimitOptions, type RuleSpec, type Store } from '@sluice/core';
 import { rateLimit as expressRateLimit } from '@sluice/express';
 import { rateLimit as fastifyRateLimit } from '@sluice/fastify';
+import { rateLimit as honoRateLimit } from '@sluice/hono';
 import { rateLimit as koaRateLimit } from '@sluice/koa';
 import { RedisStore } from '@sluice/redis';
 import express from 'express';
 import Fastify from 'fastify';
+import { Hono } from 'hono';
 import Koa from 'koa';
 import { afterEach, describe, expect, it } from 'vitest';
 import { randomPrefix, redisSuite, scriptCalls } from './support/redis.js';
@@ -47,7 +50,7 @@ async function serve(server: Server, held: Held[], close: () => Promise<void>): 
 
 const statusOf = (query: unknown) => Number((query as { status?: string }).status ?? 200);
 
-const ADAPTERS: Record<'express' | 'koa' | 'fastify', Start> = {
+const ADAPTERS: Record<'express' | 'koa' | 'fastify' | 'hono', Start> = {
   async express(options, held) {
     const app = express();
     app.use(expressRateLimit(options as never));
@@ -84,6 +87,21 @@ const ADAPTERS: Record<'express' | 'koa' | 'fastify', Start> = {
     });
     await app.ready();
     return serve(app.server, held, () => app.close());
+  },
+  async hono(options, held) {
+    const app = new Hono();
+    app.use(honoRateLimit(options as never));
+    app.get('/login', (c) => c.text('login', statusOf(c.req.query()) as never));
+    app.get(
+      '/hold',
+      (c) =>
+        new Promise<Response>((resolve) => {
+          const res = (c.env as { outgoing: ServerResponse }).outgoing;
+          held.push(holding(res, (status) => resolve(c.text('held', status as never))));
+        }),
+    );
+    const server = createAdaptorServer({ fetch: app.fetch }) as Server;
+    return serve(server, held, () => stop(server));
   },
 };
 
@@ -154,7 +172,7 @@ async function get(url: string): Promise<{ status: number; remaining: number | u
   return { status: response.status, remaining: remaining === undefined ? undefined : Number(remaining) };
 }
 
-describe.each(['express', 'koa', 'fastify'] as const)('count on %s', (adapter) => {
+describe.each(['express', 'koa', 'fastify', 'hono'] as const)('count on %s', (adapter) => {
   describe.each(['memory', 'redis'] as const)('with %s', (kind) => {
     it('count: failed keeps only failed logins: successes are refunded, the fourth failure is refused', async () => {
       const app = await start(adapter, kind, { count: 'failed' });
