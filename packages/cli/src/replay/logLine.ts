@@ -1,4 +1,5 @@
-import type { DescriptorSettings, Descriptors } from '@sluice/core';
+import type { Descriptors } from '@sluice/core';
+import type { DescriptorSettings } from '@sluice/core/http';
 import { type FieldMap, type FieldPath, firstAt, valueAt } from './fields.js';
 import { cachedTimeParser, parseLogTime, parseTimeLocal } from './logTime.js';
 import { descriptorsOf, type ReplayRequest } from './request.js';
