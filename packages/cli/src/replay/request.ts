@@ -1,10 +1,10 @@
+import type { Descriptors } from '@sluice/core';
 import {
   buildDescriptors,
   DEFAULT_IPV6_SUBNET,
   type DescriptorSettings,
-  type Descriptors,
   MAX_DESCRIPTOR_LENGTH,
-} from '@sluice/core';
+} from '@sluice/core/http';
 
 /** One request read from a log (or made up by `sluice simulate`), ready for the limiter. */
 export interface ReplayRequest {
