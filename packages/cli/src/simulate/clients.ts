@@ -1,4 +1,5 @@
-import type { DescriptorSettings, Descriptors } from '@sluice/core';
+import type { Descriptors } from '@sluice/core';
+import type { DescriptorSettings } from '@sluice/core/http';
 import { descriptorsOf } from '../replay/request.js';
 
 /** Built-in descriptors that come from request facts rather than from the app. */
