@@ -1,4 +1,4 @@
-import type { ProxyTrust, RequestFacts } from '@sluice/core';
+import type { ProxyTrust, RequestFacts } from '@sluice/core/http';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 
 /**
