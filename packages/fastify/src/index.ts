@@ -1,18 +1,16 @@
+import type { CompiledRules, Limiter, RuleSpec } from '@sluice/core';
 import {
   type CheckScope,
-  type CompiledRules,
   createHttpLimiter,
   type DeniedResponse,
   type InlineLimit,
-  type Limiter,
   type RateLimitInfo,
   type RateLimitOptions,
-  type RuleSpec,
   reportWhenDone,
   routeRuleName,
   verdictWriter,
   waitUnlessClosed,
-} from '@sluice/core';
+} from '@sluice/core/http';
 import type {
   HookHandlerDoneFunction as Done,
   FastifyPluginAsync,
