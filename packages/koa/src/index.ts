@@ -1,19 +1,18 @@
+import type { Limiter, RuleSpec } from '@sluice/core';
 import {
   type CheckScope,
   createHttpLimiter,
   type DeniedResponse,
   type InlineLimit,
-  type Limiter,
   type ProxyTrust,
   type RateLimitInfo,
   type RateLimitOptions,
   type RequestFacts,
-  type RuleSpec,
   reportWhenDone,
   type Verdict,
   verdictWriter,
   waitUnlessClosed,
-} from '@sluice/core';
+} from '@sluice/core/http';
 import type { Context, Middleware, Next } from 'koa';
 import { limitedRoute, type RouteMiddlewares } from './routes.js';
 
