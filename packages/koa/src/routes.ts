@@ -1,4 +1,4 @@
-import type { CheckScope } from '@sluice/core';
+import type { CheckScope } from '@sluice/core/http';
 import type { Context } from 'koa';
 
 /** The route a request will be served by, when it carries one of this limiter's `limiter.route()` middleware. */
