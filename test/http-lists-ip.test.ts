@@ -2,7 +2,8 @@
  * The adapters' `lists` option, the `client_ip` descriptor and `retry_jitter`, on Fastify, Express and Koa over
  * loopback HTTP: allow and deny lists match the resolved, trusted client address only.
  */
-import { createHttpLimiter, type RuleSpec, valueList } from '@sluice/core';
+import { type RuleSpec, valueList } from '@sluice/core';
+import { createHttpLimiter } from '@sluice/core/http';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   FRAMEWORKS,
