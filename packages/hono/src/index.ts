@@ -1,21 +1,19 @@
 import { getConnInfo as nodeConnInfo } from '@hono/node-server/conninfo';
+import { ConfigError, type Limiter, type RuleSpec } from '@sluice/core';
 import {
   type CheckScope,
-  ConfigError,
   createHttpLimiter,
   type DeniedResponse,
   FetchFacts,
   type ForwardedTrust,
   forwardedTrust,
   type InlineLimit,
-  type Limiter,
   type RateLimitInfo,
   type RateLimitOptions,
-  type RuleSpec,
   type TrustProxy,
   type Verdict,
   verdictWriter,
-} from '@sluice/core';
+} from '@sluice/core/http';
 import type { Context, MiddlewareHandler, Next } from 'hono';
 import type { GetConnInfo } from 'hono/conninfo';
 import { routePath } from 'hono/route';

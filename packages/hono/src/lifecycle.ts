@@ -1,5 +1,5 @@
 import { ServerResponse } from 'node:http';
-import { type ResponseListener, reportWhenDone, waitUnlessClosed } from '@sluice/core';
+import { type ResponseListener, reportWhenDone, waitUnlessClosed } from '@sluice/core/http';
 import type { Context, Next } from 'hono';
 
 /** The Node response under a context served by @hono/node-server; undefined on other runtimes. */

@@ -1,4 +1,4 @@
-import type { CheckScope } from '@sluice/core';
+import type { CheckScope } from '@sluice/core/http';
 import type { Context } from 'hono';
 import { matchedRoutes } from 'hono/route';
 

@@ -4,7 +4,8 @@ import {
   type ExecutionContext,
   SetMetadata,
 } from '@nestjs/common';
-import type { RateLimitInfo as Info, InlineLimit, RuleSpec } from '@sluice/core';
+import type { RuleSpec } from '@sluice/core';
+import type { RateLimitInfo as Info, InlineLimit } from '@sluice/core/http';
 import type { SluiceRequest } from './options.js';
 import { RATE_LIMIT_METADATA } from './tokens.js';
 

@@ -1,5 +1,5 @@
 import { HttpException } from '@nestjs/common';
-import type { DeniedResponse } from '@sluice/core';
+import type { DeniedResponse } from '@sluice/core/http';
 
 /**
  * What the guard throws for a denied request: Nest's exception handling sends `denied.body` as JSON with

@@ -1,6 +1,6 @@
 import { type CanActivate, type ExecutionContext, Inject, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import { reportWhenDone, type Verdict, waitUnlessClosed } from '@sluice/core';
+import { reportWhenDone, type Verdict, waitUnlessClosed } from '@sluice/core/http';
 import type { RateLimitMetadata } from './decorators.js';
 import { RateLimitException } from './exception.js';
 import type { SluiceRequest } from './options.js';

@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { ModuleMetadata } from '@nestjs/common';
-import type { RateLimitInfo, RateLimitOptions } from '@sluice/core';
+import type { RateLimitInfo, RateLimitOptions } from '@sluice/core/http';
 
 /**
  * What the options' functions (`skip`, `descriptors`, `apiKey`, `cost`) receive: the platform's request, an

@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import type { HeaderValues, ProxyTrust, RequestFacts } from '@sluice/core';
+import type { HeaderValues, ProxyTrust, RequestFacts } from '@sluice/core/http';
 import type { SluiceRequest } from './options.js';
 
 /** What the guard reads of an Express request (@nestjs/platform-express). */

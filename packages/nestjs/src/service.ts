@@ -1,13 +1,12 @@
 import { Inject, Injectable, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { DiscoveryService, Reflector } from '@nestjs/core';
+import { ConfigError, type Limiter } from '@sluice/core';
 import {
   type CheckScope,
-  ConfigError,
   createHttpLimiter,
   type HttpLimiter,
-  type Limiter,
   type RateLimitOptions,
-} from '@sluice/core';
+} from '@sluice/core/http';
 import type { RateLimitMetadata } from './decorators.js';
 import { ownerLabel, ruleNameOf } from './names.js';
 import type { SluiceModuleOptions, SluiceRequest } from './options.js';
