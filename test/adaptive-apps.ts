@@ -17,6 +17,8 @@ import Koa from 'koa';
 export interface Backend {
   /** The status of the next response. */
   status: () => number;
+  /** Called as each request is served: a slow backend moves the test's clock on here. */
+  work?: () => void;
   served: number;
 }
 
@@ -53,6 +55,7 @@ function options(setup: AppSetup) {
 /** Answers one request to the backend. */
 function serve(backend: Backend): number {
   backend.served++;
+  backend.work?.();
   return backend.status();
 }
 

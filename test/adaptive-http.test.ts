@@ -47,6 +47,25 @@ describe.each<Framework>(['express', 'koa', 'fastify'])('%s', (framework) => {
     expect(app.limiter.factor('payments')).toBe(1);
   });
 
+  it('observes each response latency: a slow p99 lowers the factor', async () => {
+    const clock = { now: 3_000_000 };
+    // Each response takes 900 ms of the fake clock: over the 800 ms the rule allows its p99.
+    const backend: Backend = {
+      status: () => 200,
+      served: 0,
+      work: () => {
+        clock.now += 900;
+      },
+    };
+    const slow: RuleSpec = {
+      ...payments,
+      adaptive: { latency: { percentile: 99, max: '800ms' }, min_samples: 5, interval: '1s' },
+    };
+    app = await startApp(framework, { rules: [slow], backend, clock: () => clock.now });
+    await second(app.url, clock, 10);
+    expect(app.limiter.factor('payments')).toBeLessThan(1);
+  });
+
   it('sheds sheddable requests and keeps critical ones while a breaker is open', async () => {
     const clock = { now: 2_000_000 };
     const backend: Backend = { status: () => 200, served: 0 };

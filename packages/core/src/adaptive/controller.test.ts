@@ -97,6 +97,24 @@ describe('AdaptiveControl', () => {
     expect(told[0]).toEqual(['payments', 0.5]);
   });
 
+  it('counts responses slower than the latency target: a p90 over it lowers the factor', () => {
+    const { control } = setup();
+    const slowRule = rule('slow', {
+      adaptive: { ...policy, errorRate: undefined, latency: { percentile: 90, maxMs: 300 } },
+    });
+    for (let second = 0; second < 2; second++) {
+      for (let i = 0; i < 100; i++) {
+        const now = second * 1000 + i * 10;
+        control.paramsFor(slowRule, slowRule.params, {}, now);
+        // 11% slower than 300 ms: the 90th percentile is over the target; 500s do not count here.
+        control.observe(['slow'], 500, i < 11 ? 301 : 300, now);
+      }
+    }
+    control.paramsFor(slowRule, slowRule.params, {}, 2000);
+    // Two slow intervals judged: 1 x 0.5 x 0.5.
+    expect(control.factorOf('slow')).toBe(0.25);
+  });
+
   it('reports a rule at most every REPORT_EVERY_MS, never per request', () => {
     const { control, reports } = setup();
     serve(control, 0, 1000, 0);
