@@ -10,7 +10,21 @@ export {
   type LimiterOptions,
 } from './engine.js';
 export * from './errors.js';
-export * from './http/index.js';
+// Of the HTTP layer, what users of the adapters see: their options' and handlers' types, and normalizeIp for
+// descriptors. The rest is for adapter authors: @sluice/core/http.
+export type { TrustProxy } from './http/fetch.js';
+export type { RateLimitInfo } from './http/info.js';
+export type { InlineLimit } from './http/inline.js';
+export { normalizeIp } from './http/ip.js';
+export type {
+  AdapterObserver,
+  AdapterStage,
+  DescriptorValue,
+  NoticeCode,
+  RateLimitLogger,
+  RateLimitOptions,
+} from './http/options.js';
+export type { DeniedBody, DeniedResponse, HeaderFormat } from './http/responses.js';
 export { hashText, rolloutBucket, tagFor } from './keys.js';
 export * from './lists/index.js';
 export * from './observe/index.js';
