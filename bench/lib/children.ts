@@ -12,10 +12,15 @@ process.once('exit', () => {
   for (const child of children) child.kill('SIGKILL');
 });
 
-/** Runs bench/dist/<name>.js (see build.ts) on one CPU. */
-function spawnPinned(cpu: number, name: string, env: Record<string, string> = {}): ChildProcess {
-  const script = fileURLToPath(new URL(`../dist/${name}.js`, import.meta.url));
-  const child = spawn('taskset', ['-c', String(cpu), process.execPath, script], {
+/** Runs bench/dist/<name>.js (see build.ts), or `script`, on one CPU, with extra node flags. */
+function spawnPinned(
+  cpu: number,
+  name: string,
+  env: Record<string, string> = {},
+  script = fileURLToPath(new URL(`../dist/${name}.js`, import.meta.url)),
+  nodeFlags: readonly string[] = [],
+): ChildProcess {
+  const child = spawn('taskset', ['-c', String(cpu), process.execPath, ...nodeFlags, script], {
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     env: { ...process.env, ...env },
   });
@@ -44,7 +49,8 @@ function stop(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
   return new Promise((resolve) => {
     child.once('exit', () => resolve());
-    child.kill('SIGTERM');
+    // SIGINT: the server exits cleanly, so that node --cpu-prof writes its profile.
+    child.kill('SIGINT');
   });
 }
 
@@ -56,9 +62,16 @@ export interface BenchServer {
   stop(): Promise<void>;
 }
 
-/** Starts a server child on the server CPU and resolves once it listens. */
-export async function startServer(spec: ServerSpec): Promise<BenchServer> {
-  const child = spawnPinned(SERVER_CPU, 'server', { BENCH_SPEC: JSON.stringify(spec) });
+/**
+ * Starts a server child on the server CPU and resolves once it listens: bench/dist/server.js, or `script` (the
+ * server of another build of the tree), with `nodeFlags` (`--cpu-prof`, say).
+ */
+export async function startServer(
+  spec: ServerSpec,
+  script?: string,
+  nodeFlags?: readonly string[],
+): Promise<BenchServer> {
+  const child = spawnPinned(SERVER_CPU, 'server', { BENCH_SPEC: JSON.stringify(spec) }, script, nodeFlags);
   const port = await nextMessage(child, (m) =>
     (m as { type?: string }).type === 'ready' ? (m as { port: number }).port : undefined,
   );

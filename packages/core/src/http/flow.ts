@@ -103,7 +103,7 @@ export function createHttpLimiter<Req, O extends RateLimitOptions<Req>>(
   }
 
   /** Hooks in order (api key and its validation, descriptors, cost), then the engine; the verdict. */
-  function decide(req: Req, facts: RequestFacts, scope: CheckScope): Maybe<Verdict> {
+  function decideWithHooks(req: Req, facts: RequestFacts, scope: CheckScope): Maybe<Verdict> {
     const { descriptors } = options;
     return then(apiKeyOf(req, facts), (keyValue) => {
       const own = descriptors ? hook('descriptors', () => descriptors(req)) : undefined;
@@ -117,6 +117,15 @@ export function createHttpLimiter<Req, O extends RateLimitOptions<Req>>(
       });
     });
   }
+
+  /** No hook configured (no API key reader or validator, no descriptors, no cost): no continuation at all. */
+  function decideWithoutHooks(req: Req, facts: RequestFacts, scope: CheckScope): Maybe<Verdict> {
+    return judge(req, buildDescriptors(facts, options, undefined, usedBy(scope)), undefined, scope);
+  }
+
+  // The request path is chosen once, from the options: a request pays only for the hooks the app gave.
+  const hooked = !rawKeys || options.descriptors !== undefined || options.cost !== undefined;
+  const decide = hooked ? decideWithHooks : decideWithoutHooks;
 
   // The limiter's table changes only on a reload: its descriptor names are looked up again only then.
   let usedTable: CompiledRules | undefined;

@@ -1,0 +1,232 @@
+/**
+ * Server CPU a limiter adds per request on Fastify with a MemoryStore, against Fastify alone, in one run:
+ * `npx tsx bench/added-cost.ts [--revs=before:<rev>,after:<rev>] [--rounds=5] [--duration=3] [--profile]`.
+ *
+ * Each revision is extracted (`git archive`, no worktree) into a temporary directory beside its own build, so
+ * two versions of Sluice run side by side, interleaved round by round, against the same Fastify-alone baseline
+ * and @fastify/rate-limit. Without `--revs` it measures HEAD alone. The user-style rules file and the minimal one
+ * rule are both measured (see README, Scenarios). `--profile` runs every server under `node --cpu-prof` and
+ * prints, per request, the self time of Node's own stream and HTTP machinery (nextTick, writev, teardown) next
+ * to the baseline's, so that a difference there can be told from sampling noise.
+ */
+import { execFileSync, execSync } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { type BenchServer, startLoad, startServer } from './lib/children.js';
+import type { LimiterKind, RuleSet, Scenario } from './lib/spec.js';
+
+const ROOT = fileURLToPath(new URL('../', import.meta.url));
+const PACKAGES = ['core', 'redis', 'fastify', 'express', 'koa'] as const;
+
+/** Command-line settings. */
+interface Settings {
+  readonly revs: readonly { readonly name: string; readonly rev: string }[];
+  readonly rounds: number;
+  readonly durationS: number;
+  readonly profile: boolean;
+}
+
+function settingsFrom(argv: readonly string[]): Settings {
+  const value = (name: string) => argv.find((arg) => arg.startsWith(`--${name}=`))?.split('=')[1];
+  const revs = (value('revs') ?? 'head:HEAD').split(',').map((pair) => {
+    const [name = '', rev = ''] = pair.split(':');
+    if (!/^[\w-]+$/.test(name) || rev === '') throw new Error(`--revs takes name:rev pairs, got ${pair}`);
+    return { name, rev };
+  });
+  return {
+    revs,
+    rounds: Number(value('rounds') ?? 5),
+    durationS: Number(value('duration') ?? 3),
+    profile: argv.includes('--profile'),
+  };
+}
+
+/**
+ * A built copy of the tree at `rev`: the files of the commit, the checkout's installed node_modules (linked:
+ * the workspace packages resolve to the copy's own), then the packages and bench/dist built as run.ts does.
+ */
+function buildRevision(rev: string): string {
+  const sha = execFileSync('git', ['rev-parse', '--short=12', rev], { cwd: ROOT }).toString().trim();
+  const dir = join(tmpdir(), `sluice-added-cost-${sha}`);
+  if (existsSync(join(dir, 'bench/dist/server.js'))) return dir;
+  mkdirSync(dir, { recursive: true });
+  execSync(`git archive ${sha} | tar -x -C ${dir}`, { cwd: ROOT });
+  symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'));
+  for (const folder of [...PACKAGES.map((name) => `packages/${name}`), 'bench']) {
+    const modules = join(ROOT, folder, 'node_modules');
+    if (existsSync(modules))
+      cpSync(modules, join(dir, folder, 'node_modules'), { recursive: true, verbatimSymlinks: true });
+  }
+  for (const name of PACKAGES) {
+    execFileSync(process.execPath, [join(dir, 'scripts/build-package.mjs')], {
+      cwd: join(dir, 'packages', name),
+      stdio: 'inherit',
+    });
+  }
+  execFileSync(
+    process.execPath,
+    [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'bench/tsconfig.build.json'],
+    {
+      cwd: dir,
+      stdio: 'inherit',
+    },
+  );
+  return dir;
+}
+
+/** One server measured: what it runs, from which build. */
+interface Contender {
+  readonly label: string;
+  readonly limiter: LimiterKind;
+  readonly rules: RuleSet;
+  readonly scenario: Scenario;
+  readonly script: string;
+  server?: BenchServer;
+  profileDir?: string;
+  /** Server CPU µs per request, one per round. */
+  readonly micros: number[];
+  readonly rps: number[];
+  requests: number;
+}
+
+function contendersOf(builds: readonly { name: string; dir: string }[]): Contender[] {
+  const script = (dir: string) => join(dir, 'bench/dist/server.js');
+  const first = builds[0]?.dir ?? ROOT;
+  const make = (label: string, limiter: LimiterKind, rules: RuleSet, scenario: Scenario, dir: string) => ({
+    label,
+    limiter,
+    rules,
+    scenario,
+    script: script(dir),
+    micros: [],
+    rps: [],
+    requests: 0,
+  });
+  return [
+    make('fastify alone', 'none', 'one', 'rotating', first),
+    make('@fastify/rate-limit', 'peer-memory', 'one', 'rotating', first),
+    ...builds.flatMap(({ name, dir }) => [
+      make(`sluice ${name}, user-style`, 'sluice-memory', 'user', 'user', dir),
+      make(`sluice ${name}, minimal`, 'sluice-memory', 'one', 'rotating', dir),
+    ]),
+  ];
+}
+
+const median = (values: readonly number[]): number => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = sorted.length >> 1;
+  return sorted.length % 2 === 1
+    ? (sorted[middle] ?? 0)
+    : ((sorted[middle - 1] ?? 0) + (sorted[middle] ?? 0)) / 2;
+};
+
+const settings = settingsFrom(process.argv.slice(2));
+const builds = settings.revs.map(({ name, rev }) => ({ name, dir: buildRevision(rev) }));
+const contenders = contendersOf(builds);
+const load = startLoad();
+for (const [index, contender] of contenders.entries()) {
+  const profileDir = settings.profile ? mkdtempSync(join(tmpdir(), 'sluice-prof-')) : undefined;
+  const flags = profileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${profileDir}`];
+  contender.server = await startServer(
+    {
+      framework: 'fastify',
+      limiter: contender.limiter,
+      rules: contender.rules,
+      redisPort: 0,
+      prefix: `c${index}`,
+    },
+    contender.script,
+    flags,
+  );
+  if (profileDir !== undefined) contender.profileDir = profileDir;
+  // Warm-up: the JIT settles before anything is measured.
+  await load.run({ url: contender.server.url, scenario: contender.scenario, connections: 32, durationS: 2 });
+}
+
+for (let round = 0; round < settings.rounds; round++) {
+  // Each round starts with another contender: the machine drifts over minutes.
+  const order = contenders.map((_, i) => contenders[(i + round) % contenders.length] as Contender);
+  for (const contender of order) {
+    const server = contender.server as BenchServer;
+    const before = await server.stats();
+    const result = await load.run({
+      url: server.url,
+      scenario: contender.scenario,
+      connections: 32,
+      durationS: settings.durationS,
+    });
+    const after = await server.stats();
+    const served = Math.max(1, after.requests - before.requests);
+    contender.micros.push((after.cpuMicros - before.cpuMicros) / served);
+    contender.rps.push(result.rps);
+    contender.requests += served;
+    await new Promise((resolve) => setTimeout(resolve, 300));
+  }
+}
+for (const contender of contenders) await contender.server?.stop();
+await load.stop();
+
+const baseline = contenders[0] as Contender;
+console.log(
+  `\nFastify, MemoryStore, server CPU per request (${settings.rounds} rounds of ${settings.durationS} s)`,
+);
+console.log('| contender | server µs/req | added µs/req | req/s ratio |');
+console.log('|---|---|---|---|');
+for (const contender of contenders) {
+  const added = contender.micros.map((micros, round) => micros - (baseline.micros[round] ?? 0));
+  const ratio = contender.rps.map((rps, round) => rps / (baseline.rps[round] ?? rps));
+  const range = (values: number[], digits: number) =>
+    `${median(values).toFixed(digits)} (${Math.min(...values).toFixed(digits)}–${Math.max(...values).toFixed(digits)})`;
+  console.log(
+    `| ${contender.label} | ${range(contender.micros, 1)} | ${contender === baseline ? '' : range(added, 1)} | ${range(ratio, 2)} |`,
+  );
+}
+if (settings.profile) printProfiles(contenders);
+
+interface ProfileNode {
+  id: number;
+  callFrame: { functionName: string; url: string };
+}
+
+/** Self time per request of Node's stream, net and HTTP internals, by function, for each contender. */
+function printProfiles(measured: readonly Contender[]): void {
+  const perRequest = measured.map((contender) => {
+    const dir = contender.profileDir as string;
+    const file = readdirSync(dir).find((name) => name.endsWith('.cpuprofile'));
+    if (file === undefined) return new Map<string, number>();
+    const profile = JSON.parse(readFileSync(join(dir, file), 'utf8')) as {
+      nodes: ProfileNode[];
+      samples: number[];
+      timeDeltas: number[];
+    };
+    const byId = new Map(profile.nodes.map((node) => [node.id, node]));
+    const self = new Map<string, number>();
+    // Warm-up requests are in the profile too: count them in.
+    const requests = contender.requests * (1 + 2 / (settings.rounds * settings.durationS));
+    profile.samples.forEach((id, index) => {
+      const frame = byId.get(id)?.callFrame;
+      if (
+        frame === undefined ||
+        !/^node:(internal\/)?(streams|net|_http|http|internal\/process\/task_queues|stream)/.test(frame.url)
+      )
+        return;
+      const name = `${frame.functionName || '(anonymous)'} ${frame.url.replace(/^node:/, '')}`;
+      self.set(name, (self.get(name) ?? 0) + (profile.timeDeltas[index] ?? 0) / requests);
+    });
+    return self;
+  });
+  const names = new Set(perRequest.flatMap((self) => [...self.keys()]));
+  const top = [...names]
+    .map((name) => ({ name, most: Math.max(...perRequest.map((self) => self.get(name) ?? 0)) }))
+    .sort((a, b) => b.most - a.most)
+    .slice(0, 25);
+  console.log(`\nSelf time per request in Node's stream/net/http internals, µs (--cpu-prof)`);
+  console.log(`| function | ${measured.map((c) => c.label).join(' | ')} |`);
+  console.log(`|---|${measured.map(() => '---').join('|')}|`);
+  const total = perRequest.map((self) => [...self.values()].reduce((sum, v) => sum + v, 0));
+  console.log(`| **all of them** | ${total.map((v) => v.toFixed(2)).join(' | ')} |`);
+  for (const { name } of top)
+    console.log(`| ${name} | ${perRequest.map((self) => (self.get(name) ?? 0).toFixed(2)).join(' | ')} |`);
+}
