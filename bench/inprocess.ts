@@ -6,6 +6,7 @@
  *
  *   npx tsx bench/inprocess.ts [--rounds=5] [--ms=250]            the working tree
  *   npx tsx bench/inprocess.ts --against=<rev> [--now=HEAD]        two revisions side by side
+ *   ... --algorithms=concurrency,gcra                               only these
  *
  * Each revision (`.` is the working tree) runs in its own process, from a clean checkout in a temporary git
  * worktree (removed at the end), importing core's TypeScript source under tsx, so both pay tsx alike. Rounds
@@ -82,17 +83,29 @@ class NodeFacts {
   }
 }
 
-/** Runs `step(i)` in batches until `ms` of CPU time have passed; calls per CPU-second. */
+/** Slices each measurement is cut into; its figure is the median slice, so a GC pause or a neighbour's burst in one slice does not move it. */
+const SLICES = 7;
+
+/**
+ * Runs `step(i)` in batches of 1,000 for `ms` of CPU time, in {@link SLICES} slices after a full GC (when
+ * the process has `--expose-gc`); calls per CPU-second of the median slice.
+ */
 function perCpuSecond(ms: number, step: (i: number) => void, start: number): { rate: number; next: number } {
-  const began = process.cpuUsage();
-  let used = 0;
+  (globalThis as { gc?: () => void }).gc?.();
+  const rates: number[] = [];
   let i = start;
-  while (used < ms * 1000) {
-    for (const end = i + 1000; i < end; i++) step(i);
-    const spent = process.cpuUsage(began);
-    used = spent.user + spent.system;
+  for (let slice = 0; slice < SLICES; slice++) {
+    const began = process.cpuUsage();
+    const from = i;
+    let used = 0;
+    while (used < (ms * 1000) / SLICES) {
+      for (const end = i + 1000; i < end; i++) step(i);
+      const spent = process.cpuUsage(began);
+      used = spent.user + spent.system;
+    }
+    rates.push((i - from) / (used / 1e6));
   }
-  return { rate: (i - start) / (used / 1e6), next: i };
+  return { rate: median(rates), next: i };
 }
 
 /** One process measuring one revision's source, driven round by round by the parent. */
@@ -100,7 +113,10 @@ async function worker(root: string): Promise<void> {
   const src = join(root, 'packages/core/src');
   const core = (await import(pathToFileURL(join(src, 'index.ts')).href)) as CoreModule;
   const http = (await import(pathToFileURL(join(src, 'http/index.ts')).href)) as HttpModule;
-  const names = Object.keys(core.algorithms);
+  const only = process.argv.find((a) => a.startsWith('--algorithms='))?.slice('--algorithms='.length);
+  const names = Object.keys(core.algorithms).filter(
+    (name) => only === undefined || only.split(',').includes(name),
+  );
   let now = T0;
   const clock = () => now;
   const keys = Array.from({ length: KEYS }, (_, i) => `key-${i}`);
@@ -202,8 +218,10 @@ interface Runner {
   stop(): void;
 }
 
-async function runner(label: string, root: string): Promise<Runner> {
-  const child = fork(import.meta.filename, [`--worker=${root}`], {
+async function runner(label: string, root: string, only: string | undefined): Promise<Runner> {
+  const args = [`--worker=${root}`, ...(only === undefined ? [] : [`--algorithms=${only}`])];
+  const child = fork(import.meta.filename, args, {
+    execArgv: [...process.execArgv, '--expose-gc'],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   const next = () =>
@@ -243,7 +261,8 @@ async function main(): Promise<void> {
   const checkouts = revisions.map(checkout);
   const runners: Runner[] = [];
   try {
-    for (const [i, revision] of revisions.entries()) runners.push(await runner(revision, checkouts[i]!.root));
+    for (const [i, revision] of revisions.entries())
+      runners.push(await runner(revision, checkouts[i]!.root, arg('algorithms')));
     const names = runners[0]!.names.filter((name) => runners.every((r) => r.names.includes(name)));
     const figures = runners.map(() => [] as RoundFigures[]);
     for (const r of runners) await r.round(ms); // warm-up, not counted
