@@ -72,13 +72,24 @@ end
 };
 
 /**
- * core's refundDebt, shared by the gcra and leaky_bucket refunds: what is left of a charge comes off the
- * debt, never below none. Returns false (nothing written) when nothing is owed or nothing of it is left.
+ * The refund of a bucket that keeps a gcra state (gcra, leaky_bucket; core's refundDebt): what is left of a
+ * charge comes off the debt, never below none; false (nothing written) when nothing is owed or left of it.
  */
-export const gcraRefundSharedLua = `
+export function debtRefundLua(name: 'gcra' | 'leaky_bucket', code: string, key: string): LuaAlgorithm {
+  return {
+    name,
+    code,
+    keys: [key],
+    extra: (check) => chargeExtra(check),
+    lua: `
 ${gcraSharedLua}
 ${refundSharedLua}
-local function gcra_refund(k, t, limit, window, burst, cost, extra)
+-- ${name} refund
+-- KEYS[k]: the ${name} key of the rule and tag
+-- limit, window, burst: the rule's, as for ${name}
+-- cost:    units to give back
+-- extra:   the charge (see charge_of), '' for a leaky_bucket place: all of it
+ALGORITHMS.${code} = function(k, t, limit, window, burst, cost, extra)
   local debt = gcra_debt(k, t, limit, gcra_tolerance(limit, window, burst))
   local at, reset = charge_of(extra)
   local given = undrained(cost, window, limit, t, at, reset)
@@ -88,21 +99,9 @@ local function gcra_refund(k, t, limit, window, burst, cost, extra)
   local whole, sub = gcra_state(t, owed, limit)
   return true, limit, 0, reset_ms, 0, nil, 2, whole, sub, reset_ms
 end
-`;
+`,
+  };
+}
 
 /** gcra's refund (core's gcra.refund). */
-export const gcraRefundLua: LuaAlgorithm = {
-  name: 'gcra',
-  code: 'gcr',
-  keys: ['gc'],
-  extra: (check) => chargeExtra(check),
-  lua: `
-${gcraRefundSharedLua}
--- gcra refund
--- KEYS[k]: the gcra key of the rule and tag
--- limit, window, burst: the rule's, as for gcra
--- cost:    units to give back
--- extra:   the charge (see charge_of)
-ALGORITHMS.gcr = gcra_refund
-`,
-};
+export const gcraRefundLua = debtRefundLua('gcra', 'gcr', 'gc');

@@ -1,5 +1,4 @@
-import { gcraRefundSharedLua, gcraSharedLua } from './gcra.js';
-import { chargeExtra } from './refund.js';
+import { debtRefundLua, gcraSharedLua } from './gcra.js';
 import { type LuaAlgorithm, noExtra } from './types.js';
 
 /** leaky_bucket in Lua: core's leakyBucket.ts, the gcra queue with a delay instead of a refusal. */
@@ -37,18 +36,4 @@ end
  * leaky_bucket's refund (core's leakyBucket.refund): a queue place given back for a request given up while
  * it waited (its extra is '': all of it), or a charge the rule's `count` does not keep.
  */
-export const leakyRefundLua: LuaAlgorithm = {
-  name: 'leaky_bucket',
-  code: 'lr',
-  keys: ['lb'],
-  extra: (check) => chargeExtra(check),
-  lua: `
-${gcraRefundSharedLua}
--- leaky_bucket refund
--- KEYS[k]: the leaky_bucket key of the rule and tag
--- limit, window, burst: the rule's, as for leaky_bucket
--- cost:    units to give back
--- extra:   the charge (see charge_of), '' for a queue place
-ALGORITHMS.lr = gcra_refund
-`,
-};
+export const leakyRefundLua = debtRefundLua('leaky_bucket', 'lr', 'lb');
