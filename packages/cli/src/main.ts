@@ -5,6 +5,7 @@ import { pushCommand } from './commands/push.js';
 import { replayCommand } from './commands/replay.js';
 import { reportCommand } from './commands/report.js';
 import { simulateCommand } from './commands/simulate.js';
+import { unbanCommand } from './commands/unban.js';
 import { validateCommand } from './commands/validate.js';
 import { type Command, EXIT, type ExitCode, type Io, UsageError } from './io.js';
 
@@ -17,6 +18,7 @@ const COMMANDS: readonly Command[] = [
   simulateCommand,
   capacityCommand,
   pushCommand,
+  unbanCommand,
 ];
 
 function usage(): string {

@@ -12,8 +12,11 @@ export function hashText(text: string, secret?: string): string {
   return digest.toString('base64url', 0, TAG_BYTES);
 }
 
+/** What of a rule makes its counter tag: its name (for a global rule) and key descriptor names. */
+export type KeyedRule = Pick<CompiledRule, 'name' | 'global' | 'key'>;
+
 /** The text a rule's tag hashes: its key descriptor names and values; undefined when one is missing. */
-function keyText(rule: CompiledRule, descriptors: Descriptors): string | undefined {
+function keyText(rule: KeyedRule, descriptors: Descriptors): string | undefined {
   if (rule.global) return `global:${rule.name}`;
   const parts: string[] = [];
   for (const name of rule.key) {
@@ -31,7 +34,7 @@ function keyText(rule: CompiledRule, descriptors: Descriptors): string | undefin
  * Redis hash tag. Rules keyed on the same descriptors share a tag (and so a Redis Cluster slot).
  * Returns undefined when a key descriptor is missing: the rule has nothing to count on.
  */
-export function tagFor(rule: CompiledRule, descriptors: Descriptors, secret?: string): string | undefined {
+export function tagFor(rule: KeyedRule, descriptors: Descriptors, secret?: string): string | undefined {
   const text = keyText(rule, descriptors);
   return text === undefined ? undefined : hashText(text, secret);
 }

@@ -1,0 +1,92 @@
+/** `sluice unban`: lifts a ban that gateways sharing a private redis-server enforce. */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { compileRules, createLimiter, loadRules } from '@sluice/core';
+import { RedisStore } from '@sluice/redis';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { randomPrefix, redisSuite, scanKeys } from '../support/redis.js';
+import { runSluice } from './fixtures/sluice.js';
+
+const redis = redisSuite();
+let dir: string;
+let file: string;
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'sluice-unban-'));
+  file = join(dir, 'rules.yaml');
+  writeFileSync(
+    file,
+    `domain: logins
+rules:
+  - name: login
+    owner: team-auth
+    key: [tenant, ip]
+    algorithm: fixed_window
+    limit: {requests: 1, per: 1m}
+    ban: {after: 1, within: 1m, for: 1h}
+  - name: plain
+    owner: team-auth
+    key: [ip]
+    limit: {requests: 100, per: 1m}
+`,
+  );
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** A gateway on the suite's server whose key (tenant acme, ip) is banned by `login`. */
+async function bannedGateway(prefix: string, ip: string) {
+  const store = new RedisStore({ client: redis.client, prefix, timeoutMs: 5000, breaker: false });
+  let now = 0;
+  const limiter = createLimiter({ rules: compileRules(await loadRules(file)), store, clock: () => now });
+  const key = { tenant: 'acme', ip };
+  await limiter.check(key);
+  expect((await limiter.check(key)).reason).toBe('ban');
+  return {
+    check: () => limiter.check(key),
+    wait: (ms: number) => (now += ms),
+    close: () => limiter.close(),
+  };
+}
+
+const url = () => `redis://${redis.server.host}:${redis.server.port}`;
+
+describe('sluice unban', () => {
+  test('with the rules file: lifts the ban of the key, printing its hash, never the values', async () => {
+    const prefix = randomPrefix('unban');
+    const gateway = await bannedGateway(prefix, '203.0.113.9');
+    const args = ['--rule', 'login', '--key', 'ip=203.0.113.9', '--key', 'tenant=acme', '--redis', url()];
+    const run = await runSluice('unban', file, ...args, '--prefix', prefix);
+    expect(run).toMatchObject({ code: 0, err: '' });
+    expect(run.out).toMatch(/^lifted the ban of rule login for key [\w-]{22} in redis:\/\/127\.0\.0\.1:\d+$/);
+    expect(run.out).not.toContain('203.0.113.9');
+    expect((await scanKeys(redis.admin, prefix)).filter((key) => key.endsWith(':ban'))).toEqual([]);
+    // A minute on, the window is over and the hour-long ban is gone: allowed.
+    gateway.wait(60_000);
+    expect((await gateway.check()).allowed).toBe(true);
+    const again = await runSluice('unban', file, ...args, '--prefix', prefix);
+    expect(again.out).toContain('had no ban');
+    await gateway.close();
+  });
+
+  test('without the rules file: the --key descriptors in the order of the rule key', async () => {
+    const prefix = randomPrefix('unban');
+    const gateway = await bannedGateway(prefix, '198.51.100.4');
+    const keys = ['--key', 'tenant=acme', '--key', 'ip=198.51.100.4'];
+    const run = await runSluice('unban', '--rule', 'login', ...keys, '--redis', url(), '--prefix', prefix);
+    expect(run.out).toMatch(/^lifted the ban/);
+    await gateway.close();
+  });
+
+  test('usage errors: no --rule, no --key, a rule without ban, a missing key descriptor', async () => {
+    const base = ['--redis', url()];
+    expect((await runSluice('unban', '--key', 'ip=1', ...base)).code).toBe(2);
+    const noKey = await runSluice('unban', '--rule', 'login', ...base);
+    expect(noKey.code).toBe(2);
+    expect(noKey.err).toContain('unban needs --key descriptor=value, or --global');
+    const plain = await runSluice('unban', file, '--rule', 'plain', '--key', 'ip=1', ...base);
+    expect(plain.err).toContain('rule plain has no ban');
+    const missing = await runSluice('unban', file, '--rule', 'login', '--key', 'ip=1', ...base);
+    expect(missing.code).toBe(2);
+    expect(missing.err).toContain('rule login is keyed on tenant: give --key tenant=<value>');
+  });
+});
