@@ -25,7 +25,7 @@ export type {
   RateLimitOptions,
 } from './http/options.js';
 export type { DeniedBody, DeniedResponse, HeaderFormat } from './http/responses.js';
-export { hashText, rolloutBucket, tagFor } from './keys.js';
+export { hashText, type KeyedRule, rolloutBucket, tagFor } from './keys.js';
 export * from './lists/index.js';
 export * from './observe/index.js';
 export * from './resilience/index.js';
