@@ -8,7 +8,7 @@ import { once } from 'node:events';
 import { createServer, request as httpRequest, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createAdaptorServer } from '@hono/node-server';
-import { type Lease, MemoryStore, type RateLimitOptions, type RuleSpec, type Store } from '@sluice/core';
+import { MemoryStore, type RateLimitOptions, type RuleSpec } from '@sluice/core';
 import { rateLimit as expressRateLimit } from '@sluice/express';
 import { rateLimit as fastifyRateLimit } from '@sluice/fastify';
 import { rateLimit as honoRateLimit } from '@sluice/hono';
@@ -19,6 +19,7 @@ import Fastify from 'fastify';
 import { Hono } from 'hono';
 import Koa from 'koa';
 import { afterEach, describe, expect, it } from 'vitest';
+import { CountingStore, until } from './support/counting-store.js';
 import { randomPrefix, redisSuite, scriptCalls } from './support/redis.js';
 
 const redis = redisSuite();
@@ -108,26 +109,6 @@ const ADAPTERS: Record<'express' | 'koa' | 'fastify' | 'hono', Start> = {
 function stop(server: Server): Promise<void> {
   server.closeAllConnections();
   return new Promise((resolve) => server.close(() => resolve()));
-}
-
-/** A store that counts the release calls it is given and that have completed. */
-class CountingStore implements Store {
-  releases = 0;
-  refunds = 0;
-  constructor(readonly inner: Store) {}
-  evaluate: Store['evaluate'] = (checks, now) => this.inner.evaluate(checks, now);
-  async release(leases: readonly Lease[], now: number): Promise<void> {
-    await this.inner.release(leases, now);
-    this.refunds += leases.filter((lease) => lease.refund?.count !== undefined).length;
-    this.releases += 1;
-  }
-  close = () => this.inner.close();
-}
-
-/** Waits until `check` holds (a refund lands just after the client has its response). */
-async function until(check: () => boolean): Promise<void> {
-  for (let i = 0; i < 400 && !check(); i++) await new Promise((resolve) => setTimeout(resolve, 5));
-  expect(check()).toBe(true);
 }
 
 const running: Served[] = [];
