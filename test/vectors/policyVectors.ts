@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { AlgorithmName, BanPolicy, Check, CheckPolicy, CheckResult, Store } from '@sluice/core';
-import { paramsOf, type StoredVectorCase } from './vectors.js';
+import { paramsOf, type StoredVectorCase } from '@sluice/core/testing';
 
 /*
  * Shared vectors of the rule policies (bans and escalation, penalty, idempotency): test/vectors/policies/
