@@ -1,7 +1,5 @@
 import type { ConcurrencyState } from '@sluice/core';
 import { decideByName, MemoryStore, releaseLease } from '@sluice/core';
-import { describe, expect, it } from 'vitest';
-import { loadPolicyVectors, runPolicyCase } from './policyVectors.js';
 import {
   compareStep,
   loadVectors,
@@ -9,7 +7,9 @@ import {
   paramsOf,
   runVectorCase,
   type VectorCase,
-} from './vectors.js';
+} from '@sluice/core/testing';
+import { describe, expect, it } from 'vitest';
+import { loadPolicyVectors, runPolicyCase } from './policyVectors.js';
 
 const files = loadVectors();
 
