@@ -15,7 +15,13 @@ import {
   releasedState,
   type Store,
 } from '@sluice/core';
-import { compareStep, type Mismatch, paramsOf, type StoredVectorCase, type VectorExpect } from './vectors.js';
+import {
+  compareStep,
+  type Mismatch,
+  paramsOf,
+  type StoredVectorCase,
+  type VectorExpect,
+} from '@sluice/core/testing';
 
 /** A request at `at`, or the refund at `at` of the charge made by request step number `refund` (0-based). */
 export type RefundStep =
