@@ -3,10 +3,10 @@
  * server and on a Redis Cluster. ioredis and node-redis both run exactly this.
  */
 import { hashText } from '@sluice/core';
+import { loadVectors, runVectorCase } from '@sluice/core/testing';
 import { RedisStore, type RedisStoreOptions } from '@sluice/redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { describeStoreContract } from '../contract/store.js';
-import { loadVectors, runVectorCase } from '../vectors/vectors.js';
 import {
   type RedisClusterHandle,
   type RedisServer,
