@@ -145,6 +145,11 @@ export interface Lease {
 export interface Store {
   evaluate(checks: readonly Check[], now: number): Promise<CheckResult[]>;
   /**
+   * A store that answers in process declares it with this: `evaluate` without the promise (MemoryStore). The
+   * engine then calls it instead of `evaluate`, with no promise and no time limit; results are only read.
+   */
+  evaluateNow?(checks: readonly Check[], now: number): CheckResult[];
+  /**
    * True when every call settles (resolves or rejects) within the store's own time limit, as RedisStore's
    * do: the engine then adds no backstop timer of its own to each call.
    */
