@@ -23,15 +23,12 @@ const NOTHING_DONE: StoreOutcome = Object.freeze({
   results: Object.freeze([]),
 }) as StoreOutcome;
 
-/** A store that answers in process, without a promise (MemoryStore). */
-export interface InProcessStore extends Store {
-  /** `evaluate` without the promise; the results are read, never changed. */
-  evaluateNow(checks: readonly Check[], now: number): CheckResult[];
-}
+/** A store that answers in process, without a promise (MemoryStore): it has `Store.evaluateNow`. */
+export type InProcessStore = Store & Required<Pick<Store, 'evaluateNow'>>;
 
 /** Whether a store declares that it answers in process (has `evaluateNow`): the engine then calls that. */
 export function answersInProcess(store: Store): store is InProcessStore {
-  return typeof (store as Partial<InProcessStore>).evaluateNow === 'function';
+  return typeof store.evaluateNow === 'function';
 }
 
 /**
