@@ -50,6 +50,32 @@ async function bannedGateway(prefix: string, ip: string) {
 
 const url = () => `redis://${redis.server.host}:${redis.server.port}`;
 
+describe('sluice explain --redis', () => {
+  test('shows the rule ban policy and the key ban state, read from Redis', async () => {
+    const prefix = randomPrefix('explain');
+    const gateway = await bannedGateway(prefix, '192.0.2.7');
+    const args = [file, 'tenant=acme', 'ip=192.0.2.7', '--prefix', prefix, '--at', '1970-01-01T00:00:00Z'];
+    const run = await runSluice('explain', ...args, '--redis', url());
+    expect(run.code).toBe(0);
+    expect(run.out).toContain('    ban        after 1 denials within 1m: 1h\n');
+    expect(run.out).toContain('    ban state  banned until 1970-01-01T01:00:00.000Z (ban 1 of this key)');
+    const other = await runSluice(
+      'explain',
+      file,
+      'tenant=acme',
+      'ip=192.0.2.8',
+      '--prefix',
+      prefix,
+      '--redis',
+      url(),
+    );
+    expect(other.out).toContain('    ban state  not banned, no violations counted');
+    // Without --redis: the policy, no state.
+    expect((await runSluice('explain', ...args)).out).not.toContain('ban state');
+    await gateway.close();
+  });
+});
+
 describe('sluice unban', () => {
   test('with the rules file: lifts the ban of the key, printing its hash, never the values', async () => {
     const prefix = randomPrefix('unban');

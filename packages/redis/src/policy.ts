@@ -1,4 +1,4 @@
-import type { Check, CheckPolicy, CheckResult } from '@sluice/core';
+import { type BanState, type Check, type CheckPolicy, type CheckResult, counterKey } from '@sluice/core';
 
 /*
  * A rule's policy (bans, penalty, idempotency) in the evaluation script: the Lua port of core's
@@ -18,6 +18,19 @@ export function policySuffixes(check: Check): string[] {
   if (check.policy?.ban !== undefined) suffixes.push(BAN_SUFFIX);
   if (hasMarker(check)) suffixes.push(`${MARKER_SUFFIX}:${check.idempotencyId}`);
   return suffixes;
+}
+
+/** The Redis key of a rule's ban state for a key tag (same hash tag as its counter). */
+export function banKey(prefix: string, id: { rule: string; tag: string }): string {
+  return counterKey(prefix, id, BAN_SUFFIX);
+}
+
+/** A ban state as the script stores it ("count since until level levelUntil"), or undefined if it is not one. */
+export function parseBanState(raw: string | null | undefined): BanState | undefined {
+  const numbers = (raw ?? '').split(' ').map(Number);
+  if (numbers.length !== 5 || !numbers.every(Number.isFinite)) return undefined;
+  const [count, since, until, level, levelUntil] = numbers as [number, number, number, number, number];
+  return { count, since, until, level, levelUntil };
 }
 
 /** Whether the script reads (and may set) an idempotency marker for the check. */

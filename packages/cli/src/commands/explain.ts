@@ -1,9 +1,11 @@
-import type { CompiledRule, CompiledRules, Descriptors, ExplainedRule } from '@sluice/core';
+import type { BanState, CompiledRule, CompiledRules, Descriptors, ExplainedRule } from '@sluice/core';
 import { counterKey, createLimiter, descriptorOf, isKeyPrefix, KEY_PREFIX_RULE } from '@sluice/core';
-import { parseCommandArgs, stringOption } from '../args.js';
+import { type ParsedArgs, parseCommandArgs, stringOption } from '../args.js';
 import { type Command, EXIT, type Io, UsageError } from '../io.js';
 import { emptyLists, LIST_OPTION, listHelp, listsOf } from '../lists.js';
+import { connectRedis, loadRedisModules } from '../redis.js';
 import { formatDuration, loadChecked } from '../rulesFile.js';
+import { redactUrl } from './push.js';
 
 /** `descriptor=value` arguments as descriptors. */
 export function parseDescriptors(pairs: readonly string[]): Descriptors {
@@ -41,6 +43,7 @@ function printRule(
   explained: ExplainedRule,
   descriptors: Descriptors,
   prefix: string,
+  banState?: string,
 ): void {
   io.out(`  ${rule.name}`);
   if (explained.exemptedBy) io.out(`    exempt     by allow rule ${explained.exemptedBy}: not evaluated`);
@@ -59,9 +62,77 @@ function printRule(
       `    counter    ${explained.tag} (${on}; Redis keys ${counterKey(prefix, { rule: rule.name, tag: explained.tag }, '*')})`,
     );
   }
+  for (const line of describePolicies(rule)) io.out(`    ${line}`);
+  if (banState !== undefined) io.out(`    ban state  ${banState}`);
   io.out(`    scope      ${rule.scope}, on store error: ${rule.onStoreError}`);
   if (rule.owner || rule.review)
     io.out(`    owner      ${rule.owner ?? '(none)'}, review ${rule.review ?? '(none)'}`);
+}
+
+/** A rule's ban, penalty and idempotent, one line each (`ban        after 5 denials within 10m: 15m, then 1h`). */
+export function describePolicies(rule: CompiledRule): string[] {
+  const lines: string[] = [];
+  const { ban, penalty, idempotentMs } = rule;
+  if (ban !== undefined) {
+    const then = (ban.escalateMs ?? []).map(formatDuration);
+    const lengths = then.length === 0 ? '' : `, then ${then.join(', ')} (the last repeats)`;
+    lines.push(
+      `ban        after ${ban.after} denials within ${formatDuration(ban.withinMs)}: ${formatDuration(ban.forMs)}${lengths}`,
+    );
+  }
+  if (penalty !== undefined) lines.push(`penalty    ${penalty} units per denied request`);
+  if (idempotentMs !== undefined)
+    lines.push(
+      `idempotent ${formatDuration(idempotentMs)}: a retry with the same Idempotency-Key is not charged`,
+    );
+  return lines;
+}
+
+/** A key's ban state as read from Redis, in words, at `now`. */
+export function describeBanState(state: BanState | undefined, now: number): string {
+  if (state === undefined) return 'not banned, no violations counted';
+  const iso = (ms: number) => new Date(ms).toISOString();
+  if (state.until > now) return `banned until ${iso(state.until)} (ban ${state.level} of this key)`;
+  const parts = ['not banned'];
+  if (state.count > 0) parts.push(`${state.count} violation(s) counted since ${iso(state.since)}`);
+  if (state.level > 0 && state.levelUntil > now)
+    parts.push(`${state.level} earlier ban(s), remembered until ${iso(state.levelUntil)}`);
+  return parts.join('; ');
+}
+
+/**
+ * The ban state of each matched rule with a ban, read from Redis (one GET each), by rule name; undefined when
+ * there is no --redis, or Redis cannot be read (said on stderr: explain still explains).
+ */
+async function readBanStates(
+  parsed: ParsedArgs,
+  rules: readonly [CompiledRule, ExplainedRule][],
+  prefix: string,
+  at: number,
+  io: Io,
+): Promise<Map<string, string> | undefined> {
+  const url = stringOption(parsed, 'redis');
+  const banned = rules.filter(([rule, explained]) => rule.ban !== undefined && explained.tag !== undefined);
+  if (url === undefined || banned.length === 0) return undefined;
+  const modules = await loadRedisModules('explain --redis', io);
+  if (modules === undefined) return undefined;
+  const client = connectRedis(modules, url, parsed.values.cluster === true);
+  try {
+    await client.connect();
+    const states = new Map<string, string>();
+    for (const [rule, explained] of banned) {
+      const raw = await client.get(modules.redis.banKey(prefix, { rule: rule.name, tag: explained.tag! }));
+      states.set(rule.name, describeBanState(modules.redis.parseBanState(raw), at));
+    }
+    return states;
+  } catch (error) {
+    io.err(
+      `ban state not read from ${redactUrl(url)}: ${error instanceof Error ? error.message : String(error)}`,
+    );
+    return undefined;
+  } finally {
+    client.disconnect();
+  }
 }
 
 /** Rules replaced, for these descriptors, by a more specific rule that matched. */
@@ -92,6 +163,8 @@ Options:
   --at <time>           evaluate at this time (ISO 8601), for rules with an expiry; default now
   --key-secret <s>      the limiter's keySecret, for keyed (HMAC) tags; default $SLUICE_KEY_SECRET
   --prefix <prefix>     the RedisStore's key prefix, for the Redis key names shown; default sluice
+  --redis <url>         read the ban state of the key under rules with ban from this Redis (read only)
+  --cluster             the --redis URL is a node of a Redis Cluster
 ${listHelp(24)}
   --json                print the explanation as JSON
   -h, --help            show this help
@@ -102,6 +175,8 @@ Exit codes: 0 explained, 1 invalid rules, 2 usage error, unreadable file or a ba
       at: { type: 'string' },
       'key-secret': { type: 'string' },
       prefix: { type: 'string' },
+      redis: { type: 'string' },
+      cluster: { type: 'boolean' },
       json: { type: 'boolean' },
       ...LIST_OPTION,
     });
@@ -130,6 +205,8 @@ Exit codes: 0 explained, 1 invalid rules, 2 usage error, unreadable file or a ba
     const matched = explanation.rules.map((e) => table.rules.find((r) => r.name === e.rule)!);
     const replaced = overridden(table, matched);
     await limiter.close();
+    const pairsOf = explanation.rules.map((e, i) => [matched[i]!, e] as [CompiledRule, ExplainedRule]);
+    const banStates = await readBanStates(parsed, pairsOf, prefix, at, io);
 
     if (parsed.values.json) {
       const overrides = replaced.map(([rule, by]) => ({ rule: rule.name, by }));
@@ -143,7 +220,7 @@ Exit codes: 0 explained, 1 invalid rules, 2 usage error, unreadable file or a ba
     }
     io.out(`matching rules (${matched.length}), all evaluated; any enforcing rule can deny:`);
     for (const [i, explained] of explanation.rules.entries()) {
-      printRule(io, matched[i]!, explained, descriptors, prefix);
+      printRule(io, matched[i]!, explained, descriptors, prefix, banStates?.get(explained.rule));
     }
     for (const [rule, by] of replaced)
       io.out(`overridden: ${rule.name} (${describeLimit(rule)}) is replaced by ${by}`);

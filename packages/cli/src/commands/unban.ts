@@ -1,27 +1,10 @@
 import { isKeyPrefix, KEY_PREFIX_RULE, type KeyedRule, tagFor } from '@sluice/core';
 import { listOption, parseCommandArgs, stringOption } from '../args.js';
 import { type Command, EXIT, type ExitCode, type Io, UsageError } from '../io.js';
+import { connectRedis, loadRedisModules } from '../redis.js';
 import { loadChecked } from '../rulesFile.js';
 import { parseDescriptors } from './explain.js';
 import { redactUrl } from './push.js';
-
-/** What unban needs from ioredis and @sluice/redis, loaded only when it runs (optional peers of the CLI). */
-interface RedisModules {
-  readonly Redis: typeof import('ioredis').Redis;
-  readonly Cluster: typeof import('ioredis').Cluster;
-  readonly RedisStore: typeof import('@sluice/redis').RedisStore;
-}
-
-async function loadRedis(io: Io): Promise<RedisModules | undefined> {
-  try {
-    const [ioredis, redis] = await Promise.all([import('ioredis'), import('@sluice/redis')]);
-    return { Redis: ioredis.Redis, Cluster: ioredis.Cluster, RedisStore: redis.RedisStore };
-  } catch (error) {
-    if ((error as { code?: unknown } | null)?.code !== 'ERR_MODULE_NOT_FOUND') throw error;
-    io.err('unban needs ioredis and @sluice/redis; install them with: npm install ioredis @sluice/redis');
-    return undefined;
-  }
-}
 
 /**
  * The rule whose key to lift: from the rules file when given (its key descriptors, in its order), else
@@ -104,15 +87,10 @@ or ioredis or @sluice/redis not installed.`,
         `rule ${name} is keyed on ${missing.join(', ')}: give --key ${missing[0]}=<value>`,
       );
     }
-    const redis = await loadRedis(io);
-    if (redis === undefined) return EXIT.usage;
-    const options = { lazyConnect: true, connectTimeout: 3000, maxRetriesPerRequest: 0 };
-    const client =
-      parsed.values.cluster === true
-        ? new redis.Cluster([url], { lazyConnect: true, redisOptions: options })
-        : new redis.Redis(url, { ...options, retryStrategy: () => null });
-    client.on('error', () => {});
-    const store = new redis.RedisStore({ client, prefix, timeoutMs: 5000, breaker: false });
+    const modules = await loadRedisModules('unban', io);
+    if (modules === undefined) return EXIT.usage;
+    const client = connectRedis(modules, url, parsed.values.cluster === true);
+    const store = new modules.redis.RedisStore({ client, prefix, timeoutMs: 5000, breaker: false });
     try {
       await client.connect();
       const lifted = await store.unban(rule.name, tag);
