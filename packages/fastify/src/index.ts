@@ -56,7 +56,8 @@ const REGISTER_KEYS = new Set(['prefix', 'logLevel', 'logSerializers']);
 
 const plugin: FastifyPluginAsync<FastifyRateLimitOptions> = async (fastify, given) => {
   const options = Object.fromEntries(Object.entries(given).filter(([key]) => !REGISTER_KEYS.has(key)));
-  const http = createHttpLimiter<FastifyRequest, FastifyRateLimitOptions>(options);
+  // One onRequest hook checks the global and route rules together, once per request.
+  const http = createHttpLimiter<FastifyRequest, FastifyRateLimitOptions>(options, { checksOnce: true });
   const trust = configuredTrust(fastify);
   /** Each route's scope by its `config.rateLimit` object (shared by a GET route and its HEAD twin). */
   const routeScopes = new WeakMap<object, CheckScope>();

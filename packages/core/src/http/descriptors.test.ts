@@ -117,6 +117,43 @@ describe('buildDescriptors', () => {
   });
 });
 
+describe('buildDescriptors with onlyUsed', () => {
+  it('builds only the built-ins the rules read, the app descriptors always', () => {
+    const headers = { 'x-api-key': 'k1', 'idempotency-key': 'order-7' };
+    expect(buildDescriptors(facts({}, headers), settings, undefined, new Set(['ip']), true)).toEqual({
+      ip: '10.0.0.1',
+    });
+    expect(buildDescriptors(facts({}, headers), settings, undefined, new Set(['auth']), true)).toEqual({
+      api_key: 'k1',
+      auth: 'api_key',
+    });
+    const own = { descriptors: { tenant: 'acme' } };
+    expect(buildDescriptors(facts(), settings, own, new Set(['route', 'method']), true)).toEqual({
+      method: 'GET',
+      route: '/search',
+      tenant: 'acme',
+    });
+    const idempotent = buildDescriptors(
+      facts({}, headers),
+      settings,
+      undefined,
+      new Set(['idempotency_key']),
+      true,
+    );
+    expect(Object.keys(idempotent)).toEqual(['idempotency_key']);
+    expect(idempotent.idempotency_key).not.toContain('order-7');
+  });
+
+  it('builds every built-in without it', () => {
+    expect(Object.keys(buildDescriptors(facts(), settings, undefined, new Set(['ip'])))).toEqual([
+      'ip',
+      'method',
+      'route',
+      'auth',
+    ]);
+  });
+});
+
 describe('retryAttempt', () => {
   it('is 0 for a first attempt, the number for a retry, undefined for a retry of unknown number', () => {
     expect(retryAttempt(undefined)).toBe(0);

@@ -39,39 +39,47 @@ export const DEFAULT_RETRY_HEADER = 'retry-attempt';
 export const MAX_DESCRIPTOR_LENGTH = 256;
 
 /** Descriptors built only for rules that read them (see used.ts): no other request pays for them. */
-const ON_DEMAND = ['client_ip', 'retry', 'retry_attempt'] as const;
+const ON_DEMAND = ['client_ip', 'retry', 'retry_attempt', IDEMPOTENCY_DESCRIPTOR] as const;
 
 /**
  * The built-in descriptors of a request: `ip`, `method`, `route`, `api_key` (from `apiKey` when given,
- * else the API key header), and when `used` names them `client_ip`, `retry` and `retry_attempt`; merged with
- * the app's own descriptors (which win), then `auth` (`api_key` or `anonymous`) unless the app set it. Values
- * are bounded; nothing here throws on input.
+ * else the API key header), and when `used` names them `client_ip`, `retry`, `retry_attempt` and
+ * `idempotency_key`; merged with the app's own descriptors (which win), then `auth` (`api_key` or
+ * `anonymous`) unless the app set it. With `onlyUsed`, a built-in no rule reads is not built at all (nobody
+ * else looks at them: no decision observer). Values are bounded; nothing here throws on input.
  */
 export function buildDescriptors(
   facts: RequestFacts,
   settings: DescriptorSettings,
   extra?: { readonly apiKey?: unknown; readonly descriptors?: unknown },
   used?: ReadonlySet<string>,
+  onlyUsed = false,
 ): Descriptors {
   const max = settings.maxValueLength;
-  const caseSensitive = facts.caseSensitive ?? settings.caseSensitiveRoutes;
-  const apiKey = extra && 'apiKey' in extra ? toValue(extra.apiKey) : headerApiKey(facts, settings);
   const result: Record<string, string> = {};
-  const ip = normalizeIp(facts.ip, settings.ipv6Subnet);
+  const all = !onlyUsed || used === undefined;
+  const ip =
+    all || used.has('ip') || used.has('client_ip') ? normalizeIp(facts.ip, settings.ipv6Subnet) : undefined;
   put(result, 'ip', ip, max);
-  put(result, 'method', facts.method.toUpperCase(), max);
-  put(result, 'route', facts.route ?? normalizePath(facts.url, { caseSensitive }), max);
-  put(result, 'api_key', apiKey, max);
-  put(result, IDEMPOTENCY_DESCRIPTOR, idempotencyDescriptor(facts.header('idempotency-key')), max);
+  if (all || used.has('method')) put(result, 'method', facts.method.toUpperCase(), max);
+  if (all || used.has('route')) {
+    const caseSensitive = facts.caseSensitive ?? settings.caseSensitiveRoutes;
+    put(result, 'route', facts.route ?? normalizePath(facts.url, { caseSensitive }), max);
+  }
+  const keyed = all || used.has('api_key') || used.has('auth');
+  if (keyed) {
+    const apiKey = extra && 'apiKey' in extra ? toValue(extra.apiKey) : headerApiKey(facts, settings);
+    put(result, 'api_key', apiKey, max);
+  }
   if (used !== undefined && ON_DEMAND.some((name) => used.has(name)))
     putOnDemand(result, facts, settings, ip, used);
   const own = extra?.descriptors;
   if (typeof own === 'object' && own !== null) mergeOwn(result, own as Record<string, unknown>, max);
-  result.auth ??= result.api_key === undefined ? 'anonymous' : 'api_key';
+  if (keyed) result.auth ??= result.api_key === undefined ? 'anonymous' : 'api_key';
   return result;
 }
 
-/** `client_ip`, `retry` and `retry_attempt`, those of them `used` names. */
+/** `client_ip`, `retry`, `retry_attempt` and `idempotency_key`, those of them `used` names. */
 function putOnDemand(
   result: Record<string, string>,
   facts: RequestFacts,
@@ -79,6 +87,13 @@ function putOnDemand(
   ip: string | undefined,
   used: ReadonlySet<string>,
 ): void {
+  if (used.has(IDEMPOTENCY_DESCRIPTOR))
+    put(
+      result,
+      IDEMPOTENCY_DESCRIPTOR,
+      idempotencyDescriptor(facts.header('idempotency-key')),
+      settings.maxValueLength,
+    );
   // An IPv4 client's `ip` is its whole address already; an IPv6 one's is its subnet.
   if (used.has('client_ip'))
     put(result, 'client_ip', ip?.includes(':') ? clientAddress(facts.ip) : ip, settings.maxValueLength);

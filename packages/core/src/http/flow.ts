@@ -39,6 +39,11 @@ export interface AdapterTraits {
    * template, whenever the request's facts carry no `route`.
    */
   readonly globalSeesPaths?: boolean;
+  /**
+   * True when the adapter checks each request once, its global and route rules in one call (Fastify's one
+   * hook): then nothing need be noted on the request object about what was checked or shown.
+   */
+  readonly checksOnce?: boolean;
 }
 
 /** The per-request flow every adapter shares, built once at start-up. */
@@ -112,7 +117,7 @@ export function createHttpLimiter<Req, O extends RateLimitOptions<Req>>(
         const extra = rawKeys ? { descriptors: ownValue } : { apiKey: keyValue, descriptors: ownValue };
         const cost = options.cost ? hook('cost', () => options.cost?.(req)) : undefined;
         return then(cost, (costValue) =>
-          judge(req, buildDescriptors(facts, options, extra, usedBy(scope)), costValue, scope),
+          judge(req, buildDescriptors(facts, options, extra, usedBy(scope), onlyUsed), costValue, scope),
         );
       });
     });
@@ -120,9 +125,12 @@ export function createHttpLimiter<Req, O extends RateLimitOptions<Req>>(
 
   /** No hook configured (no API key reader or validator, no descriptors, no cost): no continuation at all. */
   function decideWithoutHooks(req: Req, facts: RequestFacts, scope: CheckScope): Maybe<Verdict> {
-    return judge(req, buildDescriptors(facts, options, undefined, usedBy(scope)), undefined, scope);
+    return judge(req, buildDescriptors(facts, options, undefined, usedBy(scope), onlyUsed), undefined, scope);
   }
 
+  // Built-in descriptors no rule reads are left out, unless a decision observer (or the decision log) is given
+  // the request's descriptors.
+  const onlyUsed = options.decisionLog === undefined && options.observer?.onDecision === undefined;
   // The request path is chosen once, from the options: a request pays only for the hooks the app gave.
   const hooked = !rawKeys || options.descriptors !== undefined || options.cost !== undefined;
   const decide = hooked ? decideWithHooks : decideWithoutHooks;
@@ -201,8 +209,10 @@ export function createHttpLimiter<Req, O extends RateLimitOptions<Req>>(
     return allowVerdict(decision, shownFor(req, decision), options.headers, clock, limiter, report);
   }
 
+  const checksOnce = traits.checksOnce === true;
+
   function effectiveScope(req: Req, scope: CheckScope): CheckScope | undefined {
-    return remainingScope(notesOf(req, seen), scope);
+    return checksOnce ? scope : remainingScope(notesOf(req, seen), scope);
   }
 
   function check(req: Req, facts: RequestFacts, requested: CheckScope = ALL_RULES): Maybe<Verdict> {
@@ -225,6 +235,7 @@ export function createHttpLimiter<Req, O extends RateLimitOptions<Req>>(
    * most constrained of both, chosen as in one call (Fastify), so every adapter shows the same rule.
    */
   function shownFor(req: Req, decision: Decision): RuleResult | undefined {
+    if (checksOnce) return shownResult(decision.results, undefined);
     const notes = notesOf(req, seen);
     const shown = shownResult(decision.results, notes?.shown);
     if (notes !== undefined) notes.shown = shown;

@@ -1,7 +1,11 @@
+import { IDEMPOTENCY_DESCRIPTOR } from '../keys.js';
 import { ADDRESS_FIELDS } from '../lists/address.js';
 import type { CompiledRule, CompiledRules } from '../types.js';
 
-/** Descriptor names some rule of a table reads: in `match`, in `key`, in a `cost` taken from a descriptor. */
+/**
+ * Descriptor names some rule of a table reads: in `match`, in `key`, in a `cost` taken from a descriptor, and
+ * `idempotency_key` for a rule with `idempotent`.
+ */
 export type UsedDescriptors = ReadonlySet<string>;
 
 /** Names each table's rules read; worked out once per table. */
@@ -28,6 +32,7 @@ function namesRead(rule: CompiledRule): string[] {
   }
   const cost = rule.cost;
   if (typeof cost === 'object') names.push('descriptor' in cost ? cost.descriptor : cost.by);
+  if (rule.idempotentMs !== undefined) names.push(IDEMPOTENCY_DESCRIPTOR);
   return names;
 }
 
