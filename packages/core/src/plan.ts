@@ -44,25 +44,24 @@ function paramsOf(rule: CompiledRule, shards: number): LimitParams {
   return params;
 }
 
-/** Each compiled rule's store policy (bans, penalty, idempotency), made once; null for a rule with none. */
-const policies = new WeakMap<CompiledRule, CheckPolicy | null>();
+/** Each compiled rule's store policy (bans, penalty, idempotency), made once. */
+const policies = new WeakMap<CompiledRule, CheckPolicy>();
 
 /** The store policy of a rule, or undefined when it has none (then the store does nothing more for it). */
 export function policyOf(rule: CompiledRule): CheckPolicy | undefined {
+  const { ban, penalty, idempotentMs } = rule;
+  // Most rules have none: three reads, no map lookup.
+  if (ban === undefined && penalty === undefined && idempotentMs === undefined) return undefined;
   let policy = policies.get(rule);
   if (policy === undefined) {
-    const { ban, penalty, idempotentMs } = rule;
-    policy =
-      ban === undefined && penalty === undefined && idempotentMs === undefined
-        ? null
-        : {
-            ...(ban === undefined ? {} : { ban }),
-            ...(penalty === undefined ? {} : { penalty }),
-            ...(idempotentMs === undefined ? {} : { idempotentMs }),
-          };
+    policy = {
+      ...(ban === undefined ? {} : { ban }),
+      ...(penalty === undefined ? {} : { penalty }),
+      ...(idempotentMs === undefined ? {} : { idempotentMs }),
+    };
     policies.set(rule, policy);
   }
-  return policy ?? undefined;
+  return policy;
 }
 
 /** The request's idempotency id for a rule that remembers them, when the request carries one. */
