@@ -13,7 +13,7 @@ import {
   withResilience,
 } from '@sluice/core';
 import { RedisStore } from '@sluice/redis';
-import { describe, expect, it, vi } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { randomPrefix, redisSuite, scriptCalls } from './support/redis.js';
 
 const redis = redisSuite();
@@ -47,6 +47,10 @@ const sleepRedis = (seconds: number) => redis.admin.debug('SLEEP', seconds);
 const asleep = () => new Promise((resolve) => setTimeout(resolve, 100));
 
 describe('resilientStore around a remote store (real Redis, DEBUG SLEEP)', () => {
+  // The first call of a store may send the whole script: over 50 ms on a loaded machine. Loaded once here,
+  // each test's first call (with its 50 ms limit) finds it on the server.
+  beforeAll(() => bareStore().evaluate([check()], 0));
+
   it('times a call out on its own clock, keeps it pending until Redis answers, then frees it once', async () => {
     const store = resilientStore(bareStore(), { name: 'Redis', timeoutMs: 50, breaker: false });
     await store.evaluate([check()], Date.now()); // the script is loaded
