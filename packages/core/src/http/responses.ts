@@ -91,15 +91,16 @@ const count = (value: number): number => (value > 0 ? Math.floor(value) : 0);
 /** The numbers of one rule that headers show. */
 type Shown = Pick<RuleResult, 'rule' | 'limit' | 'remaining' | 'windowMs'>;
 
+/** The fields of one rule in `format` (never `none`). */
 function limitHeaders(shown: Shown, reset: number, format: HeaderFormat, clock: () => number): HeaderValues {
   const headers: HeaderValues = {};
+  const text = ruleText(shown.rule, count(shown.limit), shown.windowMs);
   if (format === 'draft' || format === 'both') {
-    const text = ruleText(shown.rule, count(shown.limit), shown.windowMs);
     headers['RateLimit-Policy'] = text.policy;
-    headers.RateLimit = `${text.quoted};r=${count(shown.remaining)};t=${reset}`;
+    headers.RateLimit = text.remainingPrefix + count(shown.remaining) + RESET + reset;
   }
   if (format === 'legacy' || format === 'both') {
-    headers['X-RateLimit-Limit'] = String(count(shown.limit));
+    headers['X-RateLimit-Limit'] = text.limitText;
     headers['X-RateLimit-Remaining'] = String(count(shown.remaining));
     headers['X-RateLimit-Reset'] = String(Math.ceil(clock() / 1000) + reset);
   }
@@ -116,12 +117,20 @@ function windowOf(decision: Decision, rule: string): number {
 interface RuleText {
   readonly limit: number;
   readonly windowMs: number;
-  /** The name as a structured-field string. */
-  readonly quoted: string;
+  /** `RateLimit-Policy`: the name as a structured-field string, the quota and the window. */
   readonly policy: string;
+  /** The start of `RateLimit`, up to its remaining count: `"name";r=`. */
+  readonly remainingPrefix: string;
+  /** The limit as `X-RateLimit-Limit` shows it. */
+  readonly limitText: string;
 }
 
-/** Rule header text by rule name, made once rather than on every response; bounded, as names can change. */
+const RESET = ';t=';
+
+/**
+ * Rule header text by rule name, made once per decision shape (rule, limit, window) rather than on every
+ * response: a response only adds its two numbers. Bounded, as names can change.
+ */
 const ruleTexts = new Map<string, RuleText>();
 const MAX_RULE_TEXTS = 10_000;
 
@@ -130,7 +139,13 @@ function ruleText(rule: string, limit: number, windowMs: number): RuleText {
   if (known !== undefined && known.limit === limit && known.windowMs === windowMs) return known;
   const quoted = sfString(rule);
   const window = windowMs > 0 ? `;w=${toSeconds(windowMs)}` : '';
-  const text: RuleText = { limit, windowMs, quoted, policy: `${quoted};q=${limit}${window}` };
+  const text: RuleText = {
+    limit,
+    windowMs,
+    policy: `${quoted};q=${limit}${window}`,
+    remainingPrefix: `${quoted};r=`,
+    limitText: String(limit),
+  };
   if (ruleTexts.size >= MAX_RULE_TEXTS) ruleTexts.clear();
   ruleTexts.set(rule, text);
   return text;
