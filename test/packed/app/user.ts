@@ -1,7 +1,9 @@
 /**
  * A TypeScript user's file. The packed test checks it with tsc under `module: node16` (the app is CommonJS, so this
  * compiles to require calls) and under `moduleResolution: bundler`; the node16 build is also run. The
- * `@ts-expect-error` lines prove the types are real: were any package typed `any`, they would be unused.
+ * `@ts-expect-error` lines prove the types are real: were any package typed `any`, they would be unused. Core's
+ * subpath entries are used as their authors would: `@sluice/core/http` (adapters), `@sluice/core/testing` (stores:
+ * the shared vectors run here without a test runner; the contract suite takes one's functions).
  */
 import {
   compileRules,
@@ -11,6 +13,8 @@ import {
   parseRules,
   RulesError,
 } from '@sluice/core';
+import { retryAfterSeconds } from '@sluice/core/http';
+import { describeStoreContract, loadVectors, runVectorCase, type TestApi } from '@sluice/core/testing';
 import { rateLimit as expressRateLimit } from '@sluice/express';
 import { rateLimit as fastifyRateLimit } from '@sluice/fastify';
 import { rateLimit as koaRateLimit } from '@sluice/koa';
@@ -32,6 +36,25 @@ new Koa().use(koaRateLimit({ rules, skip: (ctx) => ctx.path === '/health' }));
 void Fastify().register(fastifyRateLimit, { rules });
 export const redisStore = (client: Redis): RedisStore => new RedisStore({ client });
 
+/** A store author's proof on their runner (vitest: `import * as vitest from 'vitest'`); typed here, not run. */
+export const storeContract = (runner: TestApi) =>
+  describeStoreContract(runner, 'MemoryStore', async () => ({ store: new MemoryStore() }));
+
+/** The shared vectors on a MemoryStore: how many cases ran, and how many steps answered otherwise. */
+async function vectorMismatches(): Promise<{ cases: number; mismatches: number }> {
+  let cases = 0;
+  let mismatches = 0;
+  for (const file of loadVectors()) {
+    for (const vectorCase of file.cases) {
+      const store = new MemoryStore();
+      cases += 1;
+      mismatches += (await runVectorCase(store, vectorCase, { rule: 'vector', tag: 'k' })).length;
+      await store.close();
+    }
+  }
+  return { cases, mismatches };
+}
+
 function isRulesError(text: string): boolean {
   try {
     parseRules(text);
@@ -50,6 +73,15 @@ async function main(): Promise<void> {
   await limiter.close();
   console.log(JSON.stringify({ first: first.allowed, second: second.allowed, rule: second.rule, wrong }));
   console.log(JSON.stringify({ rulesError: isRulesError('rules: 42') }));
+  const retryAfter = retryAfterSeconds(second);
+  const vectors = await vectorMismatches();
+  console.log(
+    JSON.stringify({
+      retryAfter: retryAfter !== undefined && retryAfter > 0,
+      ...vectors,
+      cases: vectors.cases > 0,
+    }),
+  );
 }
 
 main().catch((error: unknown) => {
