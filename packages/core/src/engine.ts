@@ -7,7 +7,14 @@ import { LocalLeases } from './localLeases.js';
 import { guardObserver } from './observe/guarded.js';
 import { type LimiterHealth, limiterHealth } from './observe/health.js';
 import { LIMITER_NOTICES, type LimiterNotice, misuseWatch, type NoticeLogger } from './observe/misuse.js';
-import { decideOne, LeaseLedger, NO_OPTIONS, type RequestPath, releaseLeases } from './requestPath.js';
+import {
+  type CheckOptions,
+  decideOne,
+  LeaseLedger,
+  NO_OPTIONS,
+  type RequestPath,
+  releaseLeases,
+} from './requestPath.js';
 import { withResilience } from './resilience/resilientStore.js';
 import { assertNotPromise, isCompiledRules, isRulesSource } from './rules/resolve.js';
 import { isPromise, StoreCaller } from './storeCall.js';
@@ -25,6 +32,7 @@ import type {
 import { unbanKey } from './unban.js';
 
 export type { ExplainedRule, Explanation } from './explain.js';
+export type { CheckOptions } from './requestPath.js';
 
 /** Options of {@link createLimiter}. */
 export interface LimiterOptions {
@@ -58,16 +66,6 @@ export interface LimiterOptions {
    * Every list the rules name must be given; a rules reload naming a missing one is refused.
    */
   lists?: Lists;
-}
-
-/** Options of one check. */
-export interface CheckOptions {
-  /** Cost given in code; a rule's own `cost` spec wins. Default 1. */
-  cost?: number;
-  /** Extra (route-level) rules, evaluated in the same store call as the limiter's own. */
-  rules?: CompiledRules;
-  /** false: evaluate only `rules`, not the limiter's own table. Default true. */
-  global?: boolean;
 }
 
 /** The engine: matches rules, evaluates them in one store call per store, decides. */

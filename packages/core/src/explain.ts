@@ -1,7 +1,6 @@
-import type { CheckOptions } from './engine.js';
 import { tagFor } from './keys.js';
 import { effectiveMode } from './plan.js';
-import { matchedRules } from './requestPath.js';
+import { type CheckOptions, matchedRules } from './requestPath.js';
 import { type ActionOutcome, resolveActions } from './rules/actions.js';
 import type {
   CompiledRule,

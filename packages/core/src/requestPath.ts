@@ -8,7 +8,6 @@ import {
   type PlannedRequest,
   type StoreOutcome,
 } from './decision.js';
-import type { CheckOptions } from './engine.js';
 import type { TagCache } from './keys.js';
 import type { LeasePlan, LocalLeases } from './localLeases.js';
 import type { GuardedObserver } from './observe/guarded.js';
@@ -27,6 +26,16 @@ import type {
   RuleScope,
   Store,
 } from './types.js';
+
+/** Options of one check. */
+export interface CheckOptions {
+  /** Cost given in code; a rule's own `cost` spec wins. Default 1. */
+  cost?: number;
+  /** Extra (route-level) rules, evaluated in the same store call as the limiter's own. */
+  rules?: CompiledRules;
+  /** false: evaluate only `rules`, not the limiter's own table. Default true. */
+  global?: boolean;
+}
 
 /**
  * What a limiter's per-request functions read, built once by `createLimiter`; only `table` changes (a rules
