@@ -7,8 +7,16 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ALGORITHMS } from '../rules/schema.js';
-import type { AlgorithmName, LimitParams, Outcome } from '../types.js';
-import { decideByName, type GcraState, gcra, type TokenBucketState, tokenBucket } from './index.js';
+import type { AlgorithmName, Lease, LimitParams, Outcome } from '../types.js';
+import {
+  decideByName,
+  descriptorOf,
+  type GcraState,
+  gcra,
+  releasedState,
+  type TokenBucketState,
+  tokenBucket,
+} from './index.js';
 
 const NOW = Date.UTC(2026, 10, 30, 9, 30);
 const HOUR = 3_600_000;
@@ -273,3 +281,29 @@ describe.each(ALGORITHMS)('%s on a corrupt state', (name) => {
     );
   });
 });
+
+describe.each(ALGORITHMS.filter((name) => descriptorOf(name).release === 'refund'))(
+  '%s refunds on a corrupt state or a clock that stepped',
+  (name) => {
+    it('never throw, keep a finite TTL, and leave a counter that still answers sanely', () => {
+      fc.assert(
+        fc.property(
+          paramsArb.chain((base) => fc.tuple(fc.constant(base), corruptState(name, base.windowMs))),
+          fc.integer({ min: 0, max: 25 }),
+          fc.integer({ min: -3 * HOUR, max: 3 * HOUR }),
+          fc.integer({ min: 0, max: 3 * HOUR }),
+          ([base, state], cost, chargedAgo, resetMs) => {
+            const params = paramsFor(name, base);
+            const refund = { cost, params, at: NOW - chargedAgo, resetMs, count: 'failed' as const };
+            const lease: Lease = { rule: 'r', tag: 't', algorithm: name, id: '', scope: 'store', refund };
+            const back = releasedState(state, lease, NOW);
+            if (back !== undefined) expect(Number.isFinite(back.ttlMs) && (back.ttlMs ?? 0) >= 0).toBe(true);
+            const after = back === undefined ? state : back.state;
+            expectSane(name, params, 1, decideByName(name, after, NOW, params, 1, 'me'));
+          },
+        ),
+        { numRuns: 500 },
+      );
+    });
+  },
+);
