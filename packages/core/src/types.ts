@@ -400,7 +400,7 @@ export interface Observer {
   onAdaptiveFactor?(rule: string, factor: number): void;
   /** A request of this class was denied by a rule under pressure (factor below 1, or priority's share). */
   onShed?(rule: string, priority: PriorityClass): void;
-  /** A key was banned by a rule with `ban` (the denial that started it), until epoch ms `until`. */
+  /** An enforcing rule with `ban` banned a key (at the denial that started it), until epoch ms `until`. */
   onBan?(rule: string, until: number): void;
   /** An operator lifted a key's ban under a rule (`limiter.unban`); `lifted`: the key had one. */
   onUnban?(rule: string, lifted: boolean): void;

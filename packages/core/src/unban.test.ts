@@ -54,6 +54,33 @@ describe('a ban in the decision and the observer', () => {
   });
 });
 
+describe('a shadow ban', () => {
+  it('shows in the rule result, lets the request through, and is no onBan event', async () => {
+    const events: unknown[] = [];
+    const rules = compileRules({
+      rules: [
+        {
+          name: 'watch',
+          key: ['ip'],
+          mode: 'shadow',
+          limit: { requests: 1, per: '1m' },
+          ban: { after: 1, within: '1m', for: '10m' },
+        },
+      ],
+    });
+    const limiter = createLimiter({
+      rules,
+      clock: () => 0,
+      observer: { onBan: (rule) => events.push(rule) },
+    });
+    await limiter.check(IP);
+    const decision = await limiter.check(IP);
+    expect(decision).toMatchObject({ allowed: true, reason: 'allowed' });
+    expect(decision.results[0]).toMatchObject({ shadowDenied: true, banStarted: true, bannedUntil: 600_000 });
+    expect(events).toEqual([]);
+  });
+});
+
 describe('limiter.unban', () => {
   it('lifts the ban of the key the descriptors make, logs it with the hashed key and tells the observer', async () => {
     const { limiter, warnings, events, advance } = setup();
