@@ -137,8 +137,10 @@ export function settle(
   if (!decision.allowed) {
     const held = heldLeases(request, storeOutcome, localOutcome);
     if (held.length > 0) void releaseLeases(path, held, request.now);
-    // Bans start only with a denial: allowed requests pay nothing for them.
-    for (const r of decision.results) if (r.banStarted === true) observer.onBan(r.rule, r.bannedUntil!);
+    // An enforced ban starts only with a denial: allowed requests pay nothing for them (shadow bans show in
+    // the decision's results, not here).
+    for (const r of decision.results)
+      if (r.banStarted === true && r.mode === 'enforce') observer.onBan(r.rule, r.bannedUntil!);
   } else {
     for (const lease of decision.leases) if (!lease.refund) observer.onLeases(lease.rule, 1);
   }
