@@ -174,7 +174,7 @@ const METRICS = {
   bans: {
     kind: 'counter',
     name: 'bans_total',
-    help: 'Keys banned by a rule with ban (each ban counted once, when it starts), by rule',
+    help: 'Keys banned by an enforcing rule with ban (each ban counted once, when it starts), by rule',
     labelNames: ['rule'],
   },
   observerFailures: {
