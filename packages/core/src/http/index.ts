@@ -29,7 +29,7 @@ export {
   rateLimitOptionsSchema,
   resolveOptions,
 } from './options.js';
-export { PROXY_NOTICES, type ProxyNotice, type ProxyTrust, proxyNotice } from './proxy.js';
+export { PROXY_NOTICES, type ProxyNotice, type ProxyTrust, proxyNotice, settingTrust } from './proxy.js';
 export {
   type DeniedBody,
   type DeniedResponse,

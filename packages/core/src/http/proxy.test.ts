@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { RequestFacts } from './descriptors.js';
-import { PROXY_NOTICES, proxyNotice } from './proxy.js';
+import { PROXY_NOTICES, proxyNotice, settingTrust } from './proxy.js';
 
 function facts(
   proxyTrust: RequestFacts['proxyTrust'],
@@ -46,5 +46,18 @@ describe('proxyNotice', () => {
     expect(
       proxyNotice(request, new Set(['SLUICE_TRUST_ALL_PROXIES', 'SLUICE_FORWARDED_IGNORED'])),
     ).toBeUndefined();
+  });
+});
+
+describe('settingTrust', () => {
+  it("reads a framework's proxy setting: falsy trusts nothing, true every hop, anything else a bounded set", () => {
+    expect([false, undefined, 0, ''].map(settingTrust)).toEqual(['none', 'none', 'none', 'none']);
+    expect(settingTrust(true)).toBe('all');
+    expect([1, '10.0.0.0/8', ['::1'], () => true].map(settingTrust)).toEqual([
+      'bounded',
+      'bounded',
+      'bounded',
+      'bounded',
+    ]);
   });
 });

@@ -23,6 +23,15 @@ export const PROXY_NOTICES = {
 export type ProxyNotice = keyof typeof PROXY_NOTICES;
 
 /**
+ * A framework's own proxy setting (Express's 'trust proxy', Fastify's `trustProxy`) as the notices read it:
+ * nothing trusted for a falsy one, every hop for `true`, bounded for a hop count, list or function.
+ */
+export function settingTrust(setting: unknown): ProxyTrust {
+  if (!setting) return 'none';
+  return setting === true ? 'all' : 'bounded';
+}
+
+/**
  * The first notice a request gives reason for that is not in `noticed` (codes already given or silenced),
  * if any.
  */
