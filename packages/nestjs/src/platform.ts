@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import type { HeaderValues, ProxyTrust, RequestFacts } from '@sluice/core/http';
+import { type HeaderValues, type ProxyTrust, type RequestFacts, settingTrust } from '@sluice/core/http';
 import type { SluiceRequest } from './options.js';
 
 /** What the guard reads of an Express request (@nestjs/platform-express). */
@@ -69,9 +69,7 @@ class ExpressFacts implements RequestFacts {
 
   /** Express's 'trust proxy': false by default, true trusts every hop, anything else is bounded. */
   get proxyTrust(): ProxyTrust {
-    const setting = this.#req.app.get('trust proxy');
-    if (setting === true) return 'all';
-    return setting === false || setting === undefined ? 'none' : 'bounded';
+    return settingTrust(this.#req.app.get('trust proxy'));
   }
 
   header(name: string): string | readonly string[] | undefined {
@@ -123,10 +121,7 @@ function fastifyTrust(server: object): ProxyTrust | undefined {
       (symbol) => symbol.description === 'fastify.options',
     );
     if (key === undefined) continue;
-    const setting = (holder as Record<symbol, { trustProxy?: unknown } | undefined>)[key]?.trustProxy;
-    // Nothing is trusted for a falsy setting and every hop for `true`; a count, list or function bounds it.
-    if (!setting) return 'none';
-    return setting === true ? 'all' : 'bounded';
+    return settingTrust((holder as Record<symbol, { trustProxy?: unknown } | undefined>)[key]?.trustProxy);
   }
   return undefined;
 }
