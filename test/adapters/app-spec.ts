@@ -7,7 +7,7 @@ import { it } from 'vitest';
 // What every contract app shares, whatever its framework: the spec, the routes' handler, the adapter factory.
 // The apps themselves are in apps.ts (Fastify, Express, Koa), hono-app.ts and nest-app.ts.
 
-/** What each test app's request looks like to the shared option functions (true in all three). */
+/** What each test app's request looks like to the shared option functions (true of every framework's). */
 export interface AnyRequest {
   readonly url: string;
   readonly headers: IncomingHttpHeaders;
