@@ -72,26 +72,39 @@ function rules(...specs: RuleSpec[]) {
 
 const FRAMEWORKS = ['express', 'koa', 'fastify'] as const;
 
+/** The idempotent requests both stores must answer alike: statuses, and a retry's RateLimit unchanged. */
+async function idempotentOrders(url: string): Promise<void> {
+  const post = (key?: string) =>
+    fetch(`${url}/orders`, { method: 'POST', headers: key ? { 'Idempotency-Key': key } : {} });
+  const first = await post('order-7f3a');
+  const retry = await post('order-7f3a');
+  expect([first.status, retry.status]).toEqual([200, 200]);
+  expect(retry.headers.get('ratelimit')).toBe(first.headers.get('ratelimit'));
+  expect((await post('order-91bc')).status).toBe(200);
+  // The limit is spent: a new order is refused, a retry of a charged one is still answered.
+  expect((await post('order-c001')).status).toBe(429);
+  expect((await post()).status).toBe(429);
+  expect((await post('order-7f3a')).status).toBe(200);
+}
+
+const ORDERS: RuleSpec = {
+  name: 'orders',
+  key: ['ip'],
+  limit: { requests: 2, per: '1m' },
+  idempotent: '10m',
+};
+const NOON = () => Date.UTC(2026, 10, 30, 12);
+
 describe.each(FRAMEWORKS)('on %s', (framework) => {
-  it('idempotent: a retry with the same Idempotency-Key is not charged again, in one script call', async () => {
+  it('idempotent on MemoryStore: a retry with the same Idempotency-Key is not charged again', async () => {
+    await idempotentOrders(await serve(framework, { clock: NOON, rules: rules(ORDERS) }));
+  });
+
+  it('idempotent on Redis: the same, in one script call per request, markers hashed with a TTL', async () => {
     const { store: redisStore, prefix } = store();
-    const url = await serve(framework, {
-      store: redisStore,
-      clock: () => Date.UTC(2026, 10, 30, 12),
-      rules: rules({ name: 'orders', key: ['ip'], limit: { requests: 2, per: '1m' }, idempotent: '10m' }),
-    });
-    const post = (key?: string) =>
-      fetch(`${url}/orders`, { method: 'POST', headers: key ? { 'Idempotency-Key': key } : {} });
+    const url = await serve(framework, { store: redisStore, clock: NOON, rules: rules(ORDERS) });
     const calls = await scriptCalls(redis.admin);
-    const first = await post('order-7f3a');
-    const retry = await post('order-7f3a');
-    expect([first.status, retry.status]).toEqual([200, 200]);
-    expect(retry.headers.get('ratelimit')).toBe(first.headers.get('ratelimit'));
-    expect((await post('order-91bc')).status).toBe(200);
-    // The limit is spent: a new order is refused, a retry of a charged one is still answered.
-    expect((await post('order-c001')).status).toBe(429);
-    expect((await post()).status).toBe(429);
-    expect((await post('order-7f3a')).status).toBe(200);
+    await idempotentOrders(url);
     expect((await scriptCalls(redis.admin)) - calls).toBe(6);
     const keys = await scanKeys(redis.admin, prefix);
     expect(keys.filter((key) => key.includes(':orders:idem:'))).toHaveLength(2);
