@@ -4,6 +4,7 @@ import { ConfigError } from './errors.js';
 import { type Explanation, explainRequest } from './explain.js';
 import { TagCache } from './keys.js';
 import { LocalLeases } from './localLeases.js';
+import { isPromise } from './maybe.js';
 import { guardObserver } from './observe/guarded.js';
 import { type LimiterHealth, limiterHealth } from './observe/health.js';
 import { LIMITER_NOTICES, type LimiterNotice, misuseWatch, type NoticeLogger } from './observe/misuse.js';
@@ -17,7 +18,7 @@ import {
 } from './requestPath.js';
 import { withResilience } from './resilience/resilientStore.js';
 import { assertNotPromise, isCompiledRules, isRulesSource } from './rules/resolve.js';
-import { isPromise, StoreCaller } from './storeCall.js';
+import { StoreCaller } from './storeCall.js';
 import { MemoryStore } from './stores/memory.js';
 import type {
   CompiledRules,

@@ -10,11 +10,12 @@ import {
 } from './decision.js';
 import type { TagCache } from './keys.js';
 import type { LeasePlan, LocalLeases } from './localLeases.js';
+import { isPromise, type Maybe } from './maybe.js';
 import type { GuardedObserver } from './observe/guarded.js';
 import { givenBackAtEnd, givenBackOnCancel } from './outcome.js';
 import { type PlannedCheck, planChecks } from './plan.js';
 import { resolveActions } from './rules/actions.js';
-import { isPromise, type Maybe, type StoreCaller } from './storeCall.js';
+import type { StoreCaller } from './storeCall.js';
 import type {
   CompiledRule,
   CompiledRules,
