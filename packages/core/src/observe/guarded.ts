@@ -1,5 +1,5 @@
 import type { PriorityClass } from '../adaptive/types.js';
-import { isThenable } from '../storeCall.js';
+import { isThenable } from '../maybe.js';
 import type { CompiledRules, Decision, Descriptors, Observer, StoreErrorKind } from '../types.js';
 
 /** An Observer whose every hook exists and never throws nor rejects: the engine calls it without checks. */
