@@ -70,6 +70,8 @@ describe('sluice explain --redis', () => {
       url(),
     );
     expect(other.out).toContain('    ban state  not banned, no violations counted');
+    const json = JSON.parse((await runSluice('explain', ...args, '--redis', url(), '--json')).out);
+    expect(json.banStates).toEqual({ login: 'banned until 1970-01-01T01:00:00.000Z (ban 1 of this key)' });
     // Without --redis: the policy, no state.
     expect((await runSluice('explain', ...args)).out).not.toContain('ban state');
     await gateway.close();

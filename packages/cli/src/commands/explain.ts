@@ -210,7 +210,10 @@ Exit codes: 0 explained, 1 invalid rules, 2 usage error, unreadable file or a ba
 
     if (parsed.values.json) {
       const overrides = replaced.map(([rule, by]) => ({ rule: rule.name, by }));
-      io.out(JSON.stringify({ ...explanation, domain: table.domain, overridden: overrides }, null, 2));
+      const bans = banStates === undefined ? {} : { banStates: Object.fromEntries(banStates) };
+      io.out(
+        JSON.stringify({ ...explanation, domain: table.domain, overridden: overrides, ...bans }, null, 2),
+      );
       return EXIT.ok;
     }
     io.out(`${file}: domain ${table.domain}, version ${explanation.version}`);
