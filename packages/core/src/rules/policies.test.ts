@@ -62,7 +62,12 @@ describe('ban, escalate, penalty and count', () => {
 
   it('ban, penalty and idempotent need one counter per key: not with shards or lease', () => {
     expect(
-      problemsOf([LIMIT, '    shards: 4', '    ban: {after: 5, within: 10m, for: 15m}', '    idempotent: 1m']),
+      problemsOf([
+        LIMIT,
+        '    shards: 4',
+        '    ban: {after: 5, within: 10m, for: 15m}',
+        '    idempotent: 1m',
+      ]),
     ).toEqual([
       'rules.yaml:8:10 rules[0].ban: ban needs one counter per key: it does not apply with shards',
       'rules.yaml:9:17 rules[0].idempotent: idempotent needs one counter per key: it does not apply with shards',
