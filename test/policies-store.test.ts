@@ -5,11 +5,13 @@
  * shadow rule's ban, and MemoryStore's bound holding idempotency markers too.
  */
 import { type Check, type CheckPolicy, hashText, MemoryStore, type Store } from '@sluice/core';
-import { RedisStore } from '@sluice/redis';
+import { RedisStore, slotOfTag } from '@sluice/redis';
 import { describe, expect, it } from 'vitest';
+import { clientKinds } from './support/client-kinds.js';
 import { randomPrefix, redisSuite } from './support/redis.js';
 
 const redis = redisSuite();
+const kinds = clientKinds();
 const T0 = Date.UTC(2026, 10, 30, 12);
 
 const STORES: [string, () => Store][] = [
@@ -108,5 +110,28 @@ describe('MemoryStore bound', () => {
     }
     expect(store.size).toBeLessThanOrEqual(100);
     expect(store.health().evictions).toBeGreaterThan(0);
+  });
+});
+
+describe.each(['ioredis, Cluster', 'node-redis, Cluster'] as const)('on a Redis Cluster (%s)', (kind) => {
+  it('policy keys share their counter slot: a request over several slots bans, marks and replays', async () => {
+    const store = new RedisStore({
+      client: kinds.clientOf(kind),
+      prefix: randomPrefix('pcl'),
+      timeoutMs: 5000,
+    });
+    const login = check('login', 'user-1', 1, { ban: { after: 1, withinMs: 60_000, forMs: 60_000 } });
+    const order = (id: string) =>
+      check('orders', 'tenant-9', 10, { idempotentMs: 60_000 }, { idempotencyId: hashText(id) });
+    expect(slotOfTag(login.tag)).not.toBe(slotOfTag(order('o-1').tag));
+    expect((await store.evaluate([login, order('o-1')], T0)).map((r) => r.allowed)).toEqual([true, true]);
+    const [banned, charged] = await store.evaluate([login, order('o-2')], T0 + 1);
+    expect(banned).toMatchObject({ allowed: false, banStarted: true, bannedUntil: T0 + 60_001 });
+    // The other slot group commits on its own (slot groups commit apart): o-2 was charged and marked.
+    expect(charged).toMatchObject({ allowed: true, remaining: 8 });
+    const [stillBanned, replayed] = await store.evaluate([login, order('o-2')], T0 + 2);
+    expect(stillBanned).toMatchObject({ allowed: false, banStarted: false, retryAfterMs: 59_999 });
+    expect(replayed).toMatchObject({ allowed: true, replayed: true, remaining: 8 });
+    await store.close();
   });
 });
