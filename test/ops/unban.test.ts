@@ -118,3 +118,36 @@ describe('sluice unban', () => {
     expect(missing.err).toContain('rule login is keyed on tenant: give --key tenant=<value>');
   });
 });
+
+describe('sluice test', () => {
+  test('a case can expect a ban (banned: true), and a wrong expectation shows as a diff', async () => {
+    const cases = join(dir, 'cases.yaml');
+    writeFileSync(
+      cases,
+      `cases:
+  - name: a second login within the minute is banned for an hour
+    descriptors: {tenant: acme, ip: 203.0.113.9}
+    steps:
+      - {requests: 1, expect: allowed}
+      - {at: 1s, expect: {denied: 1, rule: login, retry_after: 1h, banned: true}}
+      - {at: 2m, expect: {denied: 1, banned: true}}
+      - {at: 61m, expect: {allowed: 1}}
+`,
+    );
+    expect(await runSluice('test', file, cases)).toMatchObject({ code: 0 });
+    writeFileSync(
+      cases,
+      `cases:
+  - name: expects no ban
+    descriptors: {tenant: acme, ip: 203.0.113.9}
+    steps:
+      - {requests: 1, expect: allowed}
+      - {at: 1s, expect: {denied: 1, banned: false}}
+`,
+    );
+    const failed = await runSluice('test', file, cases);
+    expect(failed.code).toBe(1);
+    expect(failed.out).toContain('- banned: false\n');
+    expect(failed.out).toContain('+ banned: true');
+  });
+});

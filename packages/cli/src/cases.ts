@@ -16,6 +16,8 @@ export interface Expectation {
   readonly shadowDenied?: readonly string[];
   /** `remaining` after the last request. */
   readonly remaining?: number;
+  /** Whether the last denied request was denied by a ban (`ban` in its rule). */
+  readonly banned?: boolean;
 }
 
 /** Requests sent at one moment (or spaced by `everyMs`) and what they should get. */
@@ -65,6 +67,7 @@ const expectation = z.union([
     retry_after: retryAfter.optional(),
     shadow_denied: z.union([z.string(), z.array(z.string())]).optional(),
     remaining: z.number().int().nonnegative().optional(),
+    banned: z.boolean().optional(),
   }),
 ]);
 

@@ -14,6 +14,7 @@ interface Observed {
   readonly retryAfter: number | 'never' | 'none';
   readonly shadowDenied: readonly string[];
   readonly remaining: number;
+  readonly banned: boolean;
 }
 
 /** Retry-After as the adapters send it: whole seconds, at least 1; `never` for a request that cannot fit. */
@@ -49,6 +50,7 @@ async function runStep(
     retryAfter: lastDenied ? retryAfterSeconds(lastDenied) : 'none',
     shadowDenied: (last?.results ?? []).filter((r) => r.shadowDenied).map((r) => r.rule),
     remaining: last?.remaining ?? 0,
+    banned: lastDenied?.reason === 'ban',
   };
 }
 
@@ -73,6 +75,7 @@ export function diffExpectation(expected: Expectation, observed: Observed): stri
     expected.remaining,
     Number.isFinite(observed.remaining) ? observed.remaining : 'unlimited',
   );
+  check('banned', expected.banned, observed.banned);
   return lines;
 }
 
@@ -149,7 +152,8 @@ step's requests), cost, descriptors (merged over the case's), release (release c
 request; default false: they stay held), expect.
 expect: allowed (all allowed) | denied (all denied) | {allowed: n, denied: n, rule: <denying rule of the last
 denial>, retry_after: <Retry-After seconds as sent> | never, shadow_denied: [rules that would have denied the
-last request], remaining: n}. Fields left out are not checked.
+last request], remaining: n, banned: true|false <the last denial was a ban's>}. Fields left out are not
+checked.
 
 Options:
 ${listHelp(24)}
