@@ -1,4 +1,4 @@
-/** `sluice unban`: lifts a ban that gateways sharing a private redis-server enforce. */
+/** The CLI and rule policies: `sluice unban`, `sluice explain` with ban state, `sluice test` expecting bans. */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
