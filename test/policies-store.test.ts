@@ -84,6 +84,18 @@ describe.each(STORES)('policies in one call with other rules, on %s', (_, storeO
     await store.close();
   });
 
+  it('a rule without a policy beside one answered from a marker is charged as usual', async () => {
+    const store = storeOf();
+    const orders = check('orders', 'k4', 5, { idempotentMs: 60_000 }, { idempotencyId: hashText('x') });
+    await store.evaluate([orders], T0);
+    expect((await store.evaluate([orders], T0 + 1))[0]).toMatchObject({ replayed: true });
+    const plain = check('plain', 'k4', 5);
+    // The plain rule comes first: its place in the call is where the replayed check was in the last one.
+    expect((await store.evaluate([plain, orders], T0 + 2))[0]).toMatchObject({ allowed: true, remaining: 4 });
+    expect((await store.evaluate([plain, orders], T0 + 3))[0]).toMatchObject({ allowed: true, remaining: 3 });
+    await store.close();
+  });
+
   it('a shadow rule bans too: reported, and the request goes through', async () => {
     const store = storeOf();
     const policy: CheckPolicy = { ban: { after: 1, withinMs: 60_000, forMs: 60_000 } };

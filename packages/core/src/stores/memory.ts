@@ -156,8 +156,9 @@ export class MemoryStore implements Store {
     let made = this.#madeEarly;
     for (let i = 0; i < checks.length; i++) {
       const outcome = outcomes[i]!;
-      if (!outcome.allowed || (policies && this.#skip[i] === 1)) continue;
       const check = checks[i]!;
+      // #skip holds only for checks with a policy (others keep what an earlier call left there).
+      if (!outcome.allowed || (policies && check.policy !== undefined && this.#skip[i] === 1)) continue;
       made = this.#write(check, this.#found[i]!, outcome.state, now + outcome.ttlMs, made) || made;
       if (check.idempotencyId !== undefined) made = this.#mark(check, now, made) || made;
     }
