@@ -1,4 +1,4 @@
-import { type Check, type CheckResult, type LimitParams, StoreError } from '@sluice/core';
+import { type Check, type CheckResult, counterKey, type LimitParams, StoreError } from '@sluice/core';
 import { giveBackFragmentOf, type LuaAlgorithm, luaAlgorithms } from './algorithms/index.js';
 import { KeyStateError } from './errors.js';
 import { flagFields, policySuffixes, policyText } from './policy.js';
@@ -23,10 +23,8 @@ export interface CallSettings {
   readonly redisClock: boolean;
 }
 
-/** `<prefix>:{<tag>}:<rule>:<suffix>`: the tag (a hash) is the Cluster hash tag. */
-export function keyOf(prefix: string, id: { rule: string; tag: string }, suffix: string): string {
-  return `${prefix}:{${id.tag}}:${id.rule}:${suffix}`;
-}
+/** `<prefix>:{<tag>}:<rule>:<suffix>`: core's key format, the one `sluice explain` shows. */
+export const keyOf = counterKey;
 
 function fragmentOf(group: Group, check: Check): LuaAlgorithm {
   return group.refund === true ? giveBackFragmentOf(check.algorithm) : luaAlgorithms[check.algorithm];
