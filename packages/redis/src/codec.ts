@@ -1,4 +1,12 @@
-import { type Check, type CheckResult, ConfigError, type Lease, type LimitParams } from '@sluice/core';
+import {
+  type Check,
+  type CheckResult,
+  ConfigError,
+  isKeyPrefix,
+  KEY_PREFIX_RULE,
+  type Lease,
+  type LimitParams,
+} from '@sluice/core';
 import { luaAlgorithms, type RefundCheck } from './algorithms/index.js';
 import { slotOfTag } from './slot.js';
 
@@ -9,13 +17,10 @@ import { slotOfTag } from './slot.js';
 
 const SAFE_TAG = /^[A-Za-z0-9_-]{1,128}$/;
 const SAFE_RULE = /^[A-Za-z0-9_.-]{1,128}$/;
-const SAFE_PREFIX = /^[^{}\s]{1,64}$/;
 
 /** Refuses a key prefix that could break the key format (braces would move the Cluster hash tag). */
 export function assertPrefix(prefix: string): string {
-  if (!SAFE_PREFIX.test(prefix)) {
-    throw new ConfigError('prefix must be 1-64 characters without braces or whitespace');
-  }
+  if (!isKeyPrefix(prefix)) throw new ConfigError(`prefix ${KEY_PREFIX_RULE}`);
   return prefix;
 }
 
