@@ -9,16 +9,12 @@
  * prints, per request, the self time of Node's own stream and HTTP machinery (nextTick, writev, teardown) next
  * to the baseline's, so that a difference there can be told from sampling noise.
  */
-import { execFileSync, execSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, symlinkSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { type BenchServer, startLoad, startServer } from './lib/children.js';
+import { buildRevision, ROOT, revisionsFrom } from './lib/revision.js';
 import type { LimiterKind, RuleSet, Scenario } from './lib/spec.js';
-
-const ROOT = fileURLToPath(new URL('../', import.meta.url));
-const PACKAGES = ['core', 'redis', 'fastify', 'express', 'koa'] as const;
 
 /** Command-line settings. */
 interface Settings {
@@ -30,50 +26,12 @@ interface Settings {
 
 function settingsFrom(argv: readonly string[]): Settings {
   const value = (name: string) => argv.find((arg) => arg.startsWith(`--${name}=`))?.split('=')[1];
-  const revs = (value('revs') ?? 'head:HEAD').split(',').map((pair) => {
-    const [name = '', rev = ''] = pair.split(':');
-    if (!/^[\w-]+$/.test(name) || rev === '') throw new Error(`--revs takes name:rev pairs, got ${pair}`);
-    return { name, rev };
-  });
   return {
-    revs,
+    revs: revisionsFrom(value('revs')),
     rounds: Number(value('rounds') ?? 5),
     durationS: Number(value('duration') ?? 3),
     profile: argv.includes('--profile'),
   };
-}
-
-/**
- * A built copy of the tree at `rev`: the files of the commit, the checkout's installed node_modules (linked:
- * the workspace packages resolve to the copy's own), then the packages and bench/dist built as run.ts does.
- */
-function buildRevision(rev: string): string {
-  const sha = execFileSync('git', ['rev-parse', '--short=12', rev], { cwd: ROOT }).toString().trim();
-  const dir = join(tmpdir(), `sluice-added-cost-${sha}`);
-  if (existsSync(join(dir, 'bench/dist/server.js'))) return dir;
-  mkdirSync(dir, { recursive: true });
-  execSync(`git archive ${sha} | tar -x -C ${dir}`, { cwd: ROOT });
-  symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'));
-  for (const folder of [...PACKAGES.map((name) => `packages/${name}`), 'bench']) {
-    const modules = join(ROOT, folder, 'node_modules');
-    if (existsSync(modules))
-      cpSync(modules, join(dir, folder, 'node_modules'), { recursive: true, verbatimSymlinks: true });
-  }
-  for (const name of PACKAGES) {
-    execFileSync(process.execPath, [join(dir, 'scripts/build-package.mjs')], {
-      cwd: join(dir, 'packages', name),
-      stdio: 'inherit',
-    });
-  }
-  execFileSync(
-    process.execPath,
-    [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'bench/tsconfig.build.json'],
-    {
-      cwd: dir,
-      stdio: 'inherit',
-    },
-  );
-  return dir;
 }
 
 /** One server measured: what it runs, from which build. */
