@@ -5,29 +5,12 @@
 import { createFetch } from '@sluice/client';
 import type { RuleSpec } from '@sluice/core';
 import { afterEach, describe, expect, it } from 'vitest';
+import { SEPARATE_RETRIES } from './retryRules.js';
 import { FRAMEWORKS, type Framework, startServer, type TestServer } from './servers.js';
 import { VirtualTime } from './virtualTime.js';
 
 /** A window boundary: fixed windows of 10 s and 60 s both start here. */
 const T0 = Date.UTC(2026, 10, 30, 12, 0, 0);
-
-/** First attempts: 1 per 10 s per client. Retries: counted apart, 1 per minute per client. */
-const SEPARATE_RETRIES: RuleSpec[] = [
-  {
-    name: 'first_tries',
-    match: { retry: false },
-    key: ['ip'],
-    limit: { requests: 1, per: '10s' },
-    algorithm: 'fixed_window',
-  },
-  {
-    name: 'retries',
-    match: { retry: true },
-    key: ['ip'],
-    limit: { requests: 1, per: '60s' },
-    algorithm: 'fixed_window',
-  },
-];
 
 describe.each(FRAMEWORKS.map((framework) => [framework] as const))(
   'retry rules on %s with @sluice/client',

@@ -1,0 +1,20 @@
+/** Rules the retry tests share. */
+import type { RuleSpec } from '@sluice/core';
+
+/** First attempts: 1 per 10 s per client. Retries: counted apart, 1 per minute per client. */
+export const SEPARATE_RETRIES: RuleSpec[] = [
+  {
+    name: 'first_tries',
+    match: { retry: false },
+    key: ['ip'],
+    limit: { requests: 1, per: '10s' },
+    algorithm: 'fixed_window',
+  },
+  {
+    name: 'retries',
+    match: { retry: true },
+    key: ['ip'],
+    limit: { requests: 1, per: '60s' },
+    algorithm: 'fixed_window',
+  },
+];
