@@ -23,6 +23,20 @@ describe('usedDescriptors', () => {
     expect(usedDescriptors(rules)).toBe(usedDescriptors(rules));
   });
 
+  it("names the descriptor a rule's priority class is read from", () => {
+    const rules = compileRules({
+      rules: [
+        {
+          name: 'p',
+          key: ['ip'],
+          limit: { requests: 1, per: '1s' },
+          priority: { descriptor: 'route', default: 'normal' },
+        },
+      ],
+    });
+    expect(usedDescriptors(rules).has('route')).toBe(true);
+  });
+
   it('joins a route table with the limiter one, once per pair', () => {
     const global = usedDescriptors(
       compileRules({ rules: [{ name: 'g', key: ['ip'], limit: { requests: 1, per: '1s' } }] }),

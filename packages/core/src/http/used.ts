@@ -3,8 +3,8 @@ import { ADDRESS_FIELDS } from '../lists/address.js';
 import type { CompiledRule, CompiledRules } from '../types.js';
 
 /**
- * Descriptor names some rule of a table reads: in `match`, in `key`, in a `cost` taken from a descriptor, and
- * `idempotency_key` for a rule with `idempotent`.
+ * Descriptor names some rule of a table reads: in `match`, in `key`, in a `cost` taken from a descriptor, the
+ * one naming a request's `priority` class, and `idempotency_key` for a rule with `idempotent`.
  */
 export type UsedDescriptors = ReadonlySet<string>;
 
@@ -33,6 +33,7 @@ function namesRead(rule: CompiledRule): string[] {
   const cost = rule.cost;
   if (typeof cost === 'object') names.push('descriptor' in cost ? cost.descriptor : cost.by);
   if (rule.idempotentMs !== undefined) names.push(IDEMPOTENCY_DESCRIPTOR);
+  if (rule.priority?.descriptor !== undefined) names.push(rule.priority.descriptor);
   return names;
 }
 
