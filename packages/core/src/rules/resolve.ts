@@ -1,5 +1,5 @@
 import { ConfigError } from '../errors.js';
-import { isThenable } from '../storeCall.js';
+import { isThenable } from '../maybe.js';
 import type { CompiledRules, RulesSource } from '../types.js';
 import { type CompileOptions, compileRules, type RulesInput } from './compile.js';
 import { loadRules, loadRulesSync, type ParseOptions, type RulesDocument } from './parse.js';
