@@ -1,4 +1,4 @@
-import { isThenable } from '../storeCall.js';
+import { isThenable } from '../maybe.js';
 import type { Observer } from '../types.js';
 
 type Hook = (...args: never[]) => unknown;
