@@ -5,6 +5,7 @@
 import { type RuleSpec, valueList } from '@sluice/core';
 import { createHttpLimiter } from '@sluice/core/http';
 import { afterEach, describe, expect, it } from 'vitest';
+import { JITTERED_CAP } from './client/retryRules.js';
 import {
   FRAMEWORKS,
   type Framework,
@@ -71,16 +72,7 @@ describe.each(FRAMEWORKS.map((framework) => [framework] as const))('on %s', (fra
     const url = await start({
       rules: {
         domain: 'jitter',
-        rules: [
-          {
-            name: 'global_cap',
-            global: true,
-            key: [],
-            limit: { requests: 1, per: '60s' },
-            algorithm: 'fixed_window',
-            retry_jitter: '10%',
-          },
-        ],
+        rules: [JITTERED_CAP],
       },
     });
     expect((await get(url)).status).toBe(200);

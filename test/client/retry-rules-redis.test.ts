@@ -7,7 +7,7 @@ import { RedisStore, recommendedRedisOptions } from '@sluice/redis';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type RedisServer, randomPrefix, ready, startRedis } from '../support/redis.js';
-import { SEPARATE_RETRIES } from './retryRules.js';
+import { JITTERED_CAP, SEPARATE_RETRIES } from './retryRules.js';
 import { FRAMEWORKS, type Framework, type LimiterSetup, startServer, type TestServer } from './servers.js';
 
 const T0 = Date.UTC(2026, 10, 30, 12, 0, 0);
@@ -60,16 +60,7 @@ describe.each(FRAMEWORKS.map((framework) => [framework] as const))(
     it('spreads Retry-After over [exact, exact + 10%] with retry_jitter', async () => {
       const url = await start({
         domain: 'jitter',
-        rules: [
-          {
-            name: 'global_cap',
-            global: true,
-            key: [],
-            limit: { requests: 1, per: '60s' },
-            algorithm: 'fixed_window',
-            retry_jitter: '10%',
-          },
-        ],
+        rules: [JITTERED_CAP],
       });
       expect((await fetch(`${url}/items`)).status).toBe(200);
       const waits: number[] = [];

@@ -18,3 +18,13 @@ export const SEPARATE_RETRIES: RuleSpec[] = [
     algorithm: 'fixed_window',
   },
 ];
+
+/** One request a minute for everyone, Retry-After spread by up to 10%: with the clock standing still every denial's exact wait is 60 s. */
+export const JITTERED_CAP: RuleSpec = {
+  name: 'global_cap',
+  global: true,
+  key: [],
+  limit: { requests: 1, per: '60s' },
+  algorithm: 'fixed_window',
+  retry_jitter: '10%',
+};
