@@ -127,6 +127,51 @@ describe('the estimate', () => {
     expect(await run('1000')).toBe(214 + 30 * 127 + 125 * 72);
   });
 
+  test('ban state keys (one per client key) and idempotency markers (charged requests within idempotent)', async () => {
+    const policyRules = join(tmp, 'policies.yaml');
+    writeFileSync(
+      policyRules,
+      `domain: d
+rules:
+  - {name: login, match: {}, key: [ip], limit: {requests: 5, per: 1m}, ban: {after: 5, within: 10m, for: 15m}}
+  - {name: orders, match: {}, key: [ip], limit: {requests: 100, per: 1m}, idempotent: 10m}
+  - {name: few_orders, match: {}, key: [ip], limit: {requests: 2, per: 1h}, idempotent: 10m}
+  - {name: plain, match: {}, key: [ip], limit: {requests: 100, per: 1m}, algorithm: fixed_window}
+`,
+    );
+    const run = await runSluice(
+      'capacity',
+      '--rules',
+      policyRules,
+      '--rps',
+      '100',
+      '--keys',
+      '1000',
+      '--json',
+    );
+    const e = (JSON.parse(run.out) as { estimate: Estimate }).estimate;
+    expect(e.rules.map((r) => [r.rule, r.redisKeys, r.banKeys, r.markerKeys])).toEqual([
+      ['login', 1000, 1000, 0],
+      // 100 charged requests a second live 10 minutes: 60,000 markers (the keys' limits allow more).
+      ['orders', 1000, 0, 60_000],
+      // 2 an hour per key: at most 2 markers per key whatever the rate.
+      ['few_orders', 1000, 0, 2000],
+      ['plain', 1000, 0, 0],
+    ]);
+    expect(e.redisKeys).toBe(4000 + 1000 + 60_000 + 2000);
+    const login = e.rules[0]!;
+    expect(login.memoryBytes).toBe(1000 * login.bytesPerKey + 1000 * 225);
+    expect(e.rules[1]!.memoryBytes).toBe(1000 * e.rules[1]!.bytesPerKey + 60_000 * 193);
+    // Ban states and markers share their counter's hash tag: one tag per client.
+    expect(e.tags).toBe(1000);
+    const text = await runSluice('capacity', '--rules', policyRules, '--rps', '100', '--keys', '1000');
+    expect(text.out).toContain(
+      '  login also holds up to 1,000 ban state keys (225 B each), in memory and keys below',
+    );
+    expect(text.out).toContain('  orders also holds up to 60,000 idempotency markers (193 B each)');
+    expect(text.out).not.toContain('plain also holds');
+  });
+
   test('usage errors', async () => {
     const cases: [string[], RegExp][] = [
       [['capacity', '--rps', '10', '--keys', '10'], /needs --rules/],

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { compileRules, createLimiter, loadRules } from '@sluice/core';
-import { RedisStore } from '@sluice/redis';
+import { factorKey, RedisStore } from '@sluice/redis';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { randomPrefix, redisSuite, scanKeys } from '../support/redis.js';
 import { runSluice } from './fixtures/sluice.js';
@@ -28,6 +28,12 @@ rules:
     owner: team-auth
     key: [ip]
     limit: {requests: 100, per: 1m}
+  - name: payments
+    owner: team-auth
+    match: {route: /pay}
+    global: true
+    limit: {requests: 500, per: 1s}
+    adaptive: {error_rate: 5%, floor: 0.2}
 `,
   );
 });
@@ -75,6 +81,33 @@ describe('sluice explain --redis', () => {
     // Without --redis: the policy, no state.
     expect((await runSluice('explain', ...args)).out).not.toContain('ban state');
     await gateway.close();
+  });
+});
+
+describe('sluice explain --redis, adaptive', () => {
+  test('shows the live factor the fleet shares in Redis, and the limit it makes', async () => {
+    const prefix = randomPrefix('explain');
+    const store = new RedisStore({ client: redis.client, prefix, timeoutMs: 5000, breaker: false });
+    const limiter = createLimiter({ rules: compileRules(await loadRules(file)), store });
+    const args = [file, 'route=/pay', '--prefix', prefix, '--redis', url()];
+    // No gateway has reported: the factor is 1.
+    expect((await runSluice('explain', ...args)).out).toContain('    factor     1: the full limit\n');
+    // A breaker opens: the gateway writes the floor to the shared factor at once.
+    limiter.health('payments', 'open');
+    const key = factorKey(prefix, 'logins/payments');
+    for (let i = 0; i < 200 && (await redis.admin.hget(key, 'f')) !== '0.20000000000000001'; i++)
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    const run = await runSluice('explain', ...args);
+    expect(run.code, run.err).toBe(0);
+    expect(run.out).toContain('    factor     0.2: limit now 100 per 1s (of 500)\n');
+    expect(JSON.parse((await runSluice('explain', ...args, '--json')).out).adaptiveFactors).toEqual({
+      payments: 0.2,
+    });
+    // Without --redis nothing is read; a rule without adaptive shows no factor.
+    expect((await runSluice('explain', file, 'route=/pay', '--prefix', prefix)).out).not.toContain('factor');
+    const plain = await runSluice('explain', file, 'ip=192.0.2.7', '--prefix', prefix, '--redis', url());
+    expect(plain.out).not.toContain('factor');
+    await limiter.close();
   });
 });
 

@@ -1,5 +1,13 @@
 import type { CompiledRule, CompiledRules, Descriptors, Lists } from '@sluice/core';
-import { CALL_US, CLUSTER_SLOTS, HOT_KEY_PER_SECOND, REDIS_FIGURES, slidingLogBytes } from './figures.js';
+import {
+  BAN_STATE_BYTES,
+  CALL_US,
+  CLUSTER_SLOTS,
+  HOT_KEY_PER_SECOND,
+  MARKER_BYTES,
+  REDIS_FIGURES,
+  slidingLogBytes,
+} from './figures.js';
 
 /** What a capacity estimate starts from. */
 export interface CapacityInput {
@@ -27,9 +35,14 @@ export interface CapacityInput {
 export interface RuleLoad {
   readonly rule: string;
   readonly algorithm: string;
-  /** Redis keys it holds: one per client (or one for a global rule), times its shards. */
+  /** Counter keys it holds: one per client (or one for a global rule), times its shards. */
   readonly redisKeys: number;
   readonly bytesPerKey: number;
+  /** Ban state keys at most, with `ban`: one per client key (its violations, ban and ban count). */
+  readonly banKeys: number;
+  /** Idempotency markers alive at most, with `idempotent`: one per charged request within `idempotent`. */
+  readonly markerKeys: number;
+  /** Its counters, ban states and markers together. */
   readonly memoryBytes: number;
   /** Script time of its check, µs per request. */
   readonly usPerCheck: number;
@@ -45,6 +58,7 @@ export interface CapacityEstimate {
   readonly rules: readonly RuleLoad[];
   /** Rules left out: local scope, deny and allow rules (they count nothing), or not matching the descriptors. */
   readonly skipped: readonly string[];
+  /** Every key: counters, ban states and idempotency markers. */
   readonly redisKeys: number;
   readonly memoryBytes: number;
   /** Script calls a second at most (each request alone, `coalesce: false`): one per request on one Redis. */
@@ -95,6 +109,8 @@ function ruleLoad(rule: CompiledRule, input: CapacityInput): RuleLoad {
       ? slidingLogBytes(Math.max(1, Math.min(rule.params.limit, Math.ceil(perKeyPerSecond * windowS))))
       : figures.bytesPerKey;
   const redisKeys = clients * shards;
+  const banKeys = rule.ban === undefined ? 0 : clients;
+  const markerKeys = markersAlive(rule, input.rps, clients);
   // A key hit more than once per call (coalescing ~64) costs about the hot-key figure.
   const us = (perKeyPerSecond > 1000 ? figures.usHotKey : figures.usNewKey) - CALL_US;
   return {
@@ -102,13 +118,30 @@ function ruleLoad(rule: CompiledRule, input: CapacityInput): RuleLoad {
     algorithm: rule.algorithm,
     redisKeys,
     bytesPerKey,
-    memoryBytes: redisKeys * bytesPerKey,
+    banKeys,
+    markerKeys,
+    memoryBytes: redisKeys * bytesPerKey + banKeys * BAN_STATE_BYTES + markerKeys * MARKER_BYTES,
     usPerCheck: Math.max(0.5, us),
     perKeyPerSecond,
   };
 }
 
-/** Hash tags: rules keyed on the same descriptors share one per client; each global rule has its own. */
+/**
+ * Idempotency markers alive at once under a rule with `idempotent`, every request taken to carry an
+ * Idempotency-Key: only a charged request leaves one, for `idempotent`, so at most the requests of that time,
+ * and at most each key's limit per window over it.
+ */
+function markersAlive(rule: CompiledRule, rps: number, clients: number): number {
+  const lifeMs = rule.idempotentMs;
+  if (lifeMs === undefined) return 0;
+  const { limit, windowMs } = rule.params;
+  return Math.min(Math.ceil((rps * lifeMs) / 1000), clients * limit * Math.ceil(lifeMs / windowMs));
+}
+
+/**
+ * Hash tags: rules keyed on the same descriptors share one per client; each global rule has its own. Ban states
+ * and markers live in their counter's tag.
+ */
 function tagCount(rules: readonly CompiledRule[], input: CapacityInput): number {
   const keySets = new Map<string, number>();
   let tags = 0;
@@ -132,7 +165,7 @@ function slotGroups(rules: readonly CompiledRule[]): number {
 export function estimateCapacity(input: CapacityInput): CapacityEstimate {
   const { apply, skipped } = appliesTo(input);
   const rules = apply.map((rule) => ruleLoad(rule, input));
-  const redisKeys = rules.reduce((sum, r) => sum + r.redisKeys, 0);
+  const redisKeys = rules.reduce((sum, r) => sum + r.redisKeys + r.banKeys + r.markerKeys, 0);
   const memoryBytes = rules.reduce((sum, r) => sum + r.memoryBytes, 0);
   const scriptUsPerRequest =
     rules.length === 0 ? 0 : CALL_US + rules.reduce((sum, r) => sum + r.usPerCheck, 0);

@@ -38,6 +38,15 @@ export function slidingLogBytes(entries: number): number {
   );
 }
 
+/**
+ * A ban state key (`<prefix>:{<tag>}:<rule>:ban`: violations, ban end and level as five numbers of text, with a
+ * TTL): `used_memory` growth per key, 20,000 keys on redis-server 7.0 (a fixed_window counter measured alike: 178).
+ */
+export const BAN_STATE_BYTES = 225;
+
+/** An idempotency marker key (`<prefix>:{<tag>}:<rule>:idem:<hash>`: its expiry as text, with a TTL), measured alike. */
+export const MARKER_BYTES = 193;
+
 /** Redis Cluster's hash slots. */
 export const CLUSTER_SLOTS = 16_384;
 

@@ -2,6 +2,7 @@ import { formatTable } from '../commands/report.js';
 import type { Io } from '../io.js';
 import { formatBytes } from './bytes.js';
 import type { CapacityEstimate } from './estimate.js';
+import { BAN_STATE_BYTES, MARKER_BYTES } from './figures.js';
 import type { MeasuredRun } from './measure.js';
 
 const int = (n: number) => Math.round(n).toLocaleString('en');
@@ -27,6 +28,10 @@ export function printEstimate(io: Io, e: CapacityEstimate, shardMemory: number, 
     ...rows,
   ]))
     io.out(`  ${line}`);
+  for (const r of e.rules) {
+    const extra = policyKeys(r.banKeys, r.markerKeys);
+    if (extra !== undefined) io.out(`  ${r.rule} also holds ${extra}`);
+  }
   io.out('');
   const lines: [string, string][] = [
     [
@@ -53,6 +58,14 @@ export function printEstimate(io: Io, e: CapacityEstimate, shardMemory: number, 
       `hot key: ${hot.rule} takes ${int(hot.perSecond)} increments/s on one key; split it with shards: ${hot.shards}`,
     );
   }
+}
+
+/** A rule's ban state and marker keys in words (`100,000 ban state keys (225 B each)`), undefined for none. */
+function policyKeys(banKeys: number, markerKeys: number): string | undefined {
+  const parts: string[] = [];
+  if (banKeys > 0) parts.push(`${int(banKeys)} ban state keys (${BAN_STATE_BYTES} B each)`);
+  if (markerKeys > 0) parts.push(`${int(markerKeys)} idempotency markers (${MARKER_BYTES} B each)`);
+  return parts.length === 0 ? undefined : `up to ${parts.join(' and ')}, in memory and keys below`;
 }
 
 /** The measured run beside the estimate for the same keys. */

@@ -1,5 +1,5 @@
 import type { BanState, CompiledRule, CompiledRules, Descriptors, ExplainedRule } from '@sluice/core';
-import { counterKey, createLimiter, descriptorOf, isKeyPrefix, KEY_PREFIX_RULE } from '@sluice/core';
+import { counterKey, createLimiter, descriptorOf, isKeyPrefix, KEY_PREFIX_RULE, scaled } from '@sluice/core';
 import { type ParsedArgs, parseCommandArgs, stringOption } from '../args.js';
 import { type Command, EXIT, type Io, UsageError } from '../io.js';
 import { emptyLists, LIST_OPTION, listHelp, listsOf } from '../lists.js';
@@ -43,7 +43,7 @@ function printRule(
   explained: ExplainedRule,
   descriptors: Descriptors,
   prefix: string,
-  banState?: string,
+  live: LiveState | undefined,
 ): void {
   io.out(`  ${rule.name}`);
   if (explained.exemptedBy) io.out(`    exempt     by allow rule ${explained.exemptedBy}: not evaluated`);
@@ -63,7 +63,10 @@ function printRule(
     );
   }
   for (const line of describePolicies(rule)) io.out(`    ${line}`);
+  const banState = live?.bans.get(rule.name);
   if (banState !== undefined) io.out(`    ban state  ${banState}`);
+  const factor = live?.factors.get(rule.name);
+  if (factor !== undefined) io.out(`    factor     ${describeFactor(rule, factor)}`);
   io.out(`    scope      ${rule.scope}, on store error: ${rule.onStoreError}`);
   if (rule.owner || rule.review)
     io.out(`    owner      ${rule.owner ?? '(none)'}, review ${rule.review ?? '(none)'}`);
@@ -101,38 +104,78 @@ export function describeBanState(state: BanState | undefined, now: number): stri
 }
 
 /**
- * The ban state of each matched rule with a ban, read from Redis (one GET each), by rule name; undefined when
- * there is no --redis, or Redis cannot be read (said on stderr: explain still explains).
+ * An adaptive rule's shared factor as read from Redis (the fleet's, 1 when no gateway reported within the
+ * key's TTL), with the limit it makes: `0.5: limit now 250 per 1s (of 500)`.
  */
-async function readBanStates(
+export function describeFactor(rule: CompiledRule, factor: number): string {
+  const { limit, burst } = rule.params;
+  const now = {
+    ...rule,
+    params: { ...rule.params, limit: scaled(limit, factor), burst: scaled(burst, factor) },
+  };
+  const figures = factor >= 1 ? 'the full limit' : `limit now ${describeLimit(now)} (of ${limit})`;
+  return `${factor}: ${figures}`;
+}
+
+/** What `--redis` reads for the matched rules, by rule name: ban states in words, adaptive factors. */
+interface LiveState {
+  readonly bans: Map<string, string>;
+  readonly factors: Map<string, number>;
+}
+
+/**
+ * The ban state of each matched rule with a ban (one GET each) and the shared factor of each adaptive one (one
+ * HGET each), read from Redis; undefined when there is no --redis, or Redis cannot be read (said on stderr:
+ * explain still explains).
+ */
+async function readLiveState(
   parsed: ParsedArgs,
   rules: readonly [CompiledRule, ExplainedRule][],
+  table: CompiledRules,
   prefix: string,
   at: number,
   io: Io,
-): Promise<Map<string, string> | undefined> {
+): Promise<LiveState | undefined> {
   const url = stringOption(parsed, 'redis');
   const banned = rules.filter(([rule, explained]) => rule.ban !== undefined && explained.tag !== undefined);
-  if (url === undefined || banned.length === 0) return undefined;
+  const adaptive = rules.filter(
+    ([rule, explained]) => rule.adaptive !== undefined && explained.action === 'limit',
+  );
+  if (url === undefined || banned.length + adaptive.length === 0) return undefined;
   const modules = await loadRedisModules('explain --redis', io);
   if (modules === undefined) return undefined;
   const client = connectRedis(modules, url, parsed.values.cluster === true);
   try {
     await client.connect();
-    const states = new Map<string, string>();
+    const live: LiveState = { bans: new Map(), factors: new Map() };
     for (const [rule, explained] of banned) {
       const raw = await client.get(modules.redis.banKey(prefix, { rule: rule.name, tag: explained.tag! }));
-      states.set(rule.name, describeBanState(modules.redis.parseBanState(raw), at));
+      live.bans.set(rule.name, describeBanState(modules.redis.parseBanState(raw), at));
     }
-    return states;
+    for (const [rule] of adaptive) {
+      // The limiter's report id: the same `domain/rule` RedisStore hashes into the key.
+      const key = modules.redis.factorKey(prefix, `${table.domain}/${rule.name}`);
+      const raw = await client.hget(key, 'f');
+      live.factors.set(rule.name, raw === null ? 1 : Number(raw));
+    }
+    return live;
   } catch (error) {
     io.err(
-      `ban state not read from ${redactUrl(url)}: ${error instanceof Error ? error.message : String(error)}`,
+      `live state not read from ${redactUrl(url)}: ${error instanceof Error ? error.message : String(error)}`,
     );
     return undefined;
   } finally {
     client.disconnect();
   }
+}
+
+/** The live state's JSON fields: `banStates` and `adaptiveFactors`, each only when read. */
+function liveJson(live: LiveState | undefined): Record<string, Record<string, string | number>> {
+  if (live === undefined) return {};
+  return {
+    ...(live.bans.size === 0 ? {} : { banStates: Object.fromEntries(live.bans) }),
+    ...(live.factors.size === 0 ? {} : { adaptiveFactors: Object.fromEntries(live.factors) }),
+  };
 }
 
 /** Rules replaced, for these descriptors, by a more specific rule that matched. */
@@ -163,7 +206,8 @@ Options:
   --at <time>           evaluate at this time (ISO 8601), for rules with an expiry; default now
   --key-secret <s>      the limiter's keySecret, for keyed (HMAC) tags; default $SLUICE_KEY_SECRET
   --prefix <prefix>     the RedisStore's key prefix, for the Redis key names shown; default sluice
-  --redis <url>         read the ban state of the key under rules with ban from this Redis (read only)
+  --redis <url>         read, from this Redis (read only), the key's ban state under rules with ban and
+                        the fleet's live factor of adaptive rules
   --cluster             the --redis URL is a node of a Redis Cluster
 ${listHelp(24)}
   --json                print the explanation as JSON
@@ -206,13 +250,16 @@ Exit codes: 0 explained, 1 invalid rules, 2 usage error, unreadable file or a ba
     const replaced = overridden(table, matched);
     await limiter.close();
     const pairsOf = explanation.rules.map((e, i) => [matched[i]!, e] as [CompiledRule, ExplainedRule]);
-    const banStates = await readBanStates(parsed, pairsOf, prefix, at, io);
+    const live = await readLiveState(parsed, pairsOf, table, prefix, at, io);
 
     if (parsed.values.json) {
       const overrides = replaced.map(([rule, by]) => ({ rule: rule.name, by }));
-      const bans = banStates === undefined ? {} : { banStates: Object.fromEntries(banStates) };
       io.out(
-        JSON.stringify({ ...explanation, domain: table.domain, overridden: overrides, ...bans }, null, 2),
+        JSON.stringify(
+          { ...explanation, domain: table.domain, overridden: overrides, ...liveJson(live) },
+          null,
+          2,
+        ),
       );
       return EXIT.ok;
     }
@@ -223,7 +270,7 @@ Exit codes: 0 explained, 1 invalid rules, 2 usage error, unreadable file or a ba
     }
     io.out(`matching rules (${matched.length}), all evaluated; any enforcing rule can deny:`);
     for (const [i, explained] of explanation.rules.entries()) {
-      printRule(io, matched[i]!, explained, descriptors, prefix, banStates?.get(explained.rule));
+      printRule(io, matched[i]!, explained, descriptors, prefix, live);
     }
     for (const [rule, by] of replaced)
       io.out(`overridden: ${rule.name} (${describeLimit(rule)}) is replaced by ${by}`);
