@@ -28,31 +28,53 @@ export const CLIENT_KINDS = [
 
 export type ClientKind = (typeof CLIENT_KINDS)[number];
 
-/** Registers the file's beforeAll/afterAll; `clientOf(kind)` answers inside tests, once everything is up. */
-export function clientKinds(): { clientOf(kind: ClientKind): StoreClient } {
+/** Connects one kind of client to the file's server or Cluster; answers the client and how to end it. */
+type Connect = (
+  server: RedisServer,
+  cluster: RedisClusterHandle,
+) => Promise<readonly [StoreClient, () => void]>;
+
+const CONNECT: Readonly<Record<ClientKind, Connect>> = {
+  'ioredis, one server': async (server) => {
+    const client = new Redis({ host: server.host, port: server.port });
+    await ready(client);
+    return [client, () => client.disconnect()];
+  },
+  'ioredis, Cluster': async (_server, cluster) => {
+    const client = new Cluster(cluster.nodes);
+    await ready(client);
+    return [client, () => client.disconnect()];
+  },
+  'node-redis, one server': async (server) => {
+    const client = await nodeRedisClient(server);
+    return [client, () => client.destroy()];
+  },
+  'node-redis, Cluster': async (_server, cluster) => {
+    const client = await nodeRedisCluster(cluster);
+    return [client, () => client.destroy()];
+  },
+};
+
+/**
+ * Registers the file's beforeAll/afterAll, connecting `kinds` (every kind by default); `clientOf(kind)` answers
+ * inside tests, once everything is up.
+ */
+export function clientKinds(kinds: readonly ClientKind[] = CLIENT_KINDS): {
+  clientOf(kind: ClientKind): StoreClient;
+} {
   let server: RedisServer | undefined;
   let cluster: RedisClusterHandle | undefined;
   const clients = new Map<ClientKind, StoreClient>();
   const closers: (() => void)[] = [];
   beforeAll(async () => {
     [server, cluster] = await Promise.all([startRedis(), startCluster()]);
-    const ioredis = new Redis({ host: server.host, port: server.port });
-    const ioCluster = new Cluster(cluster.nodes);
-    await Promise.all([ready(ioredis), ready(ioCluster)]);
-    const [node, nodeCluster] = await Promise.all([nodeRedisClient(server), nodeRedisCluster(cluster)]);
-    for (const [kind, client] of [
-      ['ioredis, one server', ioredis],
-      ['ioredis, Cluster', ioCluster],
-      ['node-redis, one server', node],
-      ['node-redis, Cluster', nodeCluster],
-    ] as const)
-      clients.set(kind, client);
-    closers.push(
-      () => ioredis.disconnect(),
-      () => ioCluster.disconnect(),
-      () => node.destroy(),
-      () => nodeCluster.destroy(),
+    const connected = await Promise.all(
+      kinds.map((kind) => CONNECT[kind](server as RedisServer, cluster as RedisClusterHandle)),
     );
+    connected.forEach(([client, close], i) => {
+      clients.set(kinds[i] as ClientKind, client);
+      closers.push(close);
+    });
   });
   afterAll(async () => {
     for (const close of closers) close();
