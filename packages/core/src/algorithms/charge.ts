@@ -1,4 +1,4 @@
-import type { LimitParams } from '../types.js';
+import type { LimitParams } from './limits.js';
 
 /**
  * A charge to give back (counting by outcome, a queue place never served): its units, and when it was made,

@@ -1,5 +1,5 @@
-import type { LimitParams, Outcome } from '../types.js';
 import { type AlgorithmDescriptor, isRecord } from './descriptor.js';
+import type { LimitParams, Outcome } from './limits.js';
 import { storedCount } from './stored.js';
 
 /** concurrency params: `limit` leases at once, each held at most `windowMs`, and the id of this request's lease. */

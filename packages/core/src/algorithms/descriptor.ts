@@ -1,5 +1,5 @@
-import type { LimitParams, Outcome } from '../types.js';
 import type { Charge } from './charge.js';
+import type { LimitParams, Outcome } from './limits.js';
 
 /** How a rule writes an algorithm's limit: `{requests, per, burst?}` or `{concurrent, lease?}`. */
 export type LimitForm = 'requests' | 'concurrent';

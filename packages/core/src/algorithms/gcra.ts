@@ -1,6 +1,6 @@
-import type { LimitParams, Outcome } from '../types.js';
 import { type Charge, undrained } from './charge.js';
 import { type AlgorithmDescriptor, hasNumbers } from './descriptor.js';
+import type { LimitParams, Outcome } from './limits.js';
 
 /**
  * gcra state: the theoretical arrival time (TAT) `tat + sub / limit` ms. The sub-millisecond part is an

@@ -1,9 +1,10 @@
-import type { Lease, LimitParams, Outcome } from '../types.js';
+import type { Charge } from './charge.js';
 import { concurrency } from './concurrency.js';
 import type { AlgorithmDescriptor } from './descriptor.js';
 import { fixedWindow } from './fixedWindow.js';
 import { gcra } from './gcra.js';
 import { leakyBucket } from './leakyBucket.js';
+import type { LimitParams, Outcome } from './limits.js';
 import { quota } from './quota.js';
 import { slidingLog } from './slidingLog.js';
 import { slidingWindow } from './slidingWindow.js';
@@ -125,10 +126,20 @@ const DECIDERS = Object.fromEntries(
 ) as Readonly<Record<AlgorithmName, Decider>>;
 
 /**
+ * What `releasedState` reads of a store's Lease (types.ts): the algorithm holding it, the lease id, the charge
+ * to give back. Declared here so the registry imports nothing from the contracts that read its names.
+ */
+export interface HeldLease {
+  readonly algorithm?: AlgorithmName;
+  readonly id: string;
+  readonly refund?: Charge & { readonly params: LimitParams };
+}
+
+/**
  * The algorithm holding `lease`: its own, or for a lease that does not name one (made before leases did), the
  * one that held such leases then: a refund was a leaky_bucket place, an id the first that releases leases.
  */
-function holderOf(lease: Lease): AnyDescriptor | undefined {
+function holderOf(lease: HeldLease): AnyDescriptor | undefined {
   if (lease.algorithm !== undefined) return descriptorOf(lease.algorithm);
   if (lease.refund !== undefined) return descriptorOf('leaky_bucket');
   const name = ALGORITHM_NAMES.find((candidate) => descriptorOf(candidate).release === 'lease');
@@ -143,7 +154,7 @@ function holderOf(lease: Lease): AnyDescriptor | undefined {
  */
 export function releasedState(
   state: unknown,
-  lease: Lease,
+  lease: HeldLease,
   now: number,
 ): { readonly state: unknown; readonly ttlMs?: number } | undefined {
   const descriptor = holderOf(lease);

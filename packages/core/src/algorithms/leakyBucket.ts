@@ -1,4 +1,3 @@
-import type { LimitParams, Outcome } from '../types.js';
 import type { AlgorithmDescriptor } from './descriptor.js';
 import {
   debtAt,
@@ -9,6 +8,7 @@ import {
   stateWithDebt,
   toleranceUnits,
 } from './gcra.js';
+import type { LimitParams, Outcome } from './limits.js';
 
 /** leaky_bucket state: when the queue drains, as in gcra (`tat + sub / limit` ms). */
 export type LeakyBucketState = GcraState;

@@ -1,5 +1,5 @@
-import type { Outcome } from '../types.js';
 import { hasNumbers } from './descriptor.js';
+import type { Outcome } from './limits.js';
 import { storedCount } from './stored.js';
 
 /** A counter for one period (a fixed window or a calendar period): `count` units since `start` (epoch ms). */

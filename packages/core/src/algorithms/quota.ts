@@ -1,5 +1,5 @@
-import type { CalendarPeriod, LimitParams } from '../types.js';
 import type { AlgorithmDescriptor } from './descriptor.js';
+import type { CalendarPeriod, LimitParams } from './limits.js';
 import {
   countInPeriod,
   isNextPeriod,

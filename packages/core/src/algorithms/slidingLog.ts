@@ -1,6 +1,6 @@
-import type { LimitParams, Outcome } from '../types.js';
 import type { Charge } from './charge.js';
 import { type AlgorithmDescriptor, isRecord } from './descriptor.js';
+import type { LimitParams, Outcome } from './limits.js';
 import { storedCount } from './stored.js';
 
 /** One allowed request in a sliding log: its time (epoch ms) and cost. */

@@ -1,6 +1,6 @@
-import type { LimitParams, Outcome } from '../types.js';
 import type { Charge } from './charge.js';
 import { type AlgorithmDescriptor, hasNumbers } from './descriptor.js';
+import type { LimitParams, Outcome } from './limits.js';
 
 /** sliding_window state: the counts of epoch-aligned window `window` (curr) and of the one before (prev). */
 export interface SlidingWindowState {

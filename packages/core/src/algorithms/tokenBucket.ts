@@ -1,6 +1,6 @@
-import type { LimitParams, Outcome } from '../types.js';
 import { type Charge, undrained } from './charge.js';
 import { type AlgorithmDescriptor, hasNumbers } from './descriptor.js';
+import type { LimitParams, Outcome } from './limits.js';
 
 /**
  * token_bucket state. Tokens are counted in units of 1/windowMs of a token, so that refilling `limit`
