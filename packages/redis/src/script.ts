@@ -14,7 +14,8 @@ export const NEVER = -1;
 /** The `allowed` value of every check of a group the script could not decide (see `fail_group`). */
 export const FAILED = -1;
 
-const PRELUDE = `
+/** What every evaluation script starts with: constants, state reads and writes, the reply. */
+export const PRELUDE = `
 -- Sluice: the checks of one or more requests in ONE call. The checks of a request form a group; groups
 -- run one after the other, as if the requests had come one by one. Per group, phase 1 decides every
 -- check (reads only); phase 2 records the state of the allowed checks, only if no enforcing check of
@@ -120,6 +121,58 @@ local function commit(k, kind, x, y, z, w, v)
     WRITERS[kind](k, x, y, z, w, v)
   end
 end
+
+local reply = {}
+
+-- The ${RESULTS_PER_CHECK} reply values of a decided check, from reply[r + 1].
+local function answer(r, allowed, limit, remaining, reset, retry, delay, flag)
+  if allowed then reply[r + 1] = 1 else reply[r + 1] = 0 end
+  reply[r + 2] = num(limit)
+  reply[r + 3] = num(remaining)
+  reply[r + 4] = num(reset)
+  reply[r + 5] = num(retry)
+  if delay == nil then reply[r + 6] = '' else reply[r + 6] = num(delay) end
+  reply[r + 7] = flag
+end
+
+-- A group that raised an error. An error about the server (READONLY, OOM, ...) fails the whole call, as
+-- it would without pcall. An error about the data (WRONGTYPE, ERR, or a Lua error on a value it cannot
+-- parse) fails this group alone: each check answers ${FAILED} and, second, 1 if deciding it alone fails
+-- too (see unreadable).
+local function raise_if_server_error(err)
+  local message = err
+  if type(err) == 'table' then message = err.err end
+  message = tostring(message)
+  local code = string.match(message, '^(%u+) ')
+  if code ~= nil and code ~= 'WRONGTYPE' and code ~= 'ERR' then error({err = message}) end
+end
+
+-- 1 when deciding a check alone fails: its keys are deleted, their state cannot be read, so the rule
+-- counts afresh from the next request instead of failing it forever. 0 otherwise.
+local function unreadable(run, k, nkeys, now, limit, window, burst, cost, extra)
+  if pcall(run, k, now, limit, window, burst, cost, extra) then return 0 end
+  for key = k, k + nkeys - 1 do redis.call('DEL', KEYS[key]) end
+  return 1
+end
+
+local function failed_answer(r, bad)
+  reply[r + 1], reply[r + 2], reply[r + 3], reply[r + 4], reply[r + 5], reply[r + 6] = ${FAILED}, bad, 0, 0, 0, ''
+  reply[r + 7] = ''
+end
+
+local redis_now = nil
+
+-- A group's now: whole ms from ARGV, or from Redis TIME (read once per call) when ARGV has ''.
+local function now_of(text)
+  local now = tonumber(text)
+  if now ~= nil then return math.floor(now) end
+  if redis_now == nil then
+    if redis.replicate_commands then redis.replicate_commands() end
+    local time = redis.call('TIME')
+    redis_now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+  end
+  return redis_now
+end
 `;
 
 /** Defines an algorithm's functions the first time a call uses it: one branch per fragment. */
@@ -156,7 +209,6 @@ for at = 0, (tonumber(ARGV[1]) - 1) * ${ARGS_PER_SPEC}, ${ARGS_PER_SPEC} do
   end
   a = a + ${ARGS_PER_SPEC}
 end
-local reply = {}
 -- Pending writes of the current group: 9 values per check (kind, k, x, y, z, w, v, then the idempotency
 -- marker to set: its KEYS index or false, and its expiry), reused by every group.
 local pending = {}
@@ -185,22 +237,15 @@ local function run_group(count, now, a, k, r)
       flag, mark = '', false
     end
     if allowed then
-      reply[r + 1] = 1
       pending[p + 1], pending[p + 2], pending[p + 3], pending[p + 4] = kind, k, x, y
       pending[p + 5], pending[p + 6], pending[p + 7] = z, w, v
       pending[p + 8] = mark
       if mark then pending[p + 9] = now + policy.idem end
     else
-      reply[r + 1] = 0
       pending[p + 1] = false
       if spec[s + 3] then blocked = true end
     end
-    reply[r + 2] = num(limit)
-    reply[r + 3] = num(remaining)
-    reply[r + 4] = num(reset)
-    reply[r + 5] = num(retry)
-    if delay == nil then reply[r + 6] = '' else reply[r + 6] = num(delay) end
-    reply[r + 7] = flag
+    answer(r, allowed, limit, remaining, reset, retry, delay, flag)
     k = k + spec[s + 2]
     a = a + ${ARGS_PER_CHECK}
     r = r + ${RESULTS_PER_CHECK}
@@ -220,28 +265,15 @@ local function run_group(count, now, a, k, r)
   return a, k, r
 end
 
--- A group that raised an error. An error about the server (READONLY, OOM, ...) fails the whole call, as
--- it would without pcall. An error about the data (WRONGTYPE, ERR, or a Lua error on a value it cannot
--- parse) fails this group alone: each check answers ${FAILED} and, second, 1 if deciding it alone fails
--- too. Those checks' keys are deleted: their state cannot be read, so the rule counts afresh from the
--- next request instead of failing it forever.
+-- A group that raised an error (see raise_if_server_error): each of its checks fails.
 local function fail_group(count, now, a, k, r, err)
-  local message = err
-  if type(err) == 'table' then message = err.err end
-  message = tostring(message)
-  local code = string.match(message, '^(%u+) ')
-  if code ~= nil and code ~= 'WRONGTYPE' and code ~= 'ERR' then error({err = message}) end
+  raise_if_server_error(err)
   for i = 1, count do
     local s = (tonumber(ARGV[a]) - 1) * ${ARGS_PER_SPEC}
     local algorithm = spec[s + 1]
     if ALGORITHMS[algorithm] == nil then load(algorithm) end
-    local bad = 0
-    if not pcall(ALGORITHMS[algorithm], k, now, spec[s + 4], spec[s + 5], spec[s + 6], tonumber(ARGV[a + 1]), ARGV[a + 2]) then
-      bad = 1
-      for key = k, k + spec[s + 2] - 1 do redis.call('DEL', KEYS[key]) end
-    end
-    reply[r + 1], reply[r + 2], reply[r + 3], reply[r + 4], reply[r + 5], reply[r + 6] = ${FAILED}, bad, 0, 0, 0, ''
-    reply[r + 7] = ''
+    failed_answer(r, unreadable(ALGORITHMS[algorithm], k, spec[s + 2], now, spec[s + 4], spec[s + 5], spec[s + 6],
+      tonumber(ARGV[a + 1]), ARGV[a + 2]))
     k = k + spec[s + 2]
     a = a + ${ARGS_PER_CHECK}
     r = r + ${RESULTS_PER_CHECK}
@@ -249,25 +281,14 @@ local function fail_group(count, now, a, k, r, err)
   return a, k, r
 end
 
-local redis_now = nil
 local k = 1
 local r = 0
 local groups = tonumber(ARGV[a])
 a = a + 1
 for g = 1, groups do
   local count = tonumber(ARGV[a])
-  local now = tonumber(ARGV[a + 1])
+  local now = now_of(ARGV[a + 1])
   a = a + ${GROUP_ARGS}
-  if now == nil then
-    if redis_now == nil then
-      if redis.replicate_commands then redis.replicate_commands() end
-      local time = redis.call('TIME')
-      redis_now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
-    end
-    now = redis_now
-  else
-    now = math.floor(now)
-  end
   local ok, next_a, next_k, next_r = pcall(run_group, count, now, a, k, r)
   if ok then
     a, k, r = next_a, next_k, next_r

@@ -1,6 +1,7 @@
 import type { Check, CheckResult, Lease, PendingCalls, Store } from '@sluice/core';
 import { Coalescer } from './coalescer.js';
 import { bySlot, giveBackChecks, groupsFor, strandedLeases } from './codec.js';
+import { oneRuleArgv, oneRuleOf, oneRuleScript } from './oneRuleScript.js';
 import { BAN_SUFFIX } from './policy.js';
 import { EVALUATE_SCRIPT } from './script.js';
 import {
@@ -119,16 +120,25 @@ export class ScriptStore implements Store {
     return answer!;
   }
 
-  /** One script call for groups already counted as pending; they stop counting when Redis answers. */
+  /**
+   * One script call for groups already counted as pending; they stop counting when Redis answers. Groups of
+   * one plain check of one rule take that algorithm's lean script (oneRuleScript.ts), the rest the general one.
+   */
   readonly #sendGroups = async (groups: readonly Group[], inTurn: boolean): Promise<GroupAnswer[]> => {
+    let script = EVALUATE;
     let argv: (string | number)[];
     try {
-      argv = evaluateArgv(groups, this.#settings);
+      const oneRule = oneRuleOf(groups);
+      if (oneRule === undefined) argv = evaluateArgv(groups, this.#settings);
+      else {
+        script = oneRuleScript(oneRule);
+        argv = oneRuleArgv(groups, oneRule, this.#settings);
+      }
     } catch (error) {
       this.#calls.unreserve(groups.length);
       throw error;
     }
-    const reply = await this.#run(EVALUATE, argv, groups.length, inTurn);
+    const reply = await this.#run(script, argv, groups.length, inTurn);
     return parseReply(reply, groups);
   };
 

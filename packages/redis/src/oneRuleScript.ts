@@ -1,0 +1,102 @@
+import type { LimitParams } from '@sluice/core';
+import { type LuaAlgorithm, luaAlgorithms } from './algorithms/index.js';
+import { compact, PRELUDE, RESULTS_PER_CHECK } from './script.js';
+import { type CallSettings, type Group, keyOf } from './scriptCall.js';
+import { type RedisScript, redisScript } from './transport.js';
+
+/*
+ * The common call made lean: every group holds one check, all of one algorithm and the same limits, with no
+ * policy (one rule per request, a turn's requests coalesced). The general script pays, on every call, for
+ * what such a call never uses: a spec table, the dispatch that defines an algorithm on first use, a closure
+ * per group under pcall, pending writes held back for an enforcing denial. This script is made per
+ * algorithm, with only its fragment, and answers exactly what the general one answers (same reply layout,
+ * parsed by parseReply; test/redis-one-rule.test.ts runs both on the same requests).
+ */
+
+/** ARGV entries before the checks: limit, window, burst. */
+const HEAD_ARGS = 3;
+/** ARGV entries per check (one per group): now ('' = Redis TIME), cost, extra. */
+const ARGS_PER_ONE = 3;
+
+/**
+ * A group of one check decides alone: allowed, it commits; denied, there is nothing to write. So each check
+ * writes as it is decided, under pcall so that a key it cannot read fails its own group only.
+ */
+function mainOf(algorithm: LuaAlgorithm): string {
+  return `
+local run = ALGORITHMS.${algorithm.code}
+local limit, window, burst = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+local function decide(k, now, cost, extra)
+  local allowed, lim, remaining, reset, retry, delay, kind, x, y, z, w, v = run(k, now, limit, window, burst, cost, extra)
+  if allowed then commit(k, kind, x, y, z, w, v) end
+  return allowed, lim, remaining, reset, retry, delay
+end
+local k, r = 1, 0
+for a = ${HEAD_ARGS + 1}, #ARGV, ${ARGS_PER_ONE} do
+  local now, cost = now_of(ARGV[a]), tonumber(ARGV[a + 1])
+  local ok, allowed, lim, remaining, reset, retry, delay = pcall(decide, k, now, cost, ARGV[a + 2])
+  if ok then
+    answer(r, allowed, lim, remaining, reset, retry, delay, '')
+  else
+    raise_if_server_error(allowed)
+    failed_answer(r, unreadable(run, k, ${algorithm.keys.length}, now, limit, window, burst, cost, ARGV[a + 2]))
+  end
+  k = k + ${algorithm.keys.length}
+  r = r + ${RESULTS_PER_CHECK}
+end
+flush_states()
+return reply
+`;
+}
+
+const scripts = new Map<string, RedisScript>();
+
+/** The one-rule script of an algorithm (made once): the prelude, its fragment, the loop over its checks. */
+export function oneRuleScript(algorithm: LuaAlgorithm): RedisScript {
+  let script = scripts.get(algorithm.code);
+  if (script === undefined) {
+    script = redisScript(
+      `Evaluate_${algorithm.code}`,
+      compact([PRELUDE, algorithm.lua, mainOf(algorithm)].join('\n')),
+    );
+    scripts.set(algorithm.code, script);
+  }
+  return script;
+}
+
+const sameLimits = (a: LimitParams, b: LimitParams): boolean =>
+  a === b || (a.limit === b.limit && a.windowMs === b.windowMs && a.burst === b.burst);
+
+/**
+ * The algorithm of a call the one-rule script can make: every group an evaluation of one check without a
+ * policy, all of one algorithm and the same limits. Undefined when the general script is needed.
+ */
+export function oneRuleOf(groups: readonly Group[]): LuaAlgorithm | undefined {
+  const first = groups[0]?.checks[0];
+  if (first === undefined) return undefined;
+  for (const group of groups) {
+    if (group.refund === true || group.checks.length !== 1) return undefined;
+    const check = group.checks[0]!;
+    if (check.policy !== undefined || check.algorithm !== first.algorithm) return undefined;
+    if (!sameLimits(check.params, first.params)) return undefined;
+  }
+  return luaAlgorithms[first.algorithm];
+}
+
+/** numkeys, KEYS, then ARGV of a one-rule call (see mainOf), for groups oneRuleOf accepted. */
+export function oneRuleArgv(
+  groups: readonly Group[],
+  algorithm: LuaAlgorithm,
+  settings: CallSettings,
+): (string | number)[] {
+  const { params } = groups[0]!.checks[0]!;
+  const keys: (string | number)[] = [groups.length * algorithm.keys.length];
+  const args: (string | number)[] = [params.limit, params.windowMs, params.burst];
+  for (const group of groups) {
+    const check = group.checks[0]!;
+    for (const suffix of algorithm.keys) keys.push(keyOf(settings.prefix, check, suffix));
+    args.push(settings.redisClock ? '' : group.now, check.cost, algorithm.extra(check));
+  }
+  for (const arg of args) keys.push(arg);
+  return keys;
+}
