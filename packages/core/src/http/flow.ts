@@ -1,7 +1,7 @@
 import type { CheckOptions, Limiter } from '../engine.js';
 import { ConfigError } from '../errors.js';
+import { isThenable, type Maybe } from '../maybe.js';
 import type { RuleSpec } from '../rules/schema.js';
-import { isThenable, type Maybe } from '../storeCall.js';
 import type { CompiledRules, Decision, Descriptors, RuleResult } from '../types.js';
 
 export type { CheckScope } from './notes.js';
@@ -19,14 +19,9 @@ import { shownResult } from './shown.js';
 import { type UsedDescriptors, usedByBoth, usedDescriptors } from './used.js';
 import { allowVerdict, denyVerdict, type Verdict } from './verdict.js';
 
-/** True for a promise or any thenable a user hook may return. */
-function isPromise<T>(value: Maybe<T>): value is Promise<T> {
-  return isThenable(value);
-}
-
-/** `next(value)`, at once when the value is there, after it resolves when it is a promise. */
+/** `next(value)`, at once when the value is there, after it resolves when it is a promise or any thenable. */
 function then<T, U>(value: Maybe<T>, next: (value: T) => Maybe<U>): Maybe<U> {
-  return isPromise(value) ? value.then(next) : next(value);
+  return isThenable(value) ? value.then(next) : next(value);
 }
 
 const SKIP: Verdict = Object.freeze({ action: 'skip' });
@@ -191,7 +186,7 @@ export function createHttpLimiter<Req, O extends RateLimitOptions<Req>>(
       report(error, 'check');
       return SKIP;
     }
-    if (!isPromise(decision)) return verdictOf(req, decision, scope);
+    if (!isThenable(decision)) return verdictOf(req, decision, scope);
     return decision.then(
       (settled) => verdictOf(req, settled, scope),
       (error: unknown) => {
@@ -227,7 +222,7 @@ export function createHttpLimiter<Req, O extends RateLimitOptions<Req>>(
         )
       : decide(req, facts, scope);
     // A user hook may return any thenable: adapters get a verdict or a native promise, nothing else.
-    return isPromise(verdict) && !(verdict instanceof Promise) ? Promise.resolve(verdict) : verdict;
+    return isThenable(verdict) && !(verdict instanceof Promise) ? Promise.resolve(verdict) : verdict;
   }
 
   /**
