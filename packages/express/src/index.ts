@@ -3,11 +3,10 @@ import {
   type CheckScope,
   createHttpLimiter,
   type DeniedResponse,
+  ExpressFacts,
   type InlineLimit,
-  type ProxyTrust,
   type RateLimitInfo,
   type RateLimitOptions,
-  type RequestFacts,
   reportWhenDone,
   type Verdict,
   verdictWriter,
@@ -111,40 +110,4 @@ export function rateLimit(options?: ExpressRateLimitOptions): ExpressRateLimit {
   );
 
   return Object.assign(sluiceRateLimit, { route: routeMiddleware, limiter: http.limiter });
-}
-
-/** What the limiter reads off an Express request; a class, so no closure is made per request. */
-class ExpressFacts implements RequestFacts {
-  readonly ip: string | undefined;
-  readonly method: string;
-  readonly url: string;
-  readonly route: string | undefined;
-  readonly caseSensitive: boolean;
-  readonly #req: Request;
-
-  /** `template`: the route the global middleware found for the request, before Express routed it. */
-  constructor(req: Request, template: string | undefined) {
-    this.ip = req.ip ?? req.socket.remoteAddress;
-    this.method = req.method;
-    this.url = req.originalUrl;
-    this.route =
-      template ?? (typeof req.route?.path === 'string' ? `${req.baseUrl}${req.route.path}` : undefined);
-    this.caseSensitive = req.app.enabled('case sensitive routing');
-    this.#req = req;
-  }
-
-  /** A getter: only read until every start-up notice has been given. */
-  get proxyTrust(): ProxyTrust {
-    return proxyTrust(this.#req.app.get('trust proxy'));
-  }
-
-  header(name: string): string | readonly string[] | undefined {
-    return this.#req.headers[name];
-  }
-}
-
-/** Express's 'trust proxy' setting: false by default, true trusts every hop, anything else is bounded. */
-function proxyTrust(setting: unknown): ProxyTrust {
-  if (setting === true) return 'all';
-  return setting === false || setting === undefined ? 'none' : 'bounded';
 }

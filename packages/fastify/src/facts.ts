@@ -1,23 +1,5 @@
 import type { ProxyTrust, RequestFacts } from '@sluice/core/http';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
-
-/**
- * Fastify's `trustProxy` setting. Fastify has no public accessor for it: it is read from the options the
- * instance keeps (Fastify 5); undefined when they cannot be found.
- */
-export function configuredTrust(fastify: FastifyInstance): ProxyTrust | undefined {
-  for (let holder: object | null = fastify; holder !== null; holder = Object.getPrototypeOf(holder)) {
-    const key = Object.getOwnPropertySymbols(holder).find(
-      (symbol) => symbol.description === 'fastify.options',
-    );
-    if (key === undefined) continue;
-    const trust = (holder as Record<symbol, { trustProxy?: unknown } | undefined>)[key]?.trustProxy;
-    // Fastify trusts nothing for a falsy setting and every hop for `true`; a count, list or function bounds it.
-    if (!trust) return 'none';
-    return trust === true ? 'all' : 'bounded';
-  }
-  return undefined;
-}
+import type { FastifyRequest } from 'fastify';
 
 /** What the limiter reads off a Fastify request; a class, so no closure is made per request. */
 export class FastifyFacts implements RequestFacts {

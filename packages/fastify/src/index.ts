@@ -3,6 +3,7 @@ import {
   type CheckScope,
   createHttpLimiter,
   type DeniedResponse,
+  fastifyTrust,
   type InlineLimit,
   type RateLimitInfo,
   type RateLimitOptions,
@@ -19,7 +20,7 @@ import type {
   RouteOptions,
 } from 'fastify';
 import fp from 'fastify-plugin';
-import { configuredTrust, FastifyFacts } from './facts.js';
+import { FastifyFacts } from './facts.js';
 
 /** Options of the Fastify plugin: the shared adapter options plus a Fastify-typed `onDenied`. */
 export interface FastifyRateLimitOptions extends RateLimitOptions<FastifyRequest> {
@@ -58,7 +59,7 @@ const plugin: FastifyPluginAsync<FastifyRateLimitOptions> = async (fastify, give
   const options = Object.fromEntries(Object.entries(given).filter(([key]) => !REGISTER_KEYS.has(key)));
   // One onRequest hook checks the global and route rules together, once per request.
   const http = createHttpLimiter<FastifyRequest, FastifyRateLimitOptions>(options, { checksOnce: true });
-  const trust = configuredTrust(fastify);
+  const trust = fastifyTrust(fastify);
   /** Each route's scope by its `config.rateLimit` object (shared by a GET route and its HEAD twin). */
   const routeScopes = new WeakMap<object, CheckScope>();
 

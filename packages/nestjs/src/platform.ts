@@ -1,15 +1,16 @@
 import type { ServerResponse } from 'node:http';
-import { type HeaderValues, type ProxyTrust, type RequestFacts, settingTrust } from '@sluice/core/http';
+import {
+  ExpressFacts,
+  type ExpressRequestFields,
+  fastifyTrust,
+  type HeaderValues,
+  type ProxyTrust,
+  type RequestFacts,
+} from '@sluice/core/http';
 import type { SluiceRequest } from './options.js';
 
 /** What the guard reads of an Express request (@nestjs/platform-express). */
-interface ExpressRequest extends SluiceRequest {
-  readonly originalUrl: string;
-  readonly baseUrl?: string;
-  readonly route?: { readonly path?: unknown };
-  readonly app: { enabled(setting: string): boolean; get(setting: string): unknown };
-  readonly socket: { readonly remoteAddress?: string | undefined };
-}
+type ExpressRequest = SluiceRequest & ExpressRequestFields;
 
 /** What the guard reads of a Fastify request (@nestjs/platform-fastify). */
 interface FastifyRequest extends SluiceRequest {
@@ -48,35 +49,6 @@ export function requestFacts(req: SluiceRequest): RequestFacts {
   return isFastifyRequest(req) ? new FastifyFacts(req) : new ExpressFacts(req as ExpressRequest);
 }
 
-/** What the limiter reads off an Express request; a class, so no closure is made per request. */
-class ExpressFacts implements RequestFacts {
-  readonly ip: string | undefined;
-  readonly method: string;
-  readonly url: string;
-  readonly route: string | undefined;
-  readonly caseSensitive: boolean;
-  readonly #req: ExpressRequest;
-
-  constructor(req: ExpressRequest) {
-    this.ip = req.ip ?? req.socket.remoteAddress;
-    this.method = req.method;
-    this.url = req.originalUrl;
-    const path = req.route?.path;
-    this.route = typeof path === 'string' ? `${req.baseUrl ?? ''}${path}` : undefined;
-    this.caseSensitive = req.app.enabled('case sensitive routing');
-    this.#req = req;
-  }
-
-  /** Express's 'trust proxy': false by default, true trusts every hop, anything else is bounded. */
-  get proxyTrust(): ProxyTrust {
-    return settingTrust(this.#req.app.get('trust proxy'));
-  }
-
-  header(name: string): string | readonly string[] | undefined {
-    return this.#req.headers[name];
-  }
-}
-
 /** What the limiter reads off a Fastify request. */
 class FastifyFacts implements RequestFacts {
   readonly ip: string | undefined;
@@ -109,19 +81,4 @@ class FastifyFacts implements RequestFacts {
   header(name: string): string | readonly string[] | undefined {
     return this.#req.headers[name];
   }
-}
-
-/**
- * Fastify's `trustProxy` setting, from the options the instance keeps under a symbol (Fastify 5 has no public
- * accessor); undefined when they cannot be found.
- */
-function fastifyTrust(server: object): ProxyTrust | undefined {
-  for (let holder: object | null = server; holder !== null; holder = Object.getPrototypeOf(holder)) {
-    const key = Object.getOwnPropertySymbols(holder).find(
-      (symbol) => symbol.description === 'fastify.options',
-    );
-    if (key === undefined) continue;
-    return settingTrust((holder as Record<symbol, { trustProxy?: unknown } | undefined>)[key]?.trustProxy);
-  }
-  return undefined;
 }

@@ -5,6 +5,8 @@ export {
   MAX_DESCRIPTOR_LENGTH,
   type RequestFacts,
 } from './descriptors.js';
+export { ExpressFacts, type ExpressRequestFields, expressTrust } from './expressFacts.js';
+export { fastifyTrust } from './fastifyTrust.js';
 export { FetchFacts, type ForwardedTrust, forwardedTrust, requestTarget, type TrustProxy } from './fetch.js';
 export {
   type AdapterTraits,

@@ -1,0 +1,55 @@
+import type { RequestFacts } from './descriptors.js';
+import { type ProxyTrust, settingTrust } from './proxy.js';
+
+/**
+ * What the limiter reads of an Express request (@sluice/express, and NestJS on @nestjs/platform-express): the
+ * fields of Express's own `Request` it needs, so core imports no framework.
+ */
+export interface ExpressRequestFields {
+  readonly ip?: string | undefined;
+  readonly method: string;
+  readonly originalUrl: string;
+  readonly baseUrl?: string;
+  readonly route?: { readonly path?: unknown };
+  readonly headers: Readonly<Record<string, string | string[] | undefined>>;
+  readonly app: { enabled(setting: string): boolean; get(setting: string): unknown };
+  readonly socket: { readonly remoteAddress?: string | undefined };
+}
+
+/**
+ * Express's 'trust proxy' as the proxy notices read it: core's `settingTrust`, except that a hop count of 0
+ * reads as bounded (as @sluice/express always has: no notice for it).
+ */
+export function expressTrust(setting: unknown): ProxyTrust {
+  return setting === 0 ? 'bounded' : settingTrust(setting);
+}
+
+/** What the limiter reads off an Express request; a class, so no closure is made per request. */
+export class ExpressFacts implements RequestFacts {
+  readonly ip: string | undefined;
+  readonly method: string;
+  readonly url: string;
+  readonly route: string | undefined;
+  readonly caseSensitive: boolean;
+  readonly #req: ExpressRequestFields;
+
+  /** `template`: the route found for the request before Express routed it; else the route it was routed to. */
+  constructor(req: ExpressRequestFields, template?: string) {
+    this.ip = req.ip ?? req.socket.remoteAddress;
+    this.method = req.method;
+    this.url = req.originalUrl;
+    const path = req.route?.path;
+    this.route = template ?? (typeof path === 'string' ? `${req.baseUrl ?? ''}${path}` : undefined);
+    this.caseSensitive = req.app.enabled('case sensitive routing');
+    this.#req = req;
+  }
+
+  /** A getter: only read until every start-up notice has been given. */
+  get proxyTrust(): ProxyTrust {
+    return expressTrust(this.#req.app.get('trust proxy'));
+  }
+
+  header(name: string): string | readonly string[] | undefined {
+    return this.#req.headers[name];
+  }
+}
