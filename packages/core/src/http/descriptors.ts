@@ -1,25 +1,11 @@
 import { hashText, IDEMPOTENCY_DESCRIPTOR, idempotencyDescriptor } from '../keys.js';
 import type { Descriptors } from '../types.js';
+import type { RequestFacts } from './facts.js';
 import { clientAddress, normalizeIp } from './ip.js';
-import type { ProxyTrust } from './proxy.js';
 import { normalizePath } from './route.js';
 
-/** What an adapter reads off a request, framework-neutral. */
-export interface RequestFacts {
-  /** The framework's trusted client address (proxy headers only when the app trusts proxies). */
-  readonly ip: string | undefined;
-  readonly method: string;
-  /** The raw request target (`req.url`), used when no route template is known. */
-  readonly url: string;
-  /** The route template (`/users/:id`) when the framework knows it. */
-  readonly route?: string;
-  /** Overrides the configured case sensitivity when the framework knows its router's (Express). */
-  readonly caseSensitive?: boolean;
-  /** How the framework trusts proxies, for start-up smells only; undefined when unknown. */
-  readonly proxyTrust?: ProxyTrust;
-  /** A request header by lower-case name. */
-  header(name: string): string | readonly string[] | undefined;
-}
+/** Still importable from here, where adapters and http/index.ts have always found it. */
+export type { RequestFacts } from './facts.js';
 
 /** How descriptors are built; every field has a default in the adapter options. */
 export interface DescriptorSettings {

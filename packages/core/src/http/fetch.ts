@@ -1,7 +1,6 @@
 import { ConfigError } from '../errors.js';
 import { type AddressBits, covers, parseAddress, parseRange } from '../lists/address.js';
-import type { RequestFacts } from './descriptors.js';
-import type { ProxyTrust } from './proxy.js';
+import type { ProxyTrust, RequestFacts } from './facts.js';
 
 /**
  * Which proxies a fetch-style app (Hono, say) trusts to report the client in X-Forwarded-For, as Express's

@@ -7,7 +7,8 @@ import type { CompiledRules, Decision, Descriptors, RuleResult } from '../types.
 export type { CheckScope } from './notes.js';
 export type { Verdict } from './verdict.js';
 
-import { buildDescriptors, headerApiKey, type RequestFacts } from './descriptors.js';
+import { buildDescriptors, headerApiKey } from './descriptors.js';
+import type { RequestFacts } from './facts.js';
 import { adapterReporter, runHook, validCost } from './hooks.js';
 import { type InlineLimit, inlineRules, isInlineLimit, parseInlineLimit } from './inline.js';
 import { retryJitterOf } from './jitter.js';

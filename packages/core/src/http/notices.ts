@@ -1,5 +1,5 @@
 import type { CompiledRules } from '../types.js';
-import type { RequestFacts } from './descriptors.js';
+import type { RequestFacts } from './facts.js';
 import { PROXY_NOTICES, proxyNotice } from './proxy.js';
 import { rawIpv6Descriptor, ruleSmells } from './smells.js';
 

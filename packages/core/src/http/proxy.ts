@@ -1,7 +1,7 @@
-import type { RequestFacts } from './descriptors.js';
+import type { ProxyTrust, RequestFacts } from './facts.js';
 
-/** How far the app trusts X-Forwarded-For: not at all, a bounded number of hops or list of proxies, or entirely. */
-export type ProxyTrust = 'none' | 'bounded' | 'all';
+/** Still importable from here, where adapters and http/index.ts have always found it. */
+export type { ProxyTrust } from './facts.js';
 
 /** Runtime smells about proxy trust, logged once each; silence one with the `silence` option. */
 export const PROXY_NOTICES = {
