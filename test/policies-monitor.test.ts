@@ -18,10 +18,9 @@ import type { RuleSpec } from '@sluice/core';
 import { rateLimit } from '@sluice/express';
 import { ADAPT_SCRIPT, EVALUATE_SCRIPT, RedisStore } from '@sluice/redis';
 import express from 'express';
-import { Redis } from 'ioredis';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { until } from './support/counting-store.js';
-import { type RedisServer, randomPrefix, ready, startRedis } from './support/redis.js';
+import { randomPrefix, redisSuite } from './support/redis.js';
 
 const EVALUATE_SHA = createHash('sha1').update(EVALUATE_SCRIPT).digest('hex');
 const STEP_MS = 50;
@@ -105,25 +104,16 @@ const STEPS: Step[] = [
   ...Array.from({ length: 12 }, () => ({ what: 'payment', path: '/pay', status: 200, refund: false })),
 ];
 
-let server: RedisServer;
-let client: Redis;
-let admin: Redis;
-
-beforeAll(async () => {
-  server = await startRedis();
-  client = new Redis({ host: server.host, port: server.port, connectionName: 'store_under_test' });
-  admin = new Redis({ host: server.host, port: server.port });
-  await Promise.all([ready(client), ready(admin)]);
-});
-afterAll(async () => {
-  client.disconnect();
-  admin.disconnect();
-  await server.stop();
-});
+const redis = redisSuite({ clientName: 'store_under_test' });
 
 /** The policies app behind Express: /login answers by its password header, /orders 201, /pay 200. */
 async function startApp(clock: () => number) {
-  const store = new RedisStore({ client, prefix: randomPrefix('mon'), timeoutMs: 5000, breaker: false });
+  const store = new RedisStore({
+    client: redis.client,
+    prefix: randomPrefix('mon'),
+    timeoutMs: 5000,
+    breaker: false,
+  });
   const limiter = rateLimit({ store, clock, rules: { domain: 'monitor', rules: RULES } });
   const app = express();
   app.use(limiter);
@@ -149,10 +139,10 @@ async function startApp(clock: () => number) {
 
 /** MONITOR of the store's connection: the commands it sent, as argument lists, in order. */
 async function monitorStoreConnection() {
-  const list = (await admin.client('LIST')) as string;
+  const list = (await redis.admin.client('LIST')) as string;
   const address = /addr=(\S+) .*name=store_under_test/.exec(list)?.[1];
   expect(address).toBeDefined();
-  const monitor = await admin.monitor();
+  const monitor = await redis.admin.monitor();
   const seen: string[][] = [];
   let fences = 0;
   monitor.on('monitor', (_time: string, args: string[], source: string) => {
@@ -163,7 +153,7 @@ async function monitorStoreConnection() {
   /** Resolves once MONITOR has seen everything the store's connection sent before now. */
   const fence = async () => {
     const want = fences + 1;
-    await client.echo('fence');
+    await redis.client.echo('fence');
     await until(() => fences >= want);
   };
   return { seen, fence, stop: () => monitor.disconnect() };

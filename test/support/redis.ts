@@ -243,12 +243,23 @@ export interface RedisSuite {
   readonly admin: Redis;
 }
 
+/** Options of {@link redisSuite}: the server's, and the name the code's client gives its connection. */
+export interface RedisSuiteOptions extends StartRedisOptions {
+  /** CLIENT SETNAME of `client`, so that CLIENT LIST and MONITOR can tell its connection apart. */
+  clientName?: string;
+}
+
 /** Registers the file's beforeAll/afterAll; read the fields inside tests, once the server is up. */
-export function redisSuite(options: StartRedisOptions = {}): RedisSuite {
+export function redisSuite(options: RedisSuiteOptions = {}): RedisSuite {
   let suite: RedisSuite | undefined;
   beforeAll(async () => {
-    const server = await startRedis(options);
-    const client = new Redis({ host: server.host, port: server.port });
+    const { clientName, ...serverOptions } = options;
+    const server = await startRedis(serverOptions);
+    const client = new Redis({
+      host: server.host,
+      port: server.port,
+      ...(clientName === undefined ? {} : { connectionName: clientName }),
+    });
     const admin = new Redis({ host: server.host, port: server.port });
     await Promise.all([ready(client), ready(admin)]);
     suite = { server, client, admin };
