@@ -18,9 +18,10 @@ export {
   concurrency,
   releaseLease,
 } from './concurrency.js';
+export { refundDebt } from './debt.js';
 export type { AlgorithmDescriptor, LimitForm, ReleaseKind } from './descriptor.js';
 export { type FixedWindowState, fixedWindow } from './fixedWindow.js';
-export { type GcraState, gcra, refundDebt } from './gcra.js';
+export { type GcraState, gcra } from './gcra.js';
 export { type LeakyBucketState, leakyBucket, refundLeaky } from './leakyBucket.js';
 export type { PeriodCountState } from './periodCount.js';
 export { calendarPeriod, civilFromDays, daysFromCivil, type QuotaState, quota } from './quota.js';

@@ -1,17 +1,9 @@
+import { type DebtState, debtAt, isDebtState, msFor, refundDebt, spendDebt, stateWithDebt } from './debt.js';
 import type { AlgorithmDescriptor } from './descriptor.js';
-import {
-  debtAt,
-  type GcraState,
-  isGcraState,
-  msFor,
-  refundDebt,
-  stateWithDebt,
-  toleranceUnits,
-} from './gcra.js';
-import type { LimitParams, Outcome } from './limits.js';
+import type { LimitParams } from './limits.js';
 
-/** leaky_bucket state: when the queue drains, as in gcra (`tat + sub / limit` ms). */
-export type LeakyBucketState = GcraState;
+/** leaky_bucket state: when the queue drains, as in gcra (the TAT debt.ts keeps). */
+export type LeakyBucketState = DebtState;
 
 /**
  * leaky_bucket: requests leave at `limit` per windowMs; a request joins the queue and must wait `delayMs`
@@ -30,39 +22,9 @@ export const leakyBucket: AlgorithmDescriptor<'leaky_bucket', LeakyBucketState> 
   release: 'refund',
   refund: refundDebt,
   refundLua: 'lr',
-  isState: isGcraState,
-  decide(state, now, params, cost) {
-    const t = Math.floor(now);
-    const capacity = toleranceUnits(params);
-    const queued = debtAt(state, t, params);
-    const added = cost * params.windowMs;
-    if (added > capacity || queued + added > capacity) {
-      const resetMs = msFor(queued, params);
-      const outcome: Outcome<LeakyBucketState> = {
-        allowed: false,
-        state: state ?? { tat: t, sub: 0 },
-        limit: params.limit,
-        remaining: Math.floor((capacity - queued) / params.windowMs),
-        resetMs,
-        retryAfterMs: added > capacity ? Number.POSITIVE_INFINITY : msFor(queued + added - capacity, params),
-        delayMs: 0,
-        ttlMs: resetMs,
-      };
-      return outcome;
-    }
-    const next = queued + added;
-    const resetMs = msFor(next, params);
-    return {
-      allowed: true,
-      state: stateWithDebt(t, next, params),
-      limit: params.limit,
-      remaining: Math.floor((capacity - next) / params.windowMs),
-      resetMs,
-      retryAfterMs: 0,
-      delayMs: msFor(queued, params),
-      ttlMs: resetMs,
-    };
-  },
+  isState: isDebtState,
+  // The same arithmetic as gcra, the debt read as the queue: an allowed request waits behind what is queued.
+  decide: (state, now, params, cost) => spendDebt(state, now, params, cost, true),
 };
 
 /**
