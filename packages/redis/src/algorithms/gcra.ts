@@ -3,7 +3,7 @@ import { storedLua } from './stored.js';
 import { type LuaAlgorithm, noExtra } from './types.js';
 
 /**
- * Lua port of core gcra.ts's helpers, shared with leaky_bucket: the TAT is stored as "<whole ms> <sub>",
+ * Lua port of core debt.ts's helpers, shared with leaky_bucket: the TAT is stored as "<whole ms> <sub>",
  * the sub-millisecond part an integer count of 1/limit ms. Each fragment that needs them starts with
  * them (the script defines a fragment only when a call uses it).
  */
