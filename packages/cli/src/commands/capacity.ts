@@ -6,11 +6,11 @@ import type { MeasuredRun } from '../capacity/measure.js';
 import { printEstimate, printMeasured } from '../capacity/print.js';
 import { type Command, EXIT, type ExitCode, type Io, UsageError } from '../io.js';
 import { LIST_OPTION, listHelp, listsOf } from '../lists.js';
+import { loadRedisModules, redactUrl } from '../redis.js';
 import { ADAPTER_DEFAULTS } from '../replay/request.js';
 import { loadChecked } from '../rulesFile.js';
 import { clientDescriptors } from '../simulate/clients.js';
 import { parseDescriptors } from './explain.js';
-import { redactUrl } from './push.js';
 
 const DEFAULT_SHARD_MEMORY = '4gb';
 
@@ -38,8 +38,8 @@ function cpuShare(parsed: ParsedArgs): number {
 }
 
 /**
- * The measured run on a real Redis: ioredis and the measuring code load only here, as they are optional peers of
- * @sluice/cli that the other commands do without.
+ * The measured run on a real Redis: ioredis, @sluice/redis and the measuring code load only here, as they are
+ * optional peers of @sluice/cli that the other commands do without.
  */
 async function measure(
   url: string,
@@ -47,21 +47,11 @@ async function measure(
   options: { keys: number; requests: number; descriptors: Descriptors; lists: Lists },
   io: Io,
 ): Promise<MeasuredRun | ExitCode> {
-  let Redis: typeof import('ioredis').Redis;
-  let measureCapacity: typeof import('../capacity/measure.js').measureCapacity;
-  try {
-    ({ Redis } = await import('ioredis'));
-    ({ measureCapacity } = await import('../capacity/measure.js'));
-  } catch (error) {
-    // Only a missing ioredis is the user's to fix; anything else is a bug to see whole.
-    const missing =
-      (error as { code?: unknown } | null)?.code === 'ERR_MODULE_NOT_FOUND' &&
-      String(error).includes("'ioredis'");
-    if (!missing) throw error;
-    io.err('capacity --measure needs ioredis (npm install ioredis)');
-    return EXIT.usage;
-  }
-  const client = new Redis(url, { lazyConnect: true, connectTimeout: 3000, maxRetriesPerRequest: 1 });
+  const modules = await loadRedisModules('capacity --measure', io);
+  if (modules === undefined) return EXIT.usage;
+  // Loaded only now: it imports @sluice/redis.
+  const { measureCapacity } = await import('../capacity/measure.js');
+  const client = new modules.Redis(url, { lazyConnect: true, connectTimeout: 3000, maxRetriesPerRequest: 1 });
   client.on('error', () => {}); // reported below, once
   try {
     await client.connect();
@@ -109,7 +99,8 @@ ${listHelp(26)}
   --json                  print the estimate (and the measurement) as JSON
   -h, --help              show this help
 
-Exit codes: 0 estimated, 1 invalid rules or the measured run failed, 2 usage error or a bad --list file.`,
+Exit codes: 0 estimated, 1 invalid rules or the measured run failed, 2 usage error, a bad --list file, or (with
+--measure) ioredis or @sluice/redis not installed.`,
   async run(args, io) {
     const parsed = parseCommandArgs(args, {
       rules: { type: 'string' },

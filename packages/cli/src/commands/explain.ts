@@ -3,9 +3,8 @@ import { counterKey, createLimiter, descriptorOf, isKeyPrefix, KEY_PREFIX_RULE, 
 import { type ParsedArgs, parseCommandArgs, stringOption } from '../args.js';
 import { type Command, EXIT, type Io, UsageError } from '../io.js';
 import { emptyLists, LIST_OPTION, listHelp, listsOf } from '../lists.js';
-import { connectRedis, loadRedisModules } from '../redis.js';
+import { connectRedis, loadRedisModules, redactUrl } from '../redis.js';
 import { formatDuration, loadChecked } from '../rulesFile.js';
-import { redactUrl } from './push.js';
 
 /** `descriptor=value` arguments as descriptors. */
 export function parseDescriptors(pairs: readonly string[]): Descriptors {

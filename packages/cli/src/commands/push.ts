@@ -1,47 +1,9 @@
 import { readFile } from 'node:fs/promises';
 import { formatProblem, RulesError } from '@sluice/core';
 import { parseCommandArgs, stringOption } from '../args.js';
-import { type Command, describeFsError, EXIT, type Io, UsageError } from '../io.js';
+import { type Command, describeFsError, EXIT, UsageError } from '../io.js';
+import { connectRedis, loadRedisModules, redactUrl } from '../redis.js';
 import { countOf } from '../rulesFile.js';
-
-/** A Redis URL without its password, to print. */
-export function redactUrl(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password) parsed.password = '***';
-    return parsed.toString();
-  } catch {
-    return '(invalid URL)';
-  }
-}
-
-/** What push needs from ioredis and @sluice/redis. */
-interface RedisModules {
-  readonly Redis: typeof import('ioredis').Redis;
-  readonly publishRules: typeof import('@sluice/redis').publishRules;
-}
-
-/**
- * ioredis and @sluice/redis, loaded only here: they are optional peer dependencies of @sluice/cli, so that the other
- * commands install and run without a Redis client. When one is missing, says which and how to install it.
- */
-async function loadRedis(io: Io): Promise<RedisModules | undefined> {
-  const [ioredis, redis] = await Promise.allSettled([import('ioredis'), import('@sluice/redis')]);
-  if (ioredis.status === 'fulfilled' && redis.status === 'fulfilled')
-    return { Redis: ioredis.value.Redis, publishRules: redis.value.publishRules };
-  const errors = [ioredis, redis].flatMap((result) => (result.status === 'rejected' ? [result.reason] : []));
-  const other = errors.find((error) => (error as { code?: unknown } | null)?.code !== 'ERR_MODULE_NOT_FOUND');
-  if (other !== undefined) throw other;
-  // Node names the package it could not find, also when @sluice/redis is there but its ioredis is not.
-  const missing = ['ioredis', '@sluice/redis'].filter((name) =>
-    errors.some((e) => String(e).includes(`'${name}'`)),
-  );
-  io.err(
-    `push needs ioredis and @sluice/redis (not installed: ${missing.join(', ') || 'one of them'}); ` +
-      'install them with: npm install ioredis @sluice/redis',
-  );
-  return undefined;
-}
 
 /** `sluice push <file> --redis <url>`: validate, compile, store and announce a version to the gateways. */
 export const pushCommand: Command = {
@@ -79,21 +41,14 @@ Exit codes: 0 published, 1 invalid rules or Redis failure, 2 usage error, unread
       io.err(describeFsError(file, error));
       return EXIT.usage;
     }
-    const redis = await loadRedis(io);
-    if (redis === undefined) return EXIT.usage;
-    const { Redis, publishRules } = redis;
-    const client = new Redis(url, {
-      lazyConnect: true,
-      connectTimeout: 3000,
-      maxRetriesPerRequest: 0,
-      retryStrategy: () => null,
-    });
-    client.on('error', () => {});
+    const modules = await loadRedisModules('push', io);
+    if (modules === undefined) return EXIT.usage;
+    const client = connectRedis(modules, url, false);
     try {
       await client.connect();
       const domain = stringOption(parsed, 'domain');
       const prefix = stringOption(parsed, 'prefix');
-      const published = await publishRules(client, text, {
+      const published = await modules.redis.publishRules(client, text, {
         source: file,
         ...(domain ? { domain } : {}),
         ...(prefix ? { prefix } : {}),

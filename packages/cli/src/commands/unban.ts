@@ -1,10 +1,9 @@
 import { isKeyPrefix, KEY_PREFIX_RULE, type KeyedRule, tagFor } from '@sluice/core';
 import { listOption, parseCommandArgs, stringOption } from '../args.js';
 import { type Command, EXIT, type ExitCode, type Io, UsageError } from '../io.js';
-import { connectRedis, loadRedisModules } from '../redis.js';
+import { connectRedis, loadRedisModules, redactUrl } from '../redis.js';
 import { loadChecked } from '../rulesFile.js';
 import { parseDescriptors } from './explain.js';
-import { redactUrl } from './push.js';
 
 /**
  * The rule whose key to lift: from the rules file when given (its key descriptors, in its order), else
