@@ -62,6 +62,16 @@ export function createMatcher(
   const anyOverrides = entries.some((entry) => entry.overrides.length > 0);
 
   const always = Object.freeze(unconditional.map((position) => rules[position]!));
+  // Each bucket's rules as one frozen list, answered as is when the bucket alone applies whole.
+  const bucketRules = new Map<readonly number[], readonly CompiledRule[]>();
+  for (const buckets of index.values())
+    for (const hits of buckets.values())
+      bucketRules.set(hits, Object.freeze(hits.map((position) => rules[position]!)));
+  const allApply = (positions: readonly number[], descriptors: Descriptors, now: number, lists?: Lists) => {
+    for (let i = 0; i < positions.length; i++)
+      if (!applies(entries[positions[i]!]!, descriptors, now, lists)) return false;
+    return true;
+  };
 
   /** The rules with an empty match that apply; the shared frozen list when they all do (the usual case). */
   const unconditionalOnly = (
@@ -82,12 +92,24 @@ export function createMatcher(
   const match = (descriptors: Descriptors, now: number, lists?: Lists): readonly CompiledRule[] => {
     let found: number[] | undefined;
     let sources = unconditional.length > 0 ? 1 : 0;
+    // The first bucket hit, while it is the only source of candidates: no array is built for it.
+    let only: number[] | undefined;
     for (const [field, buckets] of index) {
       const value = descriptors[field];
       const hits = value === undefined ? undefined : buckets.get(value);
       if (!hits) continue;
-      found = found === undefined ? [...unconditional, ...hits] : [...found, ...hits];
+      if (sources === 0) only = hits;
+      else {
+        found = [...(found ?? only ?? unconditional), ...hits];
+        only = undefined;
+      }
       sources++;
+    }
+    // The usual request of a file with match conditions: one bucket holds every candidate and all apply.
+    if (only !== undefined) {
+      if (ranges.size === 0 && !anyOverrides && allApply(only, descriptors, now, lists))
+        return bucketRules.get(only)!;
+      found = [...only];
     }
     // Several ranges of one rule can hold the address: then it comes back once per range.
     let repeats = false;
