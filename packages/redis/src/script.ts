@@ -51,13 +51,22 @@ local WRITERS = {}
 -- The policy functions (bans, penalty, idempotency), defined when a call first meets a policy.
 local POLICY = {}
 
+-- The library functions every check calls, as locals: an upvalue is read faster than a global's field.
+local floor, ceil, max, min = math.floor, math.ceil, math.max, math.min
+local tonumber, format, match, call = tonumber, string.format, string.match, redis.call
+
 local function fmt(x)
-  return string.format('%.17g', x)
+  return format('%.17g', x)
+end
+
+-- Whether x is a whole number a double holds exactly (|x| < 2^53): it goes as an integer, with no text to format.
+local function whole(x)
+  return x == floor(x) and x > -9007199254740992 and x < 9007199254740992
 end
 
 -- A reply number: whole numbers go as integers (no text to format or parse), others as exact text.
 local function num(x)
-  if x == math.floor(x) and x > -9007199254740992 and x < 9007199254740992 then return x end
+  if whole(x) then return x end
   return fmt(x)
 end
 
@@ -66,6 +75,9 @@ end
 -- shared by many requests of the call costs one GET and one SET, not one per request. The script is
 -- atomic, so nobody sees the difference. states: 5 values per key (key, a, b, c or false, ttl), in
 -- the order of first write; state_at: key -> index of its first value.
+-- ttl false: the key's TTL already ends where the new state's does (an algorithm says so when the state it
+-- read ends at the same moment: same window, same period), so the SET keeps it (KEEPTTL) instead of setting it
+-- again, which costs Redis about as much as the SET itself.
 local states, state_at, state_count = {}, {}, 0
 
 local function remember(key, a, b, c, ttl)
@@ -75,43 +87,60 @@ local function remember(key, a, b, c, ttl)
     state_count = state_count + 1
     state_at[key] = at
     states[at + 1] = key
+    states[at + 5] = ttl
+  elseif ttl then
+    states[at + 5] = ttl
   end
-  states[at + 2], states[at + 3], states[at + 4], states[at + 5] = a, b, c, ttl
+  -- A key first written by this call keeps the TTL that write set: a later ttl false means the same end.
+  states[at + 2], states[at + 3], states[at + 4] = a, b, c
 end
 
--- Read with one match (no table); nil when the key does not exist.
+-- Read with one match (no table); nil when the key does not exist. '[^ ]+' matches what '%S+' did in the
+-- states written so far (numbers, one space apart) at half the cost (no character class to look up).
 local function read2(key)
   local at = state_at[key]
   if at then return states[at + 2], states[at + 3] end
-  local raw = redis.call('GET', key)
+  local raw = call('GET', key)
   if not raw then return nil end
-  local a, b = string.match(raw, '^(%S+) (%S+)')
+  local a, b = match(raw, '^([^ ]+) ([^ ]+)')
   return tonumber(a), tonumber(b)
 end
 
 local function read3(key)
   local at = state_at[key]
   if at then return states[at + 2], states[at + 3], states[at + 4] end
-  local raw = redis.call('GET', key)
+  local raw = call('GET', key)
   if not raw then return nil end
-  local a, b, c = string.match(raw, '^(%S+) (%S+) (%S+)')
+  local a, b, c = match(raw, '^([^ ]+) ([^ ]+) ([^ ]+)')
   return tonumber(a), tonumber(b), tonumber(c)
+end
+
+-- A state's text: whole numbers with '%d' (the same digits '%.17g' writes for them, at half the cost),
+-- anything else with '%.17g' (exact round trip). Both read alike, by this version and the ones before.
+local function state_text(a, b, c)
+  if c then
+    if whole(a) and whole(b) and whole(c) then return format('%d %d %d', a, b, c) end
+    return format('%.17g %.17g %.17g', a, b, c)
+  end
+  if whole(a) and whole(b) then return format('%d %d', a, b) end
+  return format('%.17g %.17g', a, b)
 end
 
 local function flush_states()
   for at = 0, (state_count - 1) * 5, 5 do
-    local value
-    if states[at + 4] then
-      value = string.format('%.17g %.17g %.17g', states[at + 2], states[at + 3], states[at + 4])
+    local value = state_text(states[at + 2], states[at + 3], states[at + 4])
+    local ttl = states[at + 5]
+    if ttl then
+      call('SET', states[at + 1], value, 'PX', ceil(ttl) + MARGIN_MS)
     else
-      value = string.format('%.17g %.17g', states[at + 2], states[at + 3])
+      call('SET', states[at + 1], value, 'KEEPTTL')
     end
-    redis.call('SET', states[at + 1], value, 'PX', math.ceil(states[at + 5]) + MARGIN_MS)
   end
 end
 
 -- The write of an allowed check, made when its group commits. kind 2: KEYS[k] = "x y", ttl z;
--- kind 3: KEYS[k] = "x y z", ttl w; otherwise WRITERS[kind](k, x, y, z, w, v), at once.
+-- kind 3: KEYS[k] = "x y z", ttl w (ttl false: keep the key's, see remember); otherwise
+-- WRITERS[kind](k, x, y, z, w, v), at once.
 local function commit(k, kind, x, y, z, w, v)
   if kind == 2 then
     remember(KEYS[k], x, y, false, z)
