@@ -1,5 +1,6 @@
 import type { LimitParams } from '@sluice/core';
 import { type LuaAlgorithm, luaAlgorithms } from './algorithms/index.js';
+import { noExtra } from './algorithms/types.js';
 import { compact, PRELUDE, RESULTS_PER_CHECK } from './script.js';
 import { type CallSettings, type Group, keyOf } from './scriptCall.js';
 import { type RedisScript, redisScript } from './transport.js';
@@ -15,34 +16,47 @@ import { type RedisScript, redisScript } from './transport.js';
 
 /** ARGV entries before the checks: limit, window, burst. */
 const HEAD_ARGS = 3;
-/** ARGV entries per check (one per group): now ('' = Redis TIME), cost, extra. */
-const ARGS_PER_ONE = 3;
+
+/** Whether checks of the algorithm carry an `extra` argument (a lease id, a calendar period). */
+const takesExtra = (algorithm: LuaAlgorithm): boolean => algorithm.extra !== noExtra;
+
+/**
+ * ARGV entries per check (one per group): now ('' = Redis TIME), cost, and extra only for an algorithm that
+ * takes one: every argument costs Redis a string to read and to make, for each check.
+ */
+const argsPerOne = (algorithm: LuaAlgorithm): number => (takesExtra(algorithm) ? 3 : 2);
 
 /**
  * A group of one check decides alone: allowed, it commits; denied, there is nothing to write. So each check
- * writes as it is decided, under pcall so that a key it cannot read fails its own group only.
+ * writes as it is decided. The checks run under one pcall, not one each (a pcall per check cost about a tenth
+ * of the check): a check that raises stops the run where it stands (a, k, r), fails its own group only, and the
+ * run goes on from the next check.
  */
 function mainOf(algorithm: LuaAlgorithm): string {
+  const extra = takesExtra(algorithm) ? 'ARGV[a + 2]' : "''";
+  const keys = algorithm.keys.length;
+  const step = argsPerOne(algorithm);
   return `
 local run = ALGORITHMS.${algorithm.code}
 local limit, window, burst = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
-local function decide(k, now, cost, extra)
-  local allowed, lim, remaining, reset, retry, delay, kind, x, y, z, w, v = run(k, now, limit, window, burst, cost, extra)
-  if allowed then commit(k, kind, x, y, z, w, v) end
-  return allowed, lim, remaining, reset, retry, delay
-end
-local k, r = 1, 0
-for a = ${HEAD_ARGS + 1}, #ARGV, ${ARGS_PER_ONE} do
-  local now, cost = now_of(ARGV[a]), tonumber(ARGV[a + 1])
-  local ok, allowed, lim, remaining, reset, retry, delay = pcall(decide, k, now, cost, ARGV[a + 2])
-  if ok then
+local last = #ARGV
+-- The next check: its first ARGV entry, its first KEYS entry, its place in the reply.
+local a, k, r = ${HEAD_ARGS + 1}, 1, 0
+local function run_checks()
+  while a <= last do
+    local allowed, lim, remaining, reset, retry, delay, kind, x, y, z, w, v = run(
+      k, now_of(ARGV[a]), limit, window, burst, tonumber(ARGV[a + 1]), ${extra})
+    if allowed then commit(k, kind, x, y, z, w, v) end
     answer(r, allowed, lim, remaining, reset, retry, delay, '')
-  else
-    raise_if_server_error(allowed)
-    failed_answer(r, unreadable(run, k, ${algorithm.keys.length}, now, limit, window, burst, cost, ARGV[a + 2]))
+    a, k, r = a + ${step}, k + ${keys}, r + ${RESULTS_PER_CHECK}
   end
-  k = k + ${algorithm.keys.length}
-  r = r + ${RESULTS_PER_CHECK}
+end
+while true do
+  local ok, err = pcall(run_checks)
+  if ok then break end
+  raise_if_server_error(err)
+  failed_answer(r, unreadable(run, k, ${keys}, now_of(ARGV[a]), limit, window, burst, tonumber(ARGV[a + 1]), ${extra}))
+  a, k, r = a + ${step}, k + ${keys}, r + ${RESULTS_PER_CHECK}
 end
 flush_states()
 return reply
@@ -92,10 +106,12 @@ export function oneRuleArgv(
   const { params } = groups[0]!.checks[0]!;
   const keys: (string | number)[] = [groups.length * algorithm.keys.length];
   const args: (string | number)[] = [params.limit, params.windowMs, params.burst];
+  const extra = takesExtra(algorithm);
   for (const group of groups) {
     const check = group.checks[0]!;
     for (const suffix of algorithm.keys) keys.push(keyOf(settings.prefix, check, suffix));
-    args.push(settings.redisClock ? '' : group.now, check.cost, algorithm.extra(check));
+    args.push(settings.redisClock ? '' : group.now, check.cost);
+    if (extra) args.push(algorithm.extra(check));
   }
   for (const arg of args) keys.push(arg);
   return keys;

@@ -64,9 +64,9 @@ local function whole(x)
   return x == floor(x) and x > -9007199254740992 and x < 9007199254740992
 end
 
--- A reply number: whole numbers go as integers (no text to format or parse), others as exact text.
+-- A reply number (whole inlined: num runs several times per check): whole numbers go as integers (no text to format or parse), others as exact text.
 local function num(x)
-  if whole(x) then return x end
+  if x == floor(x) and x > -9007199254740992 and x < 9007199254740992 then return x end
   return fmt(x)
 end
 
