@@ -1,11 +1,14 @@
 /**
- * Server CPU a limiter adds per request on Fastify with a MemoryStore, against Fastify alone, in one run:
- * `npx tsx bench/added-cost.ts [--revs=before:<rev>,after:<rev>] [--rounds=5] [--duration=3] [--profile]`.
+ * Server CPU a limiter adds per request, against the framework alone, in one run:
+ * `npx tsx bench/added-cost.ts [--framework=fastify|express|koa] [--store=memory|redis]
+ * [--revs=before:<rev>,after:<rev>] [--rounds=5] [--duration=3] [--profile]`.
  *
  * Each revision is extracted (`git archive`, no worktree) into a temporary directory beside its own build, so
- * two versions of Sluice run side by side, interleaved round by round, against the same Fastify-alone baseline
- * and @fastify/rate-limit. Without `--revs` it measures HEAD alone. The user-style rules file and the minimal one
- * rule are both measured (see README, Scenarios). `--profile` runs every server under `node --cpu-prof` and
+ * two versions of Sluice run side by side, interleaved round by round, against the same framework-alone baseline
+ * and the framework's usual peer. Without `--revs` it measures HEAD alone. On memory (the default) the user-style
+ * rules file and the minimal one rule are both measured (see README, Scenarios); `--store=redis` measures the
+ * three-rule set on a private redis-server instead, against the peers stacking three limiters (on Express,
+ * rate-limiter-flexible too). `--profile` runs every server under `node --cpu-prof` and
  * prints, per request, the self time of Node's own stream and HTTP machinery (nextTick, writev, teardown) next
  * to the baseline's, so that a difference there can be told from sampling noise.
  */
@@ -13,11 +16,21 @@ import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type BenchServer, startLoad, startServer } from './lib/children.js';
+import { type BenchRedis, startBenchRedis } from './lib/redis.js';
 import { buildRevision, ROOT, revisionsFrom } from './lib/revision.js';
-import type { LimiterKind, RuleSet, Scenario } from './lib/spec.js';
+import {
+  CONTENDERS,
+  contenderName,
+  type Framework,
+  type LimiterKind,
+  type RuleSet,
+  type Scenario,
+} from './lib/spec.js';
 
 /** Command-line settings. */
 interface Settings {
+  readonly framework: Framework;
+  readonly store: 'memory' | 'redis';
   readonly revs: readonly { readonly name: string; readonly rev: string }[];
   readonly rounds: number;
   readonly durationS: number;
@@ -26,7 +39,14 @@ interface Settings {
 
 function settingsFrom(argv: readonly string[]): Settings {
   const value = (name: string) => argv.find((arg) => arg.startsWith(`--${name}=`))?.split('=')[1];
+  const framework = value('framework') ?? 'fastify';
+  if (!(framework in CONTENDERS))
+    throw new Error(`--framework takes fastify, express or koa, got ${framework}`);
+  const store = value('store') ?? 'memory';
+  if (store !== 'memory' && store !== 'redis') throw new Error(`--store takes memory or redis, got ${store}`);
   return {
+    framework: framework as Framework,
+    store,
     revs: revisionsFrom(value('revs')),
     rounds: Number(value('rounds') ?? 5),
     durationS: Number(value('duration') ?? 3),
@@ -49,7 +69,8 @@ interface Contender {
   requests: number;
 }
 
-function contendersOf(builds: readonly { name: string; dir: string }[]): Contender[] {
+function contendersOf(builds: readonly { name: string; dir: string }[], options: Settings): Contender[] {
+  const { framework } = options;
   const script = (dir: string) => join(dir, 'bench/dist/server.js');
   const first = builds[0]?.dir ?? ROOT;
   const make = (label: string, limiter: LimiterKind, rules: RuleSet, scenario: Scenario, dir: string) => ({
@@ -62,9 +83,20 @@ function contendersOf(builds: readonly { name: string; dir: string }[]): Contend
     rps: [],
     requests: 0,
   });
+  if (options.store === 'redis') {
+    // The peers that stack three Redis limiters on this framework (rate-limiter-flexible where the bench has it).
+    const peers = CONTENDERS[framework].filter((kind) => kind === 'peer-redis' || kind === 'rlflex-redis');
+    return [
+      make(`${framework} alone`, 'none', 'three', 'three', first),
+      ...peers.map((kind) => make(contenderName(framework, kind), kind, 'three', 'three', first)),
+      ...builds.map(({ name, dir }) =>
+        make(`sluice ${name}, Redis, three rules`, 'sluice-redis', 'three', 'three', dir),
+      ),
+    ];
+  }
   return [
-    make('fastify alone', 'none', 'one', 'rotating', first),
-    make('@fastify/rate-limit', 'peer-memory', 'one', 'rotating', first),
+    make(`${framework} alone`, 'none', 'one', 'rotating', first),
+    make(contenderName(framework, 'peer-memory'), 'peer-memory', 'one', 'rotating', first),
     ...builds.flatMap(({ name, dir }) => [
       make(`sluice ${name}, user-style`, 'sluice-memory', 'user', 'user', dir),
       make(`sluice ${name}, minimal`, 'sluice-memory', 'one', 'rotating', dir),
@@ -82,17 +114,18 @@ const median = (values: readonly number[]): number => {
 
 const settings = settingsFrom(process.argv.slice(2));
 const builds = settings.revs.map(({ name, rev }) => ({ name, dir: buildRevision(rev) }));
-const contenders = contendersOf(builds);
+const contenders = contendersOf(builds, settings);
+const redis: BenchRedis | undefined = settings.store === 'redis' ? await startBenchRedis() : undefined;
 const load = startLoad();
 for (const [index, contender] of contenders.entries()) {
   const profileDir = settings.profile ? mkdtempSync(join(tmpdir(), 'sluice-prof-')) : undefined;
   const flags = profileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${profileDir}`];
   contender.server = await startServer(
     {
-      framework: 'fastify',
+      framework: settings.framework,
       limiter: contender.limiter,
       rules: contender.rules,
-      redisPort: 0,
+      redisPort: redis?.server.port ?? 0,
       prefix: `c${index}`,
     },
     contender.script,
@@ -125,10 +158,11 @@ for (let round = 0; round < settings.rounds; round++) {
 }
 for (const contender of contenders) await contender.server?.stop();
 await load.stop();
+await redis?.stop();
 
 const baseline = contenders[0] as Contender;
 console.log(
-  `\nFastify, MemoryStore, server CPU per request (${settings.rounds} rounds of ${settings.durationS} s)`,
+  `\n${settings.framework}, ${settings.store === 'redis' ? 'Redis, three rules' : 'MemoryStore'}, server CPU per request (${settings.rounds} rounds of ${settings.durationS} s)`,
 );
 console.log('| contender | server µs/req | added µs/req | req/s ratio |');
 console.log('|---|---|---|---|');
