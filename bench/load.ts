@@ -16,6 +16,7 @@ function keysFor(scenario: Scenario): Record<string, string> {
 }
 
 async function run(job: LoadJob): Promise<LoadResult> {
+  const cpuBefore = process.cpuUsage();
   const result = await autocannon({
     url: job.url,
     connections: job.connections,
@@ -42,7 +43,13 @@ async function run(job: LoadJob): Promise<LoadResult> {
     errors: result.errors,
     timeouts: result.timeouts,
     durationS: result.duration,
+    loadCpuMicros: cpuMicrosSince(cpuBefore),
   };
+}
+
+function cpuMicrosSince(before: NodeJS.CpuUsage): number {
+  const used = process.cpuUsage(before);
+  return used.user + used.system;
 }
 
 process.on('message', (message: { id: number; job: LoadJob }) => {

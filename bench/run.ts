@@ -65,6 +65,7 @@ async function measure(
       Math.max(1, statsAfter.requests - statsBefore.requests),
     redisExecutedPerRequest: usesRedis(limiter) ? commands / Math.max(1, result.total) : 0,
     redisCpuPerRequest: usesRedis(limiter) ? redisCpu / Math.max(1, result.total) : 0,
+    loadCpuPerRequest: result.loadCpuMicros / Math.max(1, result.total),
     decisions: statsAfter.decisions - statsBefore.decisions,
     failedOpen: statsAfter.failedOpen - statsBefore.failedOpen,
     denied: statsAfter.denied - statsBefore.denied,
@@ -78,7 +79,7 @@ async function measure(
     `  r${round} ${scenario.padEnd(8)} ${limiter.padEnd(22)} ${Math.round(result.rps).toString().padStart(6)} req/s` +
       `  p50 ${result.p50} p99 ${result.p99} ms  cpu ${measurement.cpuPerRequest.toFixed(0)} µs/req` +
       ` busy ${(100 * measurement.busy).toFixed(0)}%  redis/req ${measurement.redisPerRequest.toFixed(2)}` +
-      ` (${measurement.redisCpuPerRequest.toFixed(1)} µs)` +
+      ` (${measurement.redisCpuPerRequest.toFixed(1)} µs)  load ${measurement.loadCpuPerRequest.toFixed(0)} µs/req` +
       `  failedOpen ${measurement.failedOpen}${flag}`,
   );
   await sleep(ctx.settings.pauseMs);

@@ -73,6 +73,8 @@ export interface LoadResult {
   readonly timeouts: number;
   /** Seconds actually run. */
   readonly durationS: number;
+  /** CPU time the load generator itself spent in the run, µs (it shares CPU 1 with redis-server). */
+  readonly loadCpuMicros: number;
 }
 
 /** Far above anything the bench sends in a window: nothing is ever rejected. */
