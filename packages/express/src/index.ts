@@ -8,6 +8,7 @@ import {
   type RateLimitInfo,
   type RateLimitOptions,
   reportWhenDone,
+  setHeaders,
   type Verdict,
   verdictWriter,
   waitUnlessClosed,
@@ -46,12 +47,18 @@ const nothing = (): void => {};
 
 /** Express middleware: `app.use(rateLimit(options))`. Without options: 60 requests a minute per IP. */
 export function rateLimit(options?: ExpressRateLimitOptions): ExpressRateLimit {
-  // The global middleware runs before Express routes: it sees paths, and templates only in limiter.route().
-  const http = createHttpLimiter<Request, ExpressRateLimitOptions>(options, { globalSeesPaths: true });
-
   /** This limiter's route middleware, each with the scope the global middleware checks for its route. */
   const routeMiddlewares: RouteMiddlewares = new WeakMap();
   let routeLimited = false;
+
+  // The global middleware runs before Express routes: it sees paths, and templates only in limiter.route().
+  const http = createHttpLimiter<Request, ExpressRateLimitOptions>(options, {
+    globalSeesPaths: true,
+    // Without limiter.route(), the notes only keep a limiter mounted twice from counting twice: res.locals
+    // holds them for a fraction of what a property added to the request costs. With route middleware they
+    // stay on the request, which no middleware replaces (one may replace res.locals between two checks).
+    notesOn: (req) => (routeLimited ? req : localsOf(req)),
+  });
 
   // No async function: a request decided in process goes on to `next` without waiting on a promise.
   function sluiceRateLimit(req: Request, res: Response, next: NextFunction): void {
@@ -95,7 +102,8 @@ export function rateLimit(options?: ExpressRateLimitOptions): ExpressRateLimit {
       },
       // Setting a header once the response is sent would throw ERR_HTTP_HEADERS_SENT.
       sent: (_req, res) => res.headersSent,
-      setHeaders: (_req, res, headers) => void res.set(headers),
+      // Node's own setHeader: Express's res.set adds charset handling for Content-Type, never set here.
+      setHeaders: (_req, res, headers) => setHeaders(res, headers),
       whenDone: (_req, res, next, onResponse) => {
         reportWhenDone(res, onResponse);
         return next;
@@ -110,4 +118,10 @@ export function rateLimit(options?: ExpressRateLimitOptions): ExpressRateLimit {
   );
 
   return Object.assign(sluiceRateLimit, { route: routeMiddleware, limiter: http.limiter });
+}
+
+/** `res.locals`, Express's per-request dictionary, when it is an object; else the request itself. */
+function localsOf(req: Request): object {
+  const locals: unknown = req.res?.locals;
+  return typeof locals === 'object' && locals !== null ? locals : req;
 }

@@ -9,6 +9,7 @@ import {
   type RateLimitOptions,
   type RequestFacts,
   reportWhenDone,
+  setHeaders,
   type Verdict,
   verdictWriter,
   waitUnlessClosed,
@@ -93,7 +94,8 @@ export function rateLimit(options?: KoaRateLimitOptions): KoaRateLimit {
         ctx.state.rateLimit = info;
       },
       sent: (ctx) => ctx.headerSent,
-      setHeaders: (ctx, _same, headers) => ctx.set(headers),
+      // Node's own setHeader: what ctx.set comes to for text values, without its per-field wrapper.
+      setHeaders: (ctx, _same, headers) => setHeaders(ctx.res, headers),
       whenDone: (ctx, _same, next, onResponse) => {
         reportWhenDone(ctx.res, onResponse);
         return next;

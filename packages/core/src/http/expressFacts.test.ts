@@ -40,6 +40,14 @@ describe('ExpressFacts', () => {
     expect(facts.header('x-api-key')).toBe('k');
     expect(facts.proxyTrust).toBe('bounded');
   });
+
+  it("takes req.ip when the app trusts proxies, the socket's address (what req.ip is then) when it does not", () => {
+    const trusting = { ...request(), ip: '203.0.113.9' };
+    expect(new ExpressFacts(trusting).ip).toBe('203.0.113.9');
+    const untrusting = { ...trusting, app: { enabled: () => false, get: () => false } };
+    expect(new ExpressFacts(untrusting).ip).toBe('192.0.2.1');
+    expect(new ExpressFacts(untrusting).proxyTrust).toBe('none');
+  });
 });
 
 describe('fastifyTrust', () => {

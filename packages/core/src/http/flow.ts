@@ -29,7 +29,7 @@ const SKIP: Verdict = Object.freeze({ action: 'skip' });
 const NO_OPTIONS: CheckOptions = Object.freeze({});
 
 /** What an adapter's global middleware can know of a request, for the notices that depend on it. */
-export interface AdapterTraits {
+export interface AdapterTraits<Req = never> {
   /**
    * True when the global middleware runs before the router (Express, Koa) and sees a path, not the route
    * template, whenever the request's facts carry no `route`.
@@ -40,6 +40,12 @@ export interface AdapterTraits {
    * hook): then nothing need be noted on the request object about what was checked or shown.
    */
   readonly checksOnce?: boolean;
+  /**
+   * The object this limiter's notes on a request are kept on (see notes.ts); the request itself by default.
+   * Express gives `res.locals` when it can: a property added to an Express request costs microseconds (its
+   * prototype is swapped per request), one added to `res.locals`, a dictionary, a fraction of that.
+   */
+  readonly notesOn?: (req: Req) => unknown;
 }
 
 /** The per-request flow every adapter shares, built once at start-up. */
@@ -77,7 +83,7 @@ export interface HttpLimiter<Req, O extends RateLimitOptions<Req> = RateLimitOpt
  */
 export function createHttpLimiter<Req, O extends RateLimitOptions<Req>>(
   given: O | undefined,
-  traits: AdapterTraits = {},
+  traits: AdapterTraits<Req> = {},
 ): HttpLimiter<Req, O> {
   const options = resolveOptions<Req, O>(given);
   const limiter = limiterFor(options);
@@ -85,6 +91,8 @@ export function createHttpLimiter<Req, O extends RateLimitOptions<Req>>(
   // What this limiter noted on a request object: a property, not a WeakMap entry (those cost the garbage
   // collector on every request). A symbol of its own per limiter, so two limiters never mix their notes.
   const seen = Symbol('sluice.seen');
+  const { notesOn } = traits;
+  const notesFor = (req: Req) => notesOf(notesOn === undefined ? req : notesOn(req), seen);
   const clock = options.clock ?? Date.now;
   // Keys read from the header unchecked: rules keyed by api_key deserve a notice.
   const rawKeys = options.apiKey === undefined && options.validateApiKey === undefined;
@@ -157,7 +165,7 @@ export function createHttpLimiter<Req, O extends RateLimitOptions<Req>>(
     if (validateApiKey === undefined) return key;
     return then(key, (value) => {
       if (typeof value !== 'string' || value === '') return undefined;
-      const notes = notesOf(req, seen);
+      const notes = notesFor(req);
       const judged = notes?.judgedKey;
       if (judged !== undefined && judged.key === value) return judged.valid ? value : undefined;
       // A validator that throws refuses the key: failing towards the per-IP rules is the safe side.
@@ -208,7 +216,7 @@ export function createHttpLimiter<Req, O extends RateLimitOptions<Req>>(
   const checksOnce = traits.checksOnce === true;
 
   function effectiveScope(req: Req, scope: CheckScope): CheckScope | undefined {
-    return checksOnce ? scope : remainingScope(notesOf(req, seen), scope);
+    return checksOnce ? scope : remainingScope(notesFor(req), scope);
   }
 
   function check(req: Req, facts: RequestFacts, requested: CheckScope = ALL_RULES): Maybe<Verdict> {
@@ -232,7 +240,7 @@ export function createHttpLimiter<Req, O extends RateLimitOptions<Req>>(
    */
   function shownFor(req: Req, decision: Decision): RuleResult | undefined {
     if (checksOnce) return shownResult(decision.results, undefined);
-    const notes = notesOf(req, seen);
+    const notes = notesFor(req);
     const shown = shownResult(decision.results, notes?.shown);
     if (notes !== undefined) notes.shown = shown;
     return shown;

@@ -18,7 +18,7 @@ export {
 export { type RateLimitInfo, rateLimitInfo } from './info.js';
 export { type InlineLimit, inlineRules, isInlineLimit, parseInlineLimit, routeRuleName } from './inline.js';
 export { DEFAULT_IPV6_SUBNET, normalizeIp } from './ip.js';
-export { isResponseClosed, reportWhenDone, waitUnlessClosed } from './node.js';
+export { isResponseClosed, reportWhenDone, setHeaders, waitUnlessClosed } from './node.js';
 export { ADAPTER_NOTICES, type AdapterNotice } from './notices.js';
 export {
   type AdapterObserver,

@@ -1,4 +1,14 @@
 import type { ServerResponse } from 'node:http';
+import type { HeaderValues } from './responses.js';
+
+/**
+ * Sets each header on a Node response with its own `setHeader`: what Express's `res.set` and Koa's `ctx.set`
+ * come to for text values, without their per-field wrappers (Content-Type charset, coercion), which the
+ * RateLimit headers never need.
+ */
+export function setHeaders(res: Pick<ServerResponse, 'setHeader'>, headers: HeaderValues): void {
+  for (const name in headers) res.setHeader(name, headers[name] as string);
+}
 
 /** True once the response can no longer be delivered (sent, or the client went away). */
 export function isResponseClosed(res: ServerResponse): boolean {
