@@ -6,7 +6,9 @@
  * (`work` = the working tree as it is now, uncommitted changes included) and run compiled, on one private
  * redis-server, in interleaved slices (rotated order per round), so that the machine's drift hits them alike.
  * Run: npx tsx bench/redis-check-cost.ts --revs=before:<rev>,after:work [--rounds=5] [--calls=20000]
- *      [--algorithm=sliding_window]
+ *      [--algorithm=sliding_window] [--rules=1]
+ * `--rules=3`: each request checks three rules (per key, per tenant, global), so the general script runs
+ * instead of the lean one-rule script.
  */
 import { execFileSync, execSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, symlinkSync } from 'node:fs';
@@ -25,6 +27,7 @@ const args = new Map(
 const ROUNDS = Number(args.get('rounds') ?? 5);
 const CALLS = Number(args.get('calls') ?? 20_000);
 const ALGORITHM = args.get('algorithm') ?? 'sliding_window';
+const RULES = Number(args.get('rules') ?? 1);
 const KEYS = 10_000;
 const WIDE = { limit: 1_000_000_000, windowMs: 60_000, burst: 1_000_000_000 };
 /** Tags as tagFor() makes them (base64url), 10,000 rotating keys. */
@@ -102,22 +105,33 @@ async function stats(admin: Redis): Promise<{ cpu: number; calls: number; usec: 
   };
 }
 
-/** CALLS evaluations of one check, `inFlight` at a time. */
+/** Rule names and how many tags each rotates through: a key per client, fewer tenants, one global key. */
+const RULE_KEYS: [string, number][] = [
+  ['per_key', KEYS],
+  ['per_tenant', 100],
+  ['global', 1],
+];
+
+/** The checks of request i: RULES rules of RULE_KEYS, each on its own tag. */
+function checksOf(i: number): Check[] {
+  return RULE_KEYS.slice(0, RULES).map(([rule, keys]) => ({
+    rule,
+    tag: TAGS[i % keys]!,
+    algorithm: ALGORITHM,
+    params: WIDE,
+    cost: 1,
+    mode: 'enforce',
+  }));
+}
+
+/** CALLS evaluations of RULES checks each, `inFlight` at a time. */
 async function slice(store: Store, admin: Redis, inFlight: number, offset: number): Promise<Sample> {
   const before = await stats(admin);
   let next = 0;
   const worker = async () => {
     while (next < CALLS) {
       const i = offset + next++;
-      const check: Check = {
-        rule: 'per_key',
-        tag: TAGS[i % KEYS]!,
-        algorithm: ALGORITHM,
-        params: WIDE,
-        cost: 1,
-        mode: 'enforce',
-      };
-      await store.evaluate([check], Date.now());
+      await store.evaluate(checksOf(i), Date.now());
     }
   };
   const cpu = process.cpuUsage();
@@ -175,7 +189,7 @@ async function main(): Promise<void> {
     }
     const version = /redis_version:(\S+)/.exec(await admin.info('server'))?.[1];
     console.log(
-      `redis-server ${version}, Node ${process.version}, ${ALGORITHM}, one check per request, ${KEYS} keys`,
+      `redis-server ${version}, Node ${process.version}, ${ALGORITHM}, ${RULES} check(s) per request, ${KEYS} keys`,
     );
     modes.forEach((inFlight, m) => {
       console.log(`\n${inFlight} in flight, ${ROUNDS} rounds of ${CALLS} evaluations: medians (min–max)`);

@@ -73,26 +73,27 @@ end
 -- State of the common algorithms: a string of two or three numbers, "<a> <b>" or "<a> <b> <c>".
 -- Commits of this call are kept here by key and each key is SET once when the call ends: a hot key
 -- shared by many requests of the call costs one GET and one SET, not one per request. The script is
--- atomic, so nobody sees the difference. states: 5 values per key (key, a, b, c or false, ttl), in
+-- atomic, so nobody sees the difference. states: 6 values per key (key, a, b, c or false, ttl, keep), in
 -- the order of first write; state_at: key -> index of its first value.
--- ttl false: the key's TTL already ends where the new state's does (an algorithm says so when the state it
--- read ends at the same moment: same window, same period), so the SET keeps it (KEEPTTL) instead of setting it
--- again, which costs Redis about as much as the SET itself.
+-- keep: the key's TTL already ends where the new state's does (an algorithm says so when the state it read
+-- ends at the same moment: same window, same period), so the SET keeps it (KEEPTTL) instead of setting it
+-- again, which costs Redis about as much as the SET itself. Only when every write of the call says so (a key
+-- this call created has no TTL yet), and only on a server that tells its version (7.0+): KEEPTTL needs 6.0.
+local KEEP_TTL = redis.REDIS_VERSION_NUM ~= nil
 local states, state_at, state_count = {}, {}, 0
 
-local function remember(key, a, b, c, ttl)
+local function remember(key, a, b, c, ttl, keep)
   local at = state_at[key]
   if at == nil then
-    at = state_count * 5
+    at = state_count * 6
     state_count = state_count + 1
     state_at[key] = at
     states[at + 1] = key
-    states[at + 5] = ttl
-  elseif ttl then
-    states[at + 5] = ttl
+    states[at + 6] = keep and KEEP_TTL
+  elseif not keep then
+    states[at + 6] = false
   end
-  -- A key first written by this call keeps the TTL that write set: a later ttl false means the same end.
-  states[at + 2], states[at + 3], states[at + 4] = a, b, c
+  states[at + 2], states[at + 3], states[at + 4], states[at + 5] = a, b, c, ttl
 end
 
 -- Read with one match (no table); nil when the key does not exist. '[^ ]+' matches what '%S+' did in the
@@ -127,25 +128,24 @@ local function state_text(a, b, c)
 end
 
 local function flush_states()
-  for at = 0, (state_count - 1) * 5, 5 do
+  for at = 0, (state_count - 1) * 6, 6 do
     local value = state_text(states[at + 2], states[at + 3], states[at + 4])
-    local ttl = states[at + 5]
-    if ttl then
-      call('SET', states[at + 1], value, 'PX', ceil(ttl) + MARGIN_MS)
-    else
+    if states[at + 6] then
       call('SET', states[at + 1], value, 'KEEPTTL')
+    else
+      call('SET', states[at + 1], value, 'PX', ceil(states[at + 5]) + MARGIN_MS)
     end
   end
 end
 
--- The write of an allowed check, made when its group commits. kind 2: KEYS[k] = "x y", ttl z;
--- kind 3: KEYS[k] = "x y z", ttl w (ttl false: keep the key's, see remember); otherwise
+-- The write of an allowed check, made when its group commits. kind 2: KEYS[k] = "x y", ttl z, w true: the
+-- key's TTL already ends there (see remember); kind 3: KEYS[k] = "x y z", ttl w, v true: likewise; otherwise
 -- WRITERS[kind](k, x, y, z, w, v), at once.
 local function commit(k, kind, x, y, z, w, v)
   if kind == 2 then
-    remember(KEYS[k], x, y, false, z)
+    remember(KEYS[k], x, y, false, z, w == true)
   elseif kind == 3 then
-    remember(KEYS[k], x, y, z, w)
+    remember(KEYS[k], x, y, z, w, v == true)
   else
     WRITERS[kind](k, x, y, z, w, v)
   end

@@ -34,10 +34,9 @@ local function count_in_period(now, start, finish, limit, cost, stored_start, st
     return false, limit, max(0, limit - count), reset, retry
   end
   local counted = count + cost
-  -- A key that already counts this period ends with it: its TTL stays (see remember in script.ts).
-  local ttl = reset + lead
-  if stored_start == start then ttl = false end
-  return true, limit, max(0, limit - counted), reset, 0, nil, 2, start, counted, ttl
+  -- A key that already counts this period ends with it: its TTL stays (the last value, keep; see remember in
+  -- script.ts).
+  return true, limit, max(0, limit - counted), reset, 0, nil, 2, start, counted, reset + lead, stored_start == start
 end
 `;
 

@@ -97,10 +97,10 @@ ALGORITHMS.sw = function(k, clock, limit, size, burst, cost)
   local counted = curr + cost
   local reset = sw_until_empty(prev, counted, w, t, size)
   local remaining = sw_remaining(limit, size, prev, elapsed, counted)
-  -- A key that already counts in window w ends, as the new state does, two windows after w starts: its TTL stays.
-  local ttl = reset + t - clock
-  if sw == w and sc > 0 and counted > 0 then ttl = false end
-  return true, limit, remaining, reset, 0, nil, 3, w, prev, counted, ttl
+  -- A key that already counts in window w ends, as the new state does, two windows after w starts: its TTL
+  -- stays (the last value, keep).
+  local keep = sw == w and sc > 0 and counted > 0
+  return true, limit, remaining, reset, 0, nil, 3, w, prev, counted, reset + t - clock, keep
 end
 `,
 };

@@ -17,7 +17,8 @@ export interface LuaAlgorithm {
    * (`k`: index in KEYS of the check's first key; `now`: whole ms) and returns plain values, no table:
    * `allowed, limit, remaining, reset, retry, delay` and, when allowed, the write to make if the request
    * commits: `kind, x, y, z, w, v` (see `commit` in the script: kind 2 or 3 sets the first key to that
-   * many numbers, a string names a writer of `WRITERS`).
+   * many numbers, followed by the key's TTL and `true` when the TTL it has already ends there; a string
+   * names a writer of `WRITERS`).
    */
   readonly lua: string;
 }
