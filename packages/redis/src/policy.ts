@@ -103,22 +103,22 @@ end
 local function ban_length(p, level)
   local steps = #p.escalate
   if level <= 1 or steps == 0 then return p.ban_for end
-  return p.escalate[min(level - 1, steps)]
+  return p.escalate[math.min(level - 1, steps)]
 end
 
 -- KEYS[key] as five numbers, or nil when missing or not five finite numbers.
 local function ban_read(key)
-  local raw = call('GET', key)
+  local raw = redis.call('GET', key)
   if not raw then return nil end
-  local a, b, c, d, e = match(raw, '^(%S+) (%S+) (%S+) (%S+) (%S+)$')
+  local a, b, c, d, e = string.match(raw, '^(%S+) (%S+) (%S+) (%S+) (%S+)$')
   a, b, c, d, e = tonumber(a), tonumber(b), tonumber(c), tonumber(d), tonumber(e)
   if not (pol_finite(a) and pol_finite(b) and pol_finite(c) and pol_finite(d) and pol_finite(e)) then return nil end
   return a, b, c, d, e
 end
 
 local function ban_write(key, count, since, untl, level, level_until, ttl)
-  call('SET', key, format('%.17g %.17g %.17g %.17g %.17g', count, since, untl, level, level_until),
-    'PX', ceil(ttl) + MARGIN_MS)
+  redis.call('SET', key, string.format('%.17g %.17g %.17g %.17g %.17g', count, since, untl, level, level_until),
+    'PX', math.ceil(ttl) + MARGIN_MS)
 end
 
 -- The answer to a banned key: denied until the ban ends, the counter left alone.
@@ -134,10 +134,10 @@ function POLICY.run(p, run, k, now, limit, window, burst, cost, extra, nkeys)
   local count, since, untl, level, level_until
   if bk then
     count, since, untl, level, level_until = ban_read(KEYS[bk])
-    if count ~= nil and untl > now then return banned(limit, min(untl - now, p.longest), now, 'b') end
+    if count ~= nil and untl > now then return banned(limit, math.min(untl - now, p.longest), now, 'b') end
   end
   if mk then
-    local expires = tonumber(call('GET', KEYS[mk]))
+    local expires = tonumber(redis.call('GET', KEYS[mk]))
     if expires ~= nil and expires > now then
       local _, l0, rem0, rst0 = run(k, now, limit, window, burst, 0, extra)
       return true, l0, rem0, rst0, 0, nil, false, nil, nil, nil, nil, nil, 'r', false
@@ -149,7 +149,7 @@ function POLICY.run(p, run, k, now, limit, window, burst, cost, extra, nkeys)
     return allowed, l, rem, rst, retry, delay, kind, x, y, z, w, v, '', false
   end
   if p.penalty > 0 then
-    local units = min(p.penalty, floor(rem))
+    local units = math.min(p.penalty, math.floor(rem))
     if units >= 1 then
       local ok, _, _, _, _, _, k2, x2, y2, z2, w2, v2 = run(k, now, limit, window, burst, units, extra)
       if ok then
@@ -164,7 +164,7 @@ function POLICY.run(p, run, k, now, limit, window, burst, cost, extra, nkeys)
     if fresh then count, since = 1, now else count = count + 1 end
     if level_until == nil or not (level_until > now and level > 0) then level, level_until = 0, 0 end
     if count < p.after then
-      ban_write(KEYS[bk], count, since, 0, level, level_until, max(since + p.within, level_until) - now)
+      ban_write(KEYS[bk], count, since, 0, level, level_until, math.max(since + p.within, level_until) - now)
     else
       local ends = now + ban_length(p, level + 1)
       ban_write(KEYS[bk], 0, now, ends, level + 1, ends + p.longest, ends + p.longest - now)

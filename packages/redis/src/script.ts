@@ -51,22 +51,21 @@ local WRITERS = {}
 -- The policy functions (bans, penalty, idempotency), defined when a call first meets a policy.
 local POLICY = {}
 
--- The library functions every check calls, as locals: an upvalue is read faster than a global's field.
-local floor, ceil, max, min = math.floor, math.ceil, math.max, math.min
-local tonumber, format, match, call = tonumber, string.format, string.match, redis.call
-
+-- No locals for library functions (local floor = math.floor): each function the call defines would capture
+-- them, and capturing costs more per call than the global reads save at a few checks per call.
 local function fmt(x)
-  return format('%.17g', x)
+  return string.format('%.17g', x)
 end
 
 -- Whether x is a whole number a double holds exactly (|x| < 2^53): it goes as an integer, with no text to format.
 local function whole(x)
-  return x == floor(x) and x > -9007199254740992 and x < 9007199254740992
+  return x == math.floor(x) and x > -9007199254740992 and x < 9007199254740992
 end
 
--- A reply number (whole inlined: num runs several times per check): whole numbers go as integers (no text to format or parse), others as exact text.
+-- A reply number: whole numbers go as integers (no text to format or parse), others as exact text. (whole
+-- inlined: num runs several times per check.)
 local function num(x)
-  if x == floor(x) and x > -9007199254740992 and x < 9007199254740992 then return x end
+  if x == math.floor(x) and x > -9007199254740992 and x < 9007199254740992 then return x end
   return fmt(x)
 end
 
@@ -101,18 +100,18 @@ end
 local function read2(key)
   local at = state_at[key]
   if at then return states[at + 2], states[at + 3] end
-  local raw = call('GET', key)
+  local raw = redis.call('GET', key)
   if not raw then return nil end
-  local a, b = match(raw, '^([^ ]+) ([^ ]+)')
+  local a, b = string.match(raw, '^([^ ]+) ([^ ]+)')
   return tonumber(a), tonumber(b)
 end
 
 local function read3(key)
   local at = state_at[key]
   if at then return states[at + 2], states[at + 3], states[at + 4] end
-  local raw = call('GET', key)
+  local raw = redis.call('GET', key)
   if not raw then return nil end
-  local a, b, c = match(raw, '^([^ ]+) ([^ ]+) ([^ ]+)')
+  local a, b, c = string.match(raw, '^([^ ]+) ([^ ]+) ([^ ]+)')
   return tonumber(a), tonumber(b), tonumber(c)
 end
 
@@ -120,20 +119,20 @@ end
 -- anything else with '%.17g' (exact round trip). Both read alike, by this version and the ones before.
 local function state_text(a, b, c)
   if c then
-    if whole(a) and whole(b) and whole(c) then return format('%d %d %d', a, b, c) end
-    return format('%.17g %.17g %.17g', a, b, c)
+    if whole(a) and whole(b) and whole(c) then return string.format('%d %d %d', a, b, c) end
+    return string.format('%.17g %.17g %.17g', a, b, c)
   end
-  if whole(a) and whole(b) then return format('%d %d', a, b) end
-  return format('%.17g %.17g', a, b)
+  if whole(a) and whole(b) then return string.format('%d %d', a, b) end
+  return string.format('%.17g %.17g', a, b)
 end
 
 local function flush_states()
   for at = 0, (state_count - 1) * 6, 6 do
     local value = state_text(states[at + 2], states[at + 3], states[at + 4])
     if states[at + 6] then
-      call('SET', states[at + 1], value, 'KEEPTTL')
+      redis.call('SET', states[at + 1], value, 'KEEPTTL')
     else
-      call('SET', states[at + 1], value, 'PX', ceil(states[at + 5]) + MARGIN_MS)
+      redis.call('SET', states[at + 1], value, 'PX', math.ceil(states[at + 5]) + MARGIN_MS)
     end
   end
 end

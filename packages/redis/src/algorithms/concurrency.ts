@@ -24,9 +24,9 @@ ${storedLua}
 -- count. A lease expires at most window after now, or up to twice that after a clock step back; one
 -- expiring later still is stale or corrupt (core's held).
 local function cc_held(k, now, window, except_id)
-  local flat = call('ZRANGEBYSCORE', KEYS[k], '(' .. fmt(now), '+inf', 'WITHSCORES')
+  local flat = redis.call('ZRANGEBYSCORE', KEYS[k], '(' .. fmt(now), '+inf', 'WITHSCORES')
   local weights = {}
-  local stored = call('HGETALL', KEYS[k + 1])
+  local stored = redis.call('HGETALL', KEYS[k + 1])
   for i = 1, #stored, 2 do weights[stored[i]] = tonumber(stored[i + 1]) end
   local leases = {}
   local far = false
@@ -44,7 +44,7 @@ end
 -- Time until every lease has expired (whole ms), each expiry capped at horizon.
 local function cc_until_all_expire(leases, now, horizon)
   local last = now
-  for _, lease in ipairs(leases) do last = max(last, min(ceil(lease.expires), horizon)) end
+  for _, lease in ipairs(leases) do last = math.max(last, math.min(math.ceil(lease.expires), horizon)) end
   return last - now
 end
 
@@ -53,27 +53,27 @@ local function cc_wait_to_free(leases, excess, now, window)
   local freed = 0
   for _, lease in ipairs(leases) do
     freed = freed + lease.cost
-    if freed >= excess then return min(ceil(lease.expires) - now, window) end
+    if freed >= excess then return math.min(math.ceil(lease.expires) - now, window) end
   end
   return 0
 end
 
 WRITERS.cc = function(k, now, id, expires, cost, keep)
   local set, weights = KEYS[k], KEYS[k + 1]
-  local expired = call('ZRANGEBYSCORE', set, '-inf', fmt(now))
-  for _, old in ipairs(expired) do call('HDEL', weights, old) end
-  call('ZREMRANGEBYSCORE', set, '-inf', fmt(now))
-  call('ZADD', set, fmt(expires), id)
-  if cost == 1 then call('HDEL', weights, id) else call('HSET', weights, id, fmt(cost)) end
-  local ttl = ceil(keep) + MARGIN_MS
-  call('PEXPIRE', set, ttl)
-  call('PEXPIRE', weights, ttl)
+  local expired = redis.call('ZRANGEBYSCORE', set, '-inf', fmt(now))
+  for _, old in ipairs(expired) do redis.call('HDEL', weights, old) end
+  redis.call('ZREMRANGEBYSCORE', set, '-inf', fmt(now))
+  redis.call('ZADD', set, fmt(expires), id)
+  if cost == 1 then redis.call('HDEL', weights, id) else redis.call('HSET', weights, id, fmt(cost)) end
+  local ttl = math.ceil(keep) + MARGIN_MS
+  redis.call('PEXPIRE', set, ttl)
+  redis.call('PEXPIRE', weights, ttl)
 end
 
 -- cc, after dropping the leases too far ahead to count (see cc_held); a cost left behind in the hash is
 -- never read (an id taken again sets or clears its own).
 WRITERS.cf = function(k, now, id, expires, cost, keep)
-  call('ZREMRANGEBYSCORE', KEYS[k], '(' .. fmt(now + 2 * (expires - now)), '+inf')
+  redis.call('ZREMRANGEBYSCORE', KEYS[k], '(' .. fmt(now + 2 * (expires - now)), '+inf')
   WRITERS.cc(k, now, id, expires, cost, keep)
 end
 
@@ -84,13 +84,13 @@ ALGORITHMS.cc = function(k, t, limit, window, burst, cost, id)
   if cost > limit or in_use + cost > limit then
     local retry = NEVER
     if cost <= limit then retry = cc_wait_to_free(others, in_use + cost - limit, t, window) end
-    return false, limit, max(0, limit - in_use), cc_until_all_expire(others, t, t + window), retry
+    return false, limit, math.max(0, limit - in_use), cc_until_all_expire(others, t, t + window), retry
   end
   local expires = t + window
-  local keep = max(cc_until_all_expire(others, t, math.huge), window)
+  local keep = math.max(cc_until_all_expire(others, t, math.huge), window)
   local writer = 'cc'
   if far then writer = 'cf' end
-  return true, limit, max(0, limit - in_use - cost), window, 0, nil, writer, t, id, expires, cost, keep
+  return true, limit, math.max(0, limit - in_use - cost), window, 0, nil, writer, t, id, expires, cost, keep
 end
 `,
 };
@@ -111,13 +111,13 @@ export const concurrencyReleaseLua: LuaAlgorithm = {
 -- KEYS[k + 1]: its cost hash
 -- extra:       the lease id to drop
 WRITERS.ccr = function(k, id)
-  call('ZREM', KEYS[k], id)
-  call('HDEL', KEYS[k + 1], id)
+  redis.call('ZREM', KEYS[k], id)
+  redis.call('HDEL', KEYS[k + 1], id)
 end
 
 ALGORITHMS.ccr = function(k, t, limit, window, burst, cost, id)
-  call('ZSCORE', KEYS[k], id)
-  call('HEXISTS', KEYS[k + 1], id)
+  redis.call('ZSCORE', KEYS[k], id)
+  redis.call('HEXISTS', KEYS[k + 1], id)
   return true, limit, 0, 0, 0, nil, 'ccr', id
 end
 `,

@@ -17,10 +17,10 @@ ${periodCountLua}
 -- cost:    units this request takes
 ALGORITHMS.fw = function(k, now, limit, window, burst, cost)
   local stored_start, stored = read2(KEYS[k])
-  local current = floor(now / window) * window
+  local current = math.floor(now / window) * window
   local at = now
   if is_next_period(stored_start, current, current + window) then at = stored_start end
-  local start = floor(at / window) * window
+  local start = math.floor(at / window) * window
   return count_in_period(at, start, start + window, limit, cost, stored_start, stored, at - now)
 end
 `,
@@ -43,7 +43,7 @@ ${refundSharedLua}
 ALGORITHMS.fwr = function(k, now, limit, window, burst, cost, extra)
   local at = charge_of(extra)
   if at == nil then return false, limit, 0, 0, 0 end
-  local start = floor(floor(at) / window) * window
+  local start = math.floor(math.floor(at) / window) * window
   return refund_in_period(k, now, start, start + window, cost)
 end
 `,

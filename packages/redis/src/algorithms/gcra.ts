@@ -22,20 +22,20 @@ local function gcra_debt(k, now, limit, tolerance)
   local whole, sub = read2(KEYS[k])
   if not finite(whole) or sub == nil or whole < now then return 0 end
   local debt = (whole - now) * limit + sub
-  if debt <= tolerance then return max(0, debt) end
+  if debt <= tolerance then return math.max(0, debt) end
   if debt <= 2 * tolerance then return tolerance end
   return 0
 end
 
 local function gcra_ms(debt, limit)
-  if limit > 0 then return ceil(debt / limit) end
+  if limit > 0 then return math.ceil(debt / limit) end
   return 0
 end
 
 -- The two stored numbers for a debt at now: TAT whole ms, and the rest in 1/limit ms.
 local function gcra_state(now, debt, limit)
   local whole = 0
-  if limit > 0 then whole = floor(debt / limit) end
+  if limit > 0 then whole = math.floor(debt / limit) end
   return now + whole, debt - whole * limit
 end
 `;
@@ -61,12 +61,12 @@ ALGORITHMS.gc = function(k, t, limit, window, burst, cost)
   if added > tolerance or debt + added > tolerance then
     local retry = NEVER
     if added <= tolerance then retry = gcra_ms(debt + added - tolerance, limit) end
-    return false, limit, floor((tolerance - debt) / window), gcra_ms(debt, limit), retry
+    return false, limit, math.floor((tolerance - debt) / window), gcra_ms(debt, limit), retry
   end
   local owed = debt + added
   local reset = gcra_ms(owed, limit)
   local whole, sub = gcra_state(t, owed, limit)
-  return true, limit, floor((tolerance - owed) / window), reset, 0, nil, 2, whole, sub, reset
+  return true, limit, math.floor((tolerance - owed) / window), reset, 0, nil, 2, whole, sub, reset
 end
 `,
 };
@@ -94,7 +94,7 @@ ALGORITHMS.${code} = function(k, t, limit, window, burst, cost, extra)
   local at, reset = charge_of(extra)
   local given = undrained(cost, window, limit, t, at, reset)
   if not (debt > 0 and given > 0) then return false, limit, 0, 0, 0 end
-  local owed = max(0, debt - given)
+  local owed = math.max(0, debt - given)
   local reset_ms = gcra_ms(owed, limit)
   local whole, sub = gcra_state(t, owed, limit)
   return true, limit, 0, reset_ms, 0, nil, 2, whole, sub, reset_ms

@@ -22,12 +22,12 @@ ALGORITHMS.lb = function(k, t, limit, window, burst, cost)
   if added > capacity or queued + added > capacity then
     local retry = NEVER
     if added <= capacity then retry = gcra_ms(queued + added - capacity, limit) end
-    return false, limit, floor((capacity - queued) / window), gcra_ms(queued, limit), retry, 0
+    return false, limit, math.floor((capacity - queued) / window), gcra_ms(queued, limit), retry, 0
   end
   local owed = queued + added
   local reset = gcra_ms(owed, limit)
   local whole, sub = gcra_state(t, owed, limit)
-  return true, limit, floor((capacity - owed) / window), reset, 0, gcra_ms(queued, limit), 2, whole, sub, reset
+  return true, limit, math.floor((capacity - owed) / window), reset, 0, gcra_ms(queued, limit), 2, whole, sub, reset
 end
 `,
 };

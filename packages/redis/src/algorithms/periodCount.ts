@@ -11,7 +11,7 @@ ${storedLua}
 -- less than a period since it was written (core's isNextPeriod). That count still holds; the caller decides
 -- as at its start. A start further ahead, or not a whole ms, is stale or corrupt.
 local function is_next_period(stored_start, start, finish)
-  if stored_start == nil or stored_start ~= floor(stored_start) then return false end
+  if stored_start == nil or stored_start ~= math.floor(stored_start) then return false end
   return stored_start > start and stored_start <= finish
 end
 
@@ -31,12 +31,12 @@ local function count_in_period(now, start, finish, limit, cost, stored_start, st
   if cost > limit or count + cost > limit then
     local retry = NEVER
     if cost <= limit then retry = reset end
-    return false, limit, max(0, limit - count), reset, retry
+    return false, limit, math.max(0, limit - count), reset, retry
   end
   local counted = count + cost
   -- A key that already counts this period ends with it: its TTL stays (the last value, keep; see remember in
   -- script.ts).
-  return true, limit, max(0, limit - counted), reset, 0, nil, 2, start, counted, reset + lead, stored_start == start
+  return true, limit, math.max(0, limit - counted), reset, 0, nil, 2, start, counted, reset + lead, stored_start == start
 end
 `;
 
@@ -50,6 +50,6 @@ local function refund_in_period(k, now, start, finish, cost)
   local stored_start, stored = read2(KEYS[k])
   local count = stored_count(stored)
   if stored_start ~= start or now >= finish or count <= 0 then return false, 0, 0, 0, 0 end
-  return true, 0, 0, finish - now, 0, nil, 2, start, max(0, count - cost), finish - now
+  return true, 0, 0, finish - now, 0, nil, 2, start, math.max(0, count - cost), finish - now
 end
 `;

@@ -9,24 +9,24 @@ local DAY_MS = 86400000
 local function days_from_civil(year, month, day)
   local y = year
   if month <= 2 then y = year - 1 end
-  local era = floor(y / 400)
+  local era = math.floor(y / 400)
   local year_of_era = y - era * 400
   local shifted = month + 9
   if month > 2 then shifted = month - 3 end
-  local day_of_year = floor((153 * shifted + 2) / 5) + day - 1
-  local day_of_era = year_of_era * 365 + floor(year_of_era / 4) - floor(year_of_era / 100) + day_of_year
+  local day_of_year = math.floor((153 * shifted + 2) / 5) + day - 1
+  local day_of_era = year_of_era * 365 + math.floor(year_of_era / 4) - math.floor(year_of_era / 100) + day_of_year
   return era * 146097 + day_of_era - 719468
 end
 
 local function civil_from_days(days)
   local z = days + 719468
-  local era = floor(z / 146097)
+  local era = math.floor(z / 146097)
   local day_of_era = z - era * 146097
-  local year_of_era = floor(
-    (day_of_era - floor(day_of_era / 1460) + floor(day_of_era / 36524) - floor(day_of_era / 146096))
+  local year_of_era = math.floor(
+    (day_of_era - math.floor(day_of_era / 1460) + math.floor(day_of_era / 36524) - math.floor(day_of_era / 146096))
     / 365)
-  local day_of_year = day_of_era - (365 * year_of_era + floor(year_of_era / 4) - floor(year_of_era / 100))
-  local shifted_month = floor((5 * day_of_year + 2) / 153)
+  local day_of_year = day_of_era - (365 * year_of_era + math.floor(year_of_era / 4) - math.floor(year_of_era / 100))
+  local shifted_month = math.floor((5 * day_of_year + 2) / 153)
   local month = shifted_month - 9
   if shifted_month < 10 then month = shifted_month + 3 end
   local year = year_of_era + era * 400
@@ -36,10 +36,10 @@ end
 
 local function quota_period(period, window, now)
   if period == '' then
-    local start = floor(now / window) * window
+    local start = math.floor(now / window) * window
     return start, start + window
   end
-  local day = floor(now / DAY_MS)
+  local day = math.floor(now / DAY_MS)
   if period == 'day' then return day * DAY_MS, (day + 1) * DAY_MS end
   if period == 'week' then
     local monday = day - math.fmod(math.fmod(day + 3, 7) + 7, 7)
@@ -101,7 +101,7 @@ ${quotaPeriodLua}
 ALGORITHMS.qtr = function(k, now, limit, window, burst, cost, extra)
   local at, _, period = charge_of(extra)
   if at == nil then return false, limit, 0, 0, 0 end
-  local start, finish = quota_period(period, window, floor(at))
+  local start, finish = quota_period(period, window, math.floor(at))
   return refund_in_period(k, now, start, finish, cost)
 end
 `,

@@ -22,7 +22,7 @@ export function chargeExtra(check: Check, more = ''): string {
 export const refundSharedLua = `
 -- The charge from a refund's extra (see chargeExtra): at, resetMs (nil when not given), and the rest.
 local function charge_of(extra)
-  local at, reset, rest = match(extra, '^(%S+) (%S+) ?(.*)$')
+  local at, reset, rest = string.match(extra, '^(%S+) (%S+) ?(.*)$')
   return tonumber(at), tonumber(reset), rest
 end
 
@@ -31,6 +31,6 @@ end
 local function undrained(cost, window, limit, now, at, reset)
   local units = cost * window
   if at == nil or reset == nil then return units end
-  return min(units, max(0, (at + reset - now) * limit))
+  return math.min(units, math.max(0, (at + reset - now) * limit))
 end
 `;

@@ -7,7 +7,7 @@ const slidingLogCostLua = `
 ${storedLua}
 -- The cost a member "<time>:<cost>" holds (0 for a member that holds none).
 local function sl_cost(member)
-  return stored_count(tonumber(match(member, ':(.+)$')))
+  return stored_count(tonumber(string.match(member, ':(.+)$')))
 end
 `;
 
@@ -32,7 +32,7 @@ ${slidingLogCostLua}
 -- last window, or up to one window ahead (a clock that stepped back); further ahead they are stale or
 -- corrupt (core's live).
 local function sl_live(key, now, window)
-  local flat = call('ZRANGEBYSCORE', key, '(' .. fmt(now - window), '+inf', 'WITHSCORES')
+  local flat = redis.call('ZRANGEBYSCORE', key, '(' .. fmt(now - window), '+inf', 'WITHSCORES')
   local entries = {}
   local far = false
   for i = 1, #flat, 2 do
@@ -51,7 +51,7 @@ local function sl_wait_to_free(entries, excess, now, window)
   local freed = 0
   for _, entry in ipairs(entries) do
     freed = freed + entry.cost
-    if freed >= excess then return min(ceil(entry.at), now) + window - now end
+    if freed >= excess then return math.min(math.ceil(entry.at), now) + window - now end
   end
   return 0
 end
@@ -64,28 +64,28 @@ local function sl_until_empty(entries, now, window, extra_at)
     if newest == nil or entry.at > newest then newest = entry.at end
   end
   if newest == nil then return 0, 0 end
-  newest = ceil(newest)
-  return min(newest, now) + window - now, newest + window - now
+  newest = math.ceil(newest)
+  return math.min(newest, now) + window - now, newest + window - now
 end
 
 WRITERS.sl = function(k, now, window, cost, keep)
   local key = KEYS[k]
-  call('ZREMRANGEBYSCORE', key, '-inf', fmt(now - window))
+  redis.call('ZREMRANGEBYSCORE', key, '-inf', fmt(now - window))
   if cost > 0 then
     local merged = cost
-    local same = call('ZRANGEBYSCORE', key, fmt(now), fmt(now))
+    local same = redis.call('ZRANGEBYSCORE', key, fmt(now), fmt(now))
     for _, member in ipairs(same) do
       merged = merged + sl_cost(member)
-      call('ZREM', key, member)
+      redis.call('ZREM', key, member)
     end
-    call('ZADD', key, fmt(now), fmt(now) .. ':' .. fmt(merged))
+    redis.call('ZADD', key, fmt(now), fmt(now) .. ':' .. fmt(merged))
   end
-  if keep > 0 then call('PEXPIRE', key, ceil(keep) + MARGIN_MS) end
+  if keep > 0 then redis.call('PEXPIRE', key, math.ceil(keep) + MARGIN_MS) end
 end
 
 -- sl, after dropping the entries too far ahead to count (see sl_live).
 WRITERS.sf = function(k, now, window, cost, keep)
-  call('ZREMRANGEBYSCORE', KEYS[k], '(' .. fmt(now + window), '+inf')
+  redis.call('ZREMRANGEBYSCORE', KEYS[k], '(' .. fmt(now + window), '+inf')
   WRITERS.sl(k, now, window, cost, keep)
 end
 
@@ -96,14 +96,14 @@ ALGORITHMS.sl = function(k, t, limit, window, burst, cost)
   if cost > limit or used + cost > limit then
     local retry = NEVER
     if cost <= limit then retry = sl_wait_to_free(entries, used + cost - limit, t, window) end
-    return false, limit, max(0, limit - used), (sl_until_empty(entries, t, window, nil)), retry
+    return false, limit, math.max(0, limit - used), (sl_until_empty(entries, t, window, nil)), retry
   end
   local newest_extra = nil
   if cost > 0 then newest_extra = t end
   local reset, keep = sl_until_empty(entries, t, window, newest_extra)
   local writer = 'sl'
   if far then writer = 'sf' end
-  return true, limit, max(0, limit - used - cost), reset, 0, nil, writer, t, window, cost, keep
+  return true, limit, math.max(0, limit - used - cost), reset, 0, nil, writer, t, window, cost, keep
 end
 `,
 };
@@ -126,23 +126,23 @@ ${refundSharedLua}
 -- has left the window.
 WRITERS.slr = function(k, now, at, left, window)
   local key = KEYS[k]
-  for _, member in ipairs(call('ZRANGEBYSCORE', key, fmt(at), fmt(at))) do call('ZREM', key, member) end
-  if left > 0 then call('ZADD', key, fmt(at), fmt(at) .. ':' .. fmt(left)) end
-  local newest = call('ZRANGE', key, -1, -1, 'WITHSCORES')
+  for _, member in ipairs(redis.call('ZRANGEBYSCORE', key, fmt(at), fmt(at))) do redis.call('ZREM', key, member) end
+  if left > 0 then redis.call('ZADD', key, fmt(at), fmt(at) .. ':' .. fmt(left)) end
+  local newest = redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')
   if newest[2] ~= nil then
-    call('PEXPIRE', key, ceil(tonumber(newest[2])) + window - now + MARGIN_MS)
+    redis.call('PEXPIRE', key, math.ceil(tonumber(newest[2])) + window - now + MARGIN_MS)
   end
 end
 
 ALGORITHMS.slr = function(k, now, limit, window, burst, cost, extra)
   local at = charge_of(extra)
   if at == nil then return false, limit, 0, 0, 0 end
-  at = floor(at)
+  at = math.floor(at)
   if now - at >= window or at - now > window then return false, limit, 0, 0, 0 end
   local held = 0
-  for _, member in ipairs(call('ZRANGEBYSCORE', KEYS[k], fmt(at), fmt(at))) do held = held + sl_cost(member) end
+  for _, member in ipairs(redis.call('ZRANGEBYSCORE', KEYS[k], fmt(at), fmt(at))) do held = held + sl_cost(member) end
   if held <= 0 then return false, limit, 0, 0, 0 end
-  return true, limit, 0, 0, 0, nil, 'slr', now, at, max(0, held - cost), window
+  return true, limit, 0, 0, 0, nil, 'slr', now, at, math.max(0, held - cost), window
 end
 `,
 };

@@ -22,9 +22,9 @@ end
 -- most one window ahead (a clock that stepped back by less than a window) and its counts are finite.
 local function sw_read(key, w)
   local sw, sp, sc = read3(key)
-  if not (finite(sw) and sw == floor(sw) and sw <= w + 1) then return nil end
+  if not (finite(sw) and sw == math.floor(sw) and sw <= w + 1) then return nil end
   if not (finite(sp) and finite(sc)) then return nil end
-  return sw, max(0, sp), max(0, sc)
+  return sw, math.max(0, sp), math.max(0, sc)
 end
 `;
 
@@ -49,27 +49,27 @@ local function sw_fits(prev, curr, elapsed, limit, size, cost)
 end
 
 local function sw_fits_at(sw, sp, sc, t, limit, size, cost)
-  local w = floor(t / size)
+  local w = math.floor(t / size)
   local prev, curr = sw_counts(sw, sp, sc, w)
   return sw_fits(prev, curr, t - w * size, limit, size, cost)
 end
 
 local function sw_earliest_fit(sw, sp, sc, now, limit, size, cost)
-  local w = floor(now / size)
+  local w = math.floor(now / size)
   local prev, curr = sw_counts(sw, sp, sc, w)
   local candidate
   local room = limit - curr - cost
   local in_this_window = size
-  if room >= 0 and prev > 0 then in_this_window = size - floor((room * size) / prev) end
+  if room >= 0 and prev > 0 then in_this_window = size - math.floor((room * size) / prev) end
   if in_this_window < size then
     candidate = w * size + in_this_window
   else
     local next_room = limit - cost
     local in_next_window = 0
-    if curr > 0 then in_next_window = max(0, size - floor((next_room * size) / curr)) end
-    candidate = (w + 1) * size + min(size, in_next_window)
+    if curr > 0 then in_next_window = math.max(0, size - math.floor((next_room * size) / curr)) end
+    candidate = (w + 1) * size + math.min(size, in_next_window)
   end
-  candidate = max(candidate, now + 1)
+  candidate = math.max(candidate, now + 1)
   while not sw_fits_at(sw, sp, sc, candidate, limit, size, cost) do candidate = candidate + 1 end
   while candidate - 1 > now and sw_fits_at(sw, sp, sc, candidate - 1, limit, size, cost) do
     candidate = candidate - 1
@@ -78,15 +78,15 @@ local function sw_earliest_fit(sw, sp, sc, now, limit, size, cost)
 end
 
 local function sw_remaining(limit, size, prev, elapsed, counted)
-  return max(0, floor((limit * size - prev * (size - elapsed) - counted * size) / size))
+  return math.max(0, math.floor((limit * size - prev * (size - elapsed) - counted * size) / size))
 end
 
 ALGORITHMS.sw = function(k, clock, limit, size, burst, cost)
-  local sw, sp, sc = sw_read(KEYS[k], floor(clock / size))
+  local sw, sp, sc = sw_read(KEYS[k], math.floor(clock / size))
   -- A state one window ahead counts in full: decide as at the start of its window.
   local t = clock
   if sw ~= nil and sw * size > clock then t = sw * size end
-  local w = floor(t / size)
+  local w = math.floor(t / size)
   local elapsed = t - w * size
   local prev, curr = sw_counts(sw, sp, sc, w)
   if cost > limit or not sw_fits(prev, curr, elapsed, limit, size, cost) then
@@ -122,12 +122,12 @@ ${refundSharedLua}
 ALGORITHMS.swr = function(k, now, limit, size, burst, cost, extra)
   local at = charge_of(extra)
   if at == nil then return false, limit, 0, 0, 0 end
-  local w = floor(floor(at) / size)
+  local w = math.floor(math.floor(at) / size)
   local sw, sp, sc = sw_read(KEYS[k], w)
-  if sw ~= w or floor(now / size) ~= w then return false, limit, 0, 0, 0 end
+  if sw ~= w or math.floor(now / size) ~= w then return false, limit, 0, 0, 0 end
   local prev, curr = sw_counts(sw, sp, sc, w)
   if curr <= 0 then return false, limit, 0, 0, 0 end
-  local counted = max(0, curr - cost)
+  local counted = math.max(0, curr - cost)
   local reset = sw_until_empty(prev, counted, w, now, size)
   return true, limit, 0, reset, 0, nil, 3, w, prev, counted, reset
 end

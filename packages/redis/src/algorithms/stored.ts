@@ -6,7 +6,7 @@
 export const storedLua = `
 -- A stored count of units as a whole number >= 0; anything that is not a finite number counts as 0.
 local function stored_count(x)
-  if x ~= nil and x > 0 and x < math.huge then return ceil(x) end
+  if x ~= nil and x > 0 and x < math.huge then return math.ceil(x) end
   return 0
 end
 

@@ -4,7 +4,7 @@ import { type LuaAlgorithm, noExtra } from './types.js';
 /** The reading of a token_bucket key (core's unitsAt), shared by the algorithm and its refund. */
 const tokenBucketSharedLua = `
 local function tb_refill_ms(units, limit)
-  if limit > 0 then return ceil(units / limit) end
+  if limit > 0 then return math.ceil(units / limit) end
   return 0
 end
 
@@ -20,12 +20,12 @@ local function tb_units(k, t, limit, capacity)
   local stored, counted_at = read2(KEYS[k])
   local units = capacity
   if stored ~= nil and stored == stored and counted_at ~= nil then
-    local tokens = min(capacity, max(0, stored))
+    local tokens = math.min(capacity, math.max(0, stored))
     local elapsed = t - counted_at
     if elapsed >= 0 then
       local missing = capacity - tokens
-      if missing > 0 and elapsed < ceil(missing / limit) then
-        units = min(capacity, tokens + elapsed * limit)
+      if missing > 0 and elapsed < math.ceil(missing / limit) then
+        units = math.min(capacity, tokens + elapsed * limit)
       end
     else
       local back = tokens + elapsed * limit
@@ -61,11 +61,11 @@ ALGORITHMS.tb = function(k, t, limit, window, burst, cost)
   if needed > capacity or units < needed then
     local retry = NEVER
     if needed <= capacity then retry = tb_refill_ms(needed - units, limit) end
-    return false, limit, floor(units / window), tb_refill_ms(capacity - units, limit), retry
+    return false, limit, math.floor(units / window), tb_refill_ms(capacity - units, limit), retry
   end
   local left = units - needed
   local reset = tb_refill_ms(capacity - left, limit)
-  return true, limit, floor(left / window), reset, 0, nil, 2, left, t, reset
+  return true, limit, math.floor(left / window), reset, 0, nil, 2, left, t, reset
 end
 `,
 };
@@ -88,7 +88,7 @@ ALGORITHMS.tbr = function(k, t, limit, window, burst, cost, extra)
   local capacity = tb_capacity(limit, window, burst)
   local units = tb_units(k, t, limit, capacity)
   local at, reset = charge_of(extra)
-  local given = min(capacity - units, undrained(cost, window, limit, t, at, reset))
+  local given = math.min(capacity - units, undrained(cost, window, limit, t, at, reset))
   if not (given > 0) then return false, limit, 0, 0, 0 end
   local left = units + given
   local refill = tb_refill_ms(capacity - left, limit)
