@@ -35,8 +35,9 @@ local function count_in_period(now, start, finish, limit, cost, stored_start, st
   end
   local counted = count + cost
   -- A key that already counts this period ends with it: its TTL stays (the last value, keep; see remember in
-  -- script.ts).
-  return true, limit, math.max(0, limit - counted), reset, 0, nil, 2, start, counted, reset + lead, stored_start == start
+  -- script.ts). Not for a period ahead of this clock (lead > 0): its TTL was set by a clock ahead.
+  local keep = stored_start == start and lead == 0
+  return true, limit, math.max(0, limit - counted), reset, 0, nil, 2, start, counted, reset + lead, keep
 end
 `;
 

@@ -98,8 +98,8 @@ ALGORITHMS.sw = function(k, clock, limit, size, burst, cost)
   local reset = sw_until_empty(prev, counted, w, t, size)
   local remaining = sw_remaining(limit, size, prev, elapsed, counted)
   -- A key that already counts in window w ends, as the new state does, two windows after w starts: its TTL
-  -- stays (the last value, keep).
-  local keep = sw == w and sc > 0 and counted > 0
+  -- stays (the last value, keep). Not for a state ahead of this clock: its TTL was set by a clock ahead.
+  local keep = sw == w and sc > 0 and counted > 0 and t == clock
   return true, limit, remaining, reset, 0, nil, 3, w, prev, counted, reset + t - clock, keep
 end
 `,
