@@ -122,28 +122,43 @@ function setResponse(ctx: Context): boolean {
   return ctx.body != null || ctx.status !== 404 || ctx.headerSent || ctx.respond === false;
 }
 
-/** What the limiter reads off a Koa context; a class, so no closure is made per request. */
+/**
+ * What the limiter reads off a Koa context; a class, so no closure is made per request. The address at once
+ * (most rule sets key by it), the rest when a rule or a notice reads it: each goes through Koa's delegates.
+ */
 class KoaFacts implements RequestFacts {
   readonly ip: string;
-  readonly method: string;
-  readonly url: string;
-  readonly route: string | undefined;
-  readonly proxyTrust: ProxyTrust;
-  readonly #headers: Context['req']['headers'];
+  readonly #ctx: Context;
+  readonly #template: string | undefined;
 
   /** `template`: the route the global middleware found for the request, before the router ran. */
   constructor(ctx: Context, template: string | undefined) {
-    const matched: unknown = template ?? (ctx as { _matchedRoute?: unknown })._matchedRoute;
     this.ip = ctx.ip;
-    this.method = ctx.method;
-    this.url = ctx.originalUrl;
-    this.route = typeof matched === 'string' ? matched : undefined;
+    this.#ctx = ctx;
+    this.#template = template;
+  }
+
+  get method(): string {
+    return this.#ctx.method;
+  }
+
+  get url(): string {
+    return this.#ctx.originalUrl;
+  }
+
+  get route(): string | undefined {
+    const matched: unknown = this.#template ?? (this.#ctx as { _matchedRoute?: unknown })._matchedRoute;
+    return typeof matched === 'string' ? matched : undefined;
+  }
+
+  /** Only read until every start-up notice has been given. */
+  get proxyTrust(): ProxyTrust {
+    const { app } = this.#ctx;
     // Koa with app.proxy and no maxIpsCount takes the leftmost X-Forwarded-For entry, which the client writes.
-    this.proxyTrust = !ctx.app.proxy ? 'none' : ctx.app.maxIpsCount > 0 ? 'bounded' : 'all';
-    this.#headers = ctx.req.headers;
+    return !app.proxy ? 'none' : app.maxIpsCount > 0 ? 'bounded' : 'all';
   }
 
   header(name: string): string | readonly string[] | undefined {
-    return this.#headers[name];
+    return this.#ctx.req.headers[name];
   }
 }

@@ -24,33 +24,45 @@ export function expressTrust(setting: unknown): ProxyTrust {
   return setting === 0 ? 'bounded' : settingTrust(setting);
 }
 
-/** What the limiter reads off an Express request; a class, so no closure is made per request. */
+/**
+ * What the limiter reads off an Express request; a class, so no closure is made per request. Only the address
+ * is read at once (every rule set but the smallest keys by it); the rest when a rule or a notice reads it:
+ * each property read on an Express request goes through its per-request prototype.
+ */
 export class ExpressFacts implements RequestFacts {
   readonly ip: string | undefined;
-  readonly method: string;
-  readonly url: string;
-  readonly route: string | undefined;
   readonly #req: ExpressRequestFields;
+  readonly #template: string | undefined;
   /** The app's 'trust proxy', read once per request. */
   readonly #trust: unknown;
 
   /** `template`: the route found for the request before Express routed it; else the route it was routed to. */
   constructor(req: ExpressRequestFields, template?: string) {
     this.#req = req;
+    this.#template = template;
     this.#trust = req.app.get('trust proxy');
     this.ip = clientIp(req, this.#trust);
-    this.method = req.method;
-    this.url = req.originalUrl;
-    const path = req.route?.path;
-    this.route = template ?? (typeof path === 'string' ? `${req.baseUrl ?? ''}${path}` : undefined);
   }
 
-  /** A getter: only rules keyed by or matching a route read it. */
+  get method(): string {
+    return this.#req.method;
+  }
+
+  get url(): string {
+    return this.#req.originalUrl;
+  }
+
+  get route(): string | undefined {
+    if (this.#template !== undefined) return this.#template;
+    const path = this.#req.route?.path;
+    return typeof path === 'string' ? `${this.#req.baseUrl ?? ''}${path}` : undefined;
+  }
+
   get caseSensitive(): boolean {
     return this.#req.app.enabled('case sensitive routing');
   }
 
-  /** A getter: only read until every start-up notice has been given. */
+  /** Only read until every start-up notice has been given. */
   get proxyTrust(): ProxyTrust {
     return expressTrust(this.#trust);
   }
