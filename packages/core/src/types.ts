@@ -356,6 +356,10 @@ export type StoreErrorKind = 'timeout' | 'error' | 'breaker_open';
  * is swallowed and counted (`limiter.health().observerFailures`), never thrown into the request path.
  */
 export interface Observer {
+  /**
+   * Every decision, with the request's descriptors. The HTTP adapters build every built-in descriptor for
+   * it, unless it is declared with one parameter (`onDecision(decision)`): then only those the rules read.
+   */
   onDecision?(decision: Decision, descriptors: Descriptors): void;
   onStoreError?(kind: StoreErrorKind, error: Error): void;
   onStoreLatency?(seconds: number): void;

@@ -54,3 +54,29 @@ describe('createHttpLimiter check', () => {
     expect(routeVerdict.headers.RateLimit).toMatch(/^"per_ip";r=1;/);
   });
 });
+
+describe('descriptors given to a decision observer', () => {
+  type Seen = Record<string, string | undefined>;
+  function check(onDecision: (...args: never[]) => void): void {
+    allowed(createHttpLimiter({ rules, logger: quiet, observer: { onDecision } }).check({}, facts));
+  }
+
+  it('every built-in descriptor for an onDecision(decision, descriptors)', () => {
+    let seen: Seen = {};
+    check((_decision: unknown, descriptors: Seen) => {
+      seen = descriptors;
+    });
+    expect(seen).toMatchObject({ ip: '203.0.113.7', method: 'GET' });
+  });
+
+  it('only those the rules read for an onDecision(decision): the rules here read ip alone', () => {
+    let seen: Seen = {};
+    // A one-parameter function still receives the descriptors: read through `arguments`, as the arity is the test.
+    check(function (_decision: unknown) {
+      // biome-ignore lint/complexity/noArguments: the declared arity is what is being tested
+      seen = arguments[1] as Seen;
+    });
+    expect(seen.ip).toBe('203.0.113.7');
+    expect(seen.method).toBeUndefined();
+  });
+});

@@ -20,6 +20,18 @@ import { shownResult } from './shown.js';
 import { type UsedDescriptors, usedByBoth, usedDescriptors } from './used.js';
 import { allowVerdict, denyVerdict, type Verdict } from './verdict.js';
 
+/**
+ * Whether an observer's `onDecision` may read the descriptors: unless it declares exactly one parameter
+ * (`onDecision(decision)`, as @sluice/prometheus does), it is given every built-in descriptor. Arity, as
+ * Express tells error middleware apart: `(...args)` or a default parameter (length 0) counts as reading.
+ */
+export function readsDescriptors(
+  observer: { onDecision?: (...args: never[]) => unknown } | undefined,
+): boolean {
+  const onDecision = observer?.onDecision;
+  return onDecision !== undefined && onDecision.length !== 1;
+}
+
 /** `next(value)`, at once when the value is there, after it resolves when it is a promise or any thenable. */
 function then<T, U>(value: Maybe<T>, next: (value: T) => Maybe<U>): Maybe<U> {
   return isThenable(value) ? value.then(next) : next(value);
@@ -132,9 +144,9 @@ export function createHttpLimiter<Req, O extends RateLimitOptions<Req>>(
     return judge(req, buildDescriptors(facts, options, undefined, usedBy(scope), onlyUsed), undefined, scope);
   }
 
-  // Built-in descriptors no rule reads are left out, unless a decision observer (or the decision log) is given
-  // the request's descriptors.
-  const onlyUsed = options.decisionLog === undefined && options.observer?.onDecision === undefined;
+  // Built-in descriptors no rule reads are left out, unless the decision log or a decision observer that
+  // takes them (see readsDescriptors) is given the request's descriptors.
+  const onlyUsed = options.decisionLog === undefined && !readsDescriptors(options.observer);
   // The request path is chosen once, from the options: a request pays only for the hooks the app gave.
   const hooked = !rawKeys || options.descriptors !== undefined || options.cost !== undefined;
   const decide = hooked ? decideWithHooks : decideWithoutHooks;
