@@ -15,6 +15,20 @@ export const DEFAULT_IPV6_SUBNET = 64;
  *   lower-cased, so it still keys consistently; undefined or empty stays undefined.
  */
 export function normalizeIp(address: string | undefined, subnet = DEFAULT_IPV6_SUBNET): string | undefined {
+  // Requests on one keep-alive connection repeat its address: the last answer is kept (a pure function).
+  if (address === lastAddress && subnet === lastSubnet) return lastIp;
+  const ip = normalizedIp(address, subnet);
+  lastAddress = address;
+  lastSubnet = subnet;
+  lastIp = ip;
+  return ip;
+}
+
+let lastAddress: string | undefined;
+let lastSubnet = DEFAULT_IPV6_SUBNET;
+let lastIp: string | undefined;
+
+function normalizedIp(address: string | undefined, subnet: number): string | undefined {
   if (address === undefined) return undefined;
   let text = address.trim();
   if (text === '') return undefined;
