@@ -20,9 +20,11 @@ const EVALUATE = redisScript('Evaluate', EVALUATE_SCRIPT);
 /**
  * The Redis part of RedisStore, under core's resilient store: checks in, script calls out through a
  * transport, results back. Each request's checks go in ONE script call per Cluster slot (one in all on
- * a single server), coalesced with the other requests of the turn unless `maxChecks` is undefined. Every
- * request is reserved on `calls` before it is queued and every script call is tracked there (its time
- * limit, one timer per call), so the wrapper adds no tracking of its own. Checks are validated before.
+ * a single server), coalesced with the other requests of the turn (and, while a call of their slot is out,
+ * held for the next one: see Coalescer) unless `maxChecks` is undefined. Every request is reserved on
+ * `calls` before it is queued and every script call is tracked there (its time limit, one timer per call;
+ * a held batch has one more, from the end of its turn), so the wrapper adds no tracking of its own. Checks
+ * are validated before.
  */
 export class ScriptStore implements Store {
   readonly #transport: RedisTransport;
@@ -40,7 +42,14 @@ export class ScriptStore implements Store {
     this.#transport = transport;
     this.#settings = settings;
     this.#calls = calls;
-    if (maxChecks !== undefined) this.#coalescer = new Coalescer(this.#sendGroups, maxChecks);
+    if (maxChecks !== undefined) {
+      this.#coalescer = new Coalescer(this.#sendGroups, {
+        maxChecks,
+        timeoutMs: calls.timeoutMs,
+        name: 'Redis',
+        unsent: (groups) => calls.unreserve(groups),
+      });
+    }
   }
 
   evaluate(checks: readonly Check[], now: number): Promise<CheckResult[]> {

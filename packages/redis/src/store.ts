@@ -56,15 +56,20 @@ export interface RedisStoreOptions {
   /**
    * Requests waiting for Redis at most: each evaluate() or release() counts once from the moment it is
    * queued until Redis answers (after its time limit too), its connection closes, or at the latest
-   * {@link strandedAfterMs} after its time limit, however many share a script call. Beyond it they fail
-   * at once. Default {@link DEFAULT_MAX_PENDING}.
+   * {@link strandedAfterMs} after its time limit, however many share a script call (a request held back by
+   * coalescing and never sent stops counting at its time limit). Beyond it they fail at once. Default
+   * {@link DEFAULT_MAX_PENDING}.
    */
   maxPending?: number;
   /**
    * Coalescing: every evaluate() made in the same turn of the event loop goes to Redis as ONE script call
    * (one per slot on a Cluster), each request keeping its own all-or-nothing, with one timer for the
-   * call. The call leaves when the turn ends, or at once when it holds `maxChecks` checks (default
-   * {@link DEFAULT_MAX_BATCH_CHECKS}). `false`: one script call per request. Default true.
+   * call. The call leaves when the turn ends; but while a call of the same slot is still out, the batch is
+   * held and keeps collecting until that call settles, then leaves at once: under load, fewer and bigger
+   * calls; when idle, no added wait. A held batch keeps `timeoutMs` from the end of its first turn, the
+   * hold included (its own timer): past it, its requests fail as timed out, sent or not. A batch leaves
+   * at once when it holds `maxChecks` checks (default {@link DEFAULT_MAX_BATCH_CHECKS}). Releases are never
+   * held. `false`: one script call per request. Default true.
    */
   coalesce?: boolean | { maxChecks: number };
   /**
@@ -127,8 +132,9 @@ export class RedisStore implements Store {
   readonly #factors: RedisFactors;
   readonly #scripts: ScriptStore;
   /**
-   * Every call settles within `timeoutMs` (plus the rest of the turn it waits in, with coalescing), so the
-   * engine needs no timer of its own per call; true unless a fallback store of yours may take longer.
+   * Every call settles within `timeoutMs` (plus the rest of the turn it waits in, with coalescing, held or
+   * not), so the engine needs no timer of its own per call; true unless a fallback store of yours may take
+   * longer.
    */
   readonly timeLimited: boolean;
   readonly #logger: StoreLogger;
