@@ -9,9 +9,9 @@ import type { Group, GroupAnswer } from './scriptCall.js';
 export type SendGroups = (groups: readonly Group[], inTurn: boolean) => Promise<GroupAnswer[]>;
 
 /**
- * Calls in flight per target before new batches are held: one. Measured against two (bench/README.md,
- * "Bigger batches"): two halves the batch under load for no gain in latency on one connection, which
- * Redis answers in order anyway.
+ * Calls in flight per target before new batches are held: one. Redis answers one connection's calls in
+ * order, so a second call out only splits what one held batch would carry (bench/README.md, "Bigger
+ * batches").
  */
 export const DEFAULT_MAX_IN_FLIGHT = 1;
 
@@ -37,14 +37,15 @@ interface Waiting {
 
 /** The groups going together to one target, and their check count. */
 interface Batch {
+  readonly lane: Lane;
   readonly waiting: Waiting[];
   checks: number;
   /** True once its turn ended with the target busy: it leaves when a call of the target settles. */
   held: boolean;
-  /** A held batch's time limit, from the end of its turn (sent or not). */
-  deadline: NodeJS.Timeout | undefined;
-  /** Ends its call's place in flight, once; set when it leaves. */
-  finish: (() => void) | undefined;
+  /** A held batch's time limit (performance.now() ms), from the end of its turn; 0 when not held. */
+  expiresAt: number;
+  /** Left as a call; done once that call settled or its time limit passed. */
+  state: 'open' | 'sent' | 'done';
 }
 
 /** One target (a Cluster slot; 0 on a single server): its calls in flight and the batch filling up. */
@@ -76,11 +77,34 @@ export class Coalescer {
   /** Lanes whose batch opened in this turn (a lane may appear twice: its batch filled and another opened). */
   #turn: Lane[] = [];
   #scheduled = false;
+  /**
+   * Held batches in the order they were held, so by time limit: one timer for all (a timer per held batch
+   * cost more than the call it saved). Batches done are dropped from the front as new ones come.
+   */
+  #expiring: Batch[] = [];
+  #expiryTimer: NodeJS.Timeout | undefined;
   readonly #flush = () => {
     this.#scheduled = false;
     const lanes = this.#turn;
     this.#turn = [];
     for (const lane of lanes) this.#endTurn(lane);
+  };
+  /** The extra turn (setImmediate) lets a reply already in the socket count, as the call's own timer does. */
+  readonly #onExpiryTimer = () => {
+    this.#expiryTimer = undefined;
+    setImmediate(this.#expireDue);
+  };
+  readonly #expireDue = () => {
+    const now = performance.now();
+    const queue = this.#expiring;
+    let head = 0;
+    while (head < queue.length && (queue[head]!.state === 'done' || queue[head]!.expiresAt <= now)) {
+      const batch = queue[head]!;
+      head += 1;
+      if (batch.state !== 'done') this.#expire(batch);
+    }
+    queue.splice(0, head);
+    this.#armExpiry(now);
   };
 
   constructor(send: SendGroups, options: CoalescerOptions) {
@@ -98,7 +122,7 @@ export class Coalescer {
       const lane = this.#laneOf(target);
       let batch = lane.open;
       if (batch === undefined) {
-        batch = { waiting: [], checks: 0, held: false, deadline: undefined, finish: undefined };
+        batch = { lane, waiting: [], checks: 0, held: false, expiresAt: 0, state: 'open' };
         lane.open = batch;
         this.#turn.push(lane);
         if (!this.#scheduled) {
@@ -108,7 +132,7 @@ export class Coalescer {
       }
       batch.waiting.push({ group, resolve, reject });
       batch.checks += group.checks.length;
-      if (batch.checks >= this.#maxChecks) this.#leave(lane, batch, true);
+      if (batch.checks >= this.#maxChecks) this.#leave(batch, true);
     });
   }
 
@@ -126,45 +150,52 @@ export class Coalescer {
     const batch = lane.open;
     if (batch === undefined || batch.held) return;
     if (lane.inFlight < this.#maxInFlight) {
-      this.#leave(lane, batch, false);
+      this.#leave(batch, false);
       return;
     }
     batch.held = true;
-    batch.deadline = setTimeout(() => setImmediate(() => this.#expire(lane, batch)), this.#timeoutMs);
-    batch.deadline.unref();
+    const now = performance.now();
+    batch.expiresAt = now + this.#timeoutMs;
+    const queue = this.#expiring;
+    let done = 0;
+    while (done < queue.length && queue[done]!.state === 'done') done += 1;
+    if (done > 0) queue.splice(0, done);
+    queue.push(batch);
+    this.#armExpiry(now);
   }
 
-  /**
-   * A held batch's time limit passed. The extra turn (setImmediate) lets a reply already in the socket
-   * count, as the call's own timer does.
-   */
-  #expire(lane: Lane, batch: Batch): void {
+  /** Sets the one timer for the first held batch not done, unless it is set. */
+  #armExpiry(now: number): void {
+    const first = this.#expiring[0];
+    if (first === undefined || this.#expiryTimer !== undefined) return;
+    this.#expiryTimer = setTimeout(this.#onExpiryTimer, Math.max(0, first.expiresAt - now));
+    this.#expiryTimer.unref();
+  }
+
+  /** A held batch's time limit passed: its requests fail as timed out, sent or not. */
+  #expire(batch: Batch): void {
     const error = new StoreError(
       'ERR_SLUICE_STORE_TIMEOUT',
       `${this.#name} did not answer within ${this.#timeoutMs} ms`,
     );
+    const lane = batch.lane;
     if (lane.open === batch) {
       lane.open = undefined;
+      batch.state = 'done';
       this.#unsent(batch.waiting.length);
       this.#tidy(lane);
     }
     for (const w of batch.waiting) w.reject(error);
-    batch.finish?.();
+    this.#finish(batch);
   }
 
   /** Sends a batch; its lane counts the call in flight until it settles or its time limit passes. */
-  #leave(lane: Lane, batch: Batch, inTurn: boolean): void {
+  #leave(batch: Batch, inTurn: boolean): void {
+    const lane = batch.lane;
     if (lane.open === batch) lane.open = undefined;
     lane.inFlight += 1;
+    batch.state = 'sent';
     const waiting = batch.waiting;
-    let finished = false;
-    batch.finish = () => {
-      if (finished) return;
-      finished = true;
-      clearTimeout(batch.deadline);
-      lane.inFlight -= 1;
-      this.#next(lane);
-    };
     let sent: Promise<GroupAnswer[]>;
     try {
       sent = this.#send(
@@ -177,19 +208,23 @@ export class Coalescer {
     sent.then(
       (answers) => {
         for (let i = 0; i < waiting.length; i++) settle(waiting[i]!, answers[i]!);
-        batch.finish?.();
+        this.#finish(batch);
       },
       (error: unknown) => {
         for (const w of waiting) w.reject(error);
-        batch.finish?.();
+        this.#finish(batch);
       },
     );
   }
 
-  /** A call of the lane settled: its held batch leaves now (in this turn), if it may. */
-  #next(lane: Lane): void {
+  /** A sent batch's call settled or its time limit passed (the first of the two): the lane has room. */
+  #finish(batch: Batch): void {
+    if (batch.state !== 'sent') return;
+    batch.state = 'done';
+    const lane = batch.lane;
+    lane.inFlight -= 1;
     const held = lane.open;
-    if (held?.held === true && lane.inFlight < this.#maxInFlight) this.#leave(lane, held, true);
+    if (held?.held === true && lane.inFlight < this.#maxInFlight) this.#leave(held, true);
     else this.#tidy(lane);
   }
 
