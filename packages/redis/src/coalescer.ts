@@ -13,7 +13,7 @@ export type SendGroups = (groups: readonly Group[], inTurn: boolean) => Promise<
  * order, so a second call out only splits what one held batch would carry (bench/README.md, "Bigger
  * batches").
  */
-export const DEFAULT_MAX_IN_FLIGHT = 1;
+const MAX_IN_FLIGHT = 1;
 
 /** Options of {@link Coalescer}. */
 export interface CoalescerOptions {
@@ -21,8 +21,6 @@ export interface CoalescerOptions {
   readonly maxChecks: number;
   /** The store's time limit, ms: a held batch fails (open) this long after its turn ended, sent or not. */
   readonly timeoutMs: number;
-  /** Calls per target in flight before batches are held. Default {@link DEFAULT_MAX_IN_FLIGHT}. */
-  readonly maxInFlight?: number;
   /** Names the store in errors (`Redis`). */
   readonly name: string;
   /** Called with the number of groups that expired held, never sent (so never tracked as a call). */
@@ -40,9 +38,10 @@ interface Batch {
   readonly lane: Lane;
   readonly waiting: Waiting[];
   checks: number;
-  /** True once its turn ended with the target busy: it leaves when a call of the target settles. */
-  held: boolean;
-  /** A held batch's time limit (performance.now() ms), from the end of its turn; 0 when not held. */
+  /**
+   * Set once its turn ended with the target busy (it is held: it leaves when a call of the target settles):
+   * its time limit, performance.now() ms from the end of its turn. 0 while not held.
+   */
   expiresAt: number;
   /** Left as a call; done once that call settled or its time limit passed. */
   state: 'open' | 'sent' | 'done';
@@ -58,8 +57,8 @@ interface Lane {
 /**
  * Coalesces evaluations per target: groups submitted in one turn of the event loop wait until the turn
  * ends (setImmediate, after the I/O callbacks of this loop iteration, so requests that arrived together
- * share the call) and then leave as one script call. While `maxInFlight` calls of the target are out, the
- * batch is held instead and keeps collecting; it leaves the moment one of them settles, so a busy store
+ * share the call) and then leave as one script call. While a call of the target is out, the
+ * batch is held instead and keeps collecting; it leaves the moment that call settles, so a busy store
  * sends fewer, bigger calls and an idle one adds no wait. A batch that reaches `maxChecks` leaves at once.
  * A held batch keeps the store's time limit from the end of its turn: when it passes, its requests fail
  * (with a timeout, as a call that timed out) whether the batch left or not, so a hung call strands no one
@@ -69,7 +68,6 @@ interface Lane {
 export class Coalescer {
   readonly #send: SendGroups;
   readonly #maxChecks: number;
-  readonly #maxInFlight: number;
   readonly #timeoutMs: number;
   readonly #name: string;
   readonly #unsent: (groups: number) => void;
@@ -110,7 +108,6 @@ export class Coalescer {
   constructor(send: SendGroups, options: CoalescerOptions) {
     this.#send = send;
     this.#maxChecks = options.maxChecks;
-    this.#maxInFlight = options.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT;
     this.#timeoutMs = options.timeoutMs;
     this.#name = options.name;
     this.#unsent = options.unsent;
@@ -122,7 +119,7 @@ export class Coalescer {
       const lane = this.#laneOf(target);
       let batch = lane.open;
       if (batch === undefined) {
-        batch = { lane, waiting: [], checks: 0, held: false, expiresAt: 0, state: 'open' };
+        batch = { lane, waiting: [], checks: 0, expiresAt: 0, state: 'open' };
         lane.open = batch;
         this.#turn.push(lane);
         if (!this.#scheduled) {
@@ -148,12 +145,11 @@ export class Coalescer {
   /** The end of the turn a batch opened in: it leaves, or is held while the target is busy. */
   #endTurn(lane: Lane): void {
     const batch = lane.open;
-    if (batch === undefined || batch.held) return;
-    if (lane.inFlight < this.#maxInFlight) {
+    if (batch === undefined || batch.expiresAt > 0) return;
+    if (lane.inFlight < MAX_IN_FLIGHT) {
       this.#leave(batch, false);
       return;
     }
-    batch.held = true;
     const now = performance.now();
     batch.expiresAt = now + this.#timeoutMs;
     const queue = this.#expiring;
@@ -224,7 +220,7 @@ export class Coalescer {
     const lane = batch.lane;
     lane.inFlight -= 1;
     const held = lane.open;
-    if (held?.held === true && lane.inFlight < this.#maxInFlight) this.#leave(held, true);
+    if (held !== undefined && held.expiresAt > 0 && lane.inFlight < MAX_IN_FLIGHT) this.#leave(held, true);
     else this.#tidy(lane);
   }
 
