@@ -10,6 +10,7 @@ export {
   type LimiterOptions,
 } from './engine.js';
 export * from './errors.js';
+export { checkOptionNames } from './optionNames.js';
 // Of the HTTP layer, what users of the adapters see: their options' and handlers' types, and normalizeIp for
 // descriptors. The rest is for adapter authors: @sluice/core/http.
 export type { TrustProxy } from './http/fetch.js';
