@@ -10,7 +10,6 @@ export {
   type LimiterOptions,
 } from './engine.js';
 export * from './errors.js';
-export { checkOptionNames } from './optionNames.js';
 // Of the HTTP layer, what users of the adapters see: their options' and handlers' types, and normalizeIp for
 // descriptors. The rest is for adapter authors: @sluice/core/http.
 export type { TrustProxy } from './http/fetch.js';
@@ -29,6 +28,7 @@ export type { DeniedBody, DeniedResponse, HeaderFormat } from './http/responses.
 export { hashText, type KeyedRule, rolloutBucket, tagFor } from './keys.js';
 export * from './lists/index.js';
 export * from './observe/index.js';
+export { checkOptionNames } from './optionNames.js';
 export * from './resilience/index.js';
 export * from './rules/index.js';
 export { type WatchedRules, type WatchRulesOptions, watchRules } from './rules/watch.js';
