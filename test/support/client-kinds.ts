@@ -4,6 +4,7 @@
  */
 import type { RedisStoreOptions } from '@sluice/redis';
 import { Cluster, Redis } from 'ioredis';
+import { Cluster as Cluster6, Redis as Redis6 } from 'ioredis6';
 import { afterAll, beforeAll } from 'vitest';
 import {
   nodeRedisClient,
@@ -22,6 +23,8 @@ export type StoreClient = RedisStoreOptions['client'];
 export const CLIENT_KINDS = [
   'ioredis, one server',
   'ioredis, Cluster',
+  'ioredis 6, one server',
+  'ioredis 6, Cluster',
   'node-redis, one server',
   'node-redis, Cluster',
 ] as const;
@@ -44,6 +47,17 @@ const CONNECT: Readonly<Record<ClientKind, Connect>> = {
     const client = new Cluster(cluster.nodes);
     await ready(client);
     return [client, () => client.disconnect()];
+  },
+  // ioredis 6 (the peer range takes both majors); its types are another copy's, so the store takes it as is.
+  'ioredis 6, one server': async (server) => {
+    const client = new Redis6({ host: server.host, port: server.port });
+    await ready(client as unknown as Redis);
+    return [client as unknown as StoreClient, () => client.disconnect()];
+  },
+  'ioredis 6, Cluster': async (_server, cluster) => {
+    const client = new Cluster6(cluster.nodes);
+    await ready(client as unknown as Cluster);
+    return [client as unknown as StoreClient, () => client.disconnect()];
   },
   'node-redis, one server': async (server) => {
     const client = await nodeRedisClient(server);

@@ -11,7 +11,7 @@ import { type ClientKind, clientKinds } from './client-kinds.js';
 import { randomPrefix } from './redis.js';
 
 /** A Redis client library RedisStore supports, as client-kinds.ts names its kinds. */
-export type ClientLibrary = 'ioredis' | 'node-redis';
+export type ClientLibrary = 'ioredis' | 'ioredis 6' | 'node-redis';
 
 /** Runs the contract suite and the vectors on RedisStore over `library`'s clients, one server and a Cluster. */
 export function proveRedisClient(library: ClientLibrary): void {

@@ -3,6 +3,7 @@ import {
   type Check,
   type CheckResult,
   ConfigError,
+  checkOptionNames,
   type FactorReport,
   type Lease,
   PendingCalls,
@@ -100,6 +101,20 @@ export const DEFAULT_MAX_PENDING = 1000;
  */
 export const DEFAULT_MAX_BATCH_CHECKS = 256;
 
+/** Every option {@link RedisStore} reads: any other name is a misspelling, refused with a did-you-mean. */
+const OPTION_NAMES: readonly (keyof RedisStoreOptions)[] = [
+  'client',
+  'prefix',
+  'clock',
+  'timeoutMs',
+  'breaker',
+  'fallback',
+  'maxPending',
+  'coalesce',
+  'batchWrites',
+  'logger',
+];
+
 /** The transport of a client, by its library. */
 function transportOf(client: unknown, batchWrites: boolean): RedisTransport {
   if (isIoredis(client)) return new IoredisTransport(client, batchWrites);
@@ -150,6 +165,7 @@ export class RedisStore implements Store {
   readonly #unwatch: () => void;
 
   constructor(options: RedisStoreOptions) {
+    checkOptionNames('RedisStore', options, OPTION_NAMES);
     const transport = transportOf(options.client, options.batchWrites ?? true);
     this.#transport = transport;
     const prefix = assertPrefix(options.prefix ?? 'sluice');
