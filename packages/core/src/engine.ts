@@ -18,7 +18,8 @@ import {
 } from './requestPath.js';
 import { withResilience } from './resilience/resilientStore.js';
 import { assertNotPromise, isCompiledRules, isRulesSource } from './rules/resolve.js';
-import { StoreCaller } from './storeCall.js';
+import { steadyClock } from './steadyClock.js';
+import { answersInProcess, StoreCaller } from './storeCall.js';
 import { MemoryStore } from './stores/memory.js';
 import type {
   CompiledRules,
@@ -43,7 +44,10 @@ export interface LimiterOptions {
   store?: Store;
   /** Counters of `scope: local` rules; default: a MemoryStore of this process. */
   localStore?: Store;
-  /** Milliseconds since the epoch; default `Date.now`. */
+  /**
+   * Milliseconds since the epoch; default `Date.now`, and with an in-process store (MemoryStore) `Date.now`
+   * that never steps back (see steadyClock.ts).
+   */
   clock?: () => number;
   observer?: Observer;
   /**
@@ -130,7 +134,9 @@ export function createLimiter(options: LimiterOptions): Limiter {
   const given = { store: options.store ?? new MemoryStore(), local: options.localStore ?? new MemoryStore() };
   assertStore(given.store, 'store');
   assertStore(given.local, 'localStore');
-  const clock = options.clock ?? Date.now;
+  // In process, every counter was written on this clock, so it must not step back; a shared store's counters
+  // are written by other gateways too, on their wall clocks (or Redis TIME), which a steady clock would leave.
+  const clock = options.clock ?? (answersInProcess(given.store) ? steadyClock() : Date.now);
   const observer = guardObserver(options.observer);
   const logger = options.logger ?? console;
   assertRules(options.rules);

@@ -1,0 +1,59 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { createLimiter } from './engine.js';
+import { compileRules } from './rules/compile.js';
+import { steadyClock } from './steadyClock.js';
+
+const T = Date.UTC(2026, 10, 30, 12, 0, 30);
+const HOUR = 3_600_000;
+
+describe('steadyClock', () => {
+  it('follows the wall clock forward, and runs on by the monotonic clock when it steps back', () => {
+    let wall = T;
+    let mono = 1000;
+    const clock = steadyClock(
+      () => wall,
+      () => mono,
+    );
+    expect(clock()).toBe(T);
+    wall += 500;
+    mono += 500;
+    expect(clock()).toBe(T + 500);
+    wall -= HOUR; // the step back
+    mono += 250;
+    expect(clock()).toBe(T + 750);
+    mono += 1000;
+    wall += 1000;
+    expect(clock()).toBe(T + 1750);
+    wall = T + 2 * HOUR; // a step forward is followed
+    mono += 10;
+    expect(clock()).toBe(T + 2 * HOUR);
+  });
+});
+
+describe('a limiter on the default MemoryStore when the system clock steps back an hour', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it.each(['fixed_window', 'sliding_window'] as const)(
+    '%s: an exhausted window stays exhausted',
+    async (algorithm) => {
+      vi.useFakeTimers({ toFake: ['Date'], now: T });
+      const rules = compileRules({
+        domain: `clock_${algorithm}`,
+        rules: [{ name: 'r', key: ['ip'], algorithm, limit: { requests: 3, per: '1m' } }],
+      });
+      const limiter = createLimiter({ rules, logger: { warn() {} } });
+      const ip = { ip: '192.0.2.1' };
+      for (let i = 0; i < 3; i++) expect((await limiter.check(ip)).allowed).toBe(true);
+      expect((await limiter.check(ip)).allowed).toBe(false);
+      vi.setSystemTime(T - HOUR);
+      const after = await limiter.check(ip);
+      expect(after.allowed).toBe(false);
+      // The wait stays within the window: no hour-long lock-out either.
+      expect(after.retryAfterMs).toBeGreaterThan(0);
+      expect(after.retryAfterMs).toBeLessThanOrEqual(120_000);
+      await limiter.close();
+    },
+  );
+});
