@@ -94,4 +94,30 @@ describe('key TTL', () => {
     expect(ttl).toBeGreaterThan(WINDOW);
     expect(ttl).toBeLessThanOrEqual(2 * WINDOW + 1000);
   });
+
+  it.each<[AlgorithmName, string]>([
+    ['sliding_window', 'one-rule'],
+    ['fixed_window', 'one-rule'],
+    ['quota', 'one-rule'],
+    ['sliding_window', 'general'],
+    ['fixed_window', 'general'],
+  ])(
+    '%s (%s script): a key with no TTL (restored, PERSISTed) written in the same window gets one',
+    async (algorithm, script) => {
+      const prefix = randomPrefix();
+      const store = storeFor(prefix);
+      const now = Math.floor(Date.now() / WINDOW) * WINDOW + 10;
+      // A second rule on another key sends the call through the general script.
+      const others = script === 'general' ? [{ ...check('fixed_window'), rule: 'other' }] : [];
+      await store.evaluate([check(algorithm), ...others], now);
+      const keys = await scanKeys(redis.admin, prefix);
+      for (const key of keys) expect(await redis.admin.persist(key)).toBe(1);
+      await store.evaluate([check(algorithm), ...others], now + 5);
+      for (const key of keys) {
+        const ttl = await redis.admin.pttl(key);
+        expect(ttl, key).toBeGreaterThan(0);
+        expect(ttl, key).toBeLessThanOrEqual(2 * WINDOW + 1000);
+      }
+    },
+  );
 });

@@ -129,7 +129,8 @@ end
 local function flush_states()
   for at = 0, (state_count - 1) * 6, 6 do
     local value = state_text(states[at + 2], states[at + 3], states[at + 4])
-    if states[at + 6] then
+    -- A key kept with no TTL (restored from a dump, PERSISTed) would never expire: it gets the new one.
+    if states[at + 6] and redis.call('PTTL', states[at + 1]) > 0 then
       redis.call('SET', states[at + 1], value, 'KEEPTTL')
     else
       redis.call('SET', states[at + 1], value, 'PX', math.ceil(states[at + 5]) + MARGIN_MS)

@@ -133,14 +133,24 @@ function failedGroup(reply: readonly unknown[], start: number, group: Group): Ke
   return new KeyStateError([...rules]);
 }
 
+/**
+ * A reply number within [0, most]: a count or time read back from state that another tool wrote (past 2^53,
+ * NaN) never reaches a header as a rounded or unprintable number.
+ */
+function bounded(value: unknown, most: number): number {
+  const n = Number(value);
+  if (!(n > 0)) return 0;
+  return n < most ? n : most;
+}
+
 function resultAt(reply: readonly unknown[], at: number): CheckResult {
   const retry = Number(reply[at + 4]);
   const delay: unknown = reply[at + 5];
+  const limit = bounded(reply[at + 1], Number.MAX_SAFE_INTEGER);
   const allowed = reply[at] === 1;
-  const limit = Number(reply[at + 1]);
-  const remaining = Number(reply[at + 2]);
-  const resetMs = Number(reply[at + 3]);
-  const retryAfterMs = retry === NEVER ? Number.POSITIVE_INFINITY : retry;
+  const remaining = bounded(reply[at + 2], limit);
+  const resetMs = bounded(reply[at + 3], Number.MAX_SAFE_INTEGER);
+  const retryAfterMs = retry === NEVER ? Number.POSITIVE_INFINITY : bounded(retry, Number.MAX_SAFE_INTEGER);
   const result: CheckResult =
     delay === ''
       ? { allowed, limit, remaining, resetMs, retryAfterMs }
