@@ -64,8 +64,6 @@ export interface RunningApp {
 
 /** What a framework does its own way, which the suites expect of it. */
 export interface AdapterTraits {
-  /** The global rules see the route template (`/users/:id`); else only the path, and a notice says so. */
-  readonly globalSeesTemplates: boolean;
   /** The name of the rule the route shorthand makes for `/limited`. */
   readonly routeShorthandName: string;
 }

@@ -16,7 +16,7 @@ export * from './app-spec.js';
 
 const fastify: AdapterFactory = {
   name: 'fastify',
-  traits: { globalSeesTemplates: true, routeShorthandName: 'get_limited' },
+  traits: { routeShorthandName: 'get_limited' },
   async start(spec) {
     const app = Fastify({ trustProxy: spec.trustProxy ?? false });
     const { sendsFirst, errors } = spec;
@@ -55,7 +55,7 @@ const fastify: AdapterFactory = {
 
 const expressFactory: AdapterFactory = {
   name: 'express',
-  traits: { globalSeesTemplates: false, routeShorthandName: 'route_1' },
+  traits: { routeShorthandName: 'route_1' },
   async start(spec) {
     const app = express();
     app.set('trust proxy', spec.trustProxy ?? false);
@@ -102,7 +102,7 @@ const expressFactory: AdapterFactory = {
 
 const koa: AdapterFactory = {
   name: 'koa',
-  traits: { globalSeesTemplates: false, routeShorthandName: 'route_1' },
+  traits: { routeShorthandName: 'route_1' },
   async start(spec) {
     const app = new Koa();
     app.proxy = spec.trustProxy ?? false;

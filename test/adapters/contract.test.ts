@@ -4,6 +4,7 @@ import {
   type AdapterStage,
   type Check,
   type CheckResult,
+  compileRules,
   type Lease,
   MemoryStore,
   type Store,
@@ -193,17 +194,73 @@ describe.each(adapters.map((adapter) => [adapter.name, adapter] as const))(
     });
 
     itUnlessSkipped(adapter, 'unmatchedRoutes')(
-      'limits requests no route matches (404s) by the global rules, keyed by the path',
+      'limits requests no route matches (404s) by the global rules, all under one route value',
       async () => {
-        const byRoute = { name: 'per_route', key: ['route'], limit: { requests: 1, per: '60s' } };
+        const byRoute = { name: 'per_route', key: ['ip', 'route'], limit: { requests: 2, per: '60s' } };
         const app = await start({ options: { rules: rules(byRoute) } });
         await request(app.url).get('/nowhere').expect(404);
-        const denied = await request(app.url).get('/nowhere').expect(429);
-        expect(denied.headers['x-ratelimit-rule']).toBe('per_route');
+        // A guessed path is no new counter: every 404 has the route `(unmatched)`.
         await request(app.url).get('/elsewhere').expect(404);
+        const denied = await request(app.url).get('/guess/3').expect(429);
+        expect(denied.headers['x-ratelimit-rule']).toBe('per_route');
         await request(app.url).get('/search').expect(200);
+        await app.close();
+        const only404s = {
+          name: 'scanners',
+          match: { route: '(unmatched)' },
+          key: ['ip'],
+          limit: { requests: 1, per: '60s' },
+        };
+        const next = await start({ options: { rules: rules(only404s) } });
+        await request(next.url).get('/nowhere').expect(404);
+        await request(next.url).get('/elsewhere').expect(429);
+        await request(next.url).get('/search').expect(200);
+        await request(next.url).get('/search').expect(200);
       },
     );
+
+    describe('global rules reading route see the route template', () => {
+      const userReads = {
+        name: 'user_reads',
+        match: { route: '/users/:id' },
+        key: ['ip'],
+        limit: { requests: 1, per: '60s' },
+      };
+      const perIpRoute = { name: 'per_ip_route', key: ['ip', 'route'], limit: { requests: 3, per: '60s' } };
+
+      it('applies a rule matching /users/:id to /users/1 and /users/2', async () => {
+        const app = await start({ options: { rules: rules(userReads) } });
+        await request(app.url).get('/users/1').expect(200);
+        const denied = await request(app.url).get('/users/2').expect(429);
+        expect(denied.headers['x-ratelimit-rule']).toBe('user_reads');
+        await request(app.url).get('/search').expect(200);
+      });
+
+      it('counts a rule keyed by [ip, route] once per template, not per path', async () => {
+        const app = await start({ options: { rules: rules(perIpRoute) } });
+        const first = await request(app.url).get('/users/1').expect(200);
+        expect(first.headers.ratelimit).toMatch(/^"per_ip_route";r=2;/);
+        // Another id is the same route: it sees the first request's count.
+        const second = await request(app.url).get('/users/2').expect(200);
+        expect(second.headers.ratelimit).toMatch(/^"per_ip_route";r=1;/);
+        await request(app.url).get('/users/3?x=1').expect(200);
+        await request(app.url).get('/users/4').expect(429);
+        const other = await request(app.url).get('/search').expect(200);
+        expect(other.headers.ratelimit).toMatch(/^"per_ip_route";r=2;/);
+      });
+
+      it('follows a reload: a new table that starts reading route gets templates at once', async () => {
+        const app = await start({ options: { rules: rules(perIp(100)) } });
+        await request(app.url).get('/users/1').expect(200);
+        app.limiter.setRules(compileRules(rules(perIpRoute)));
+        await request(app.url).get('/users/1').expect(200);
+        const second = await request(app.url).get('/users/2').expect(200);
+        expect(second.headers.ratelimit).toMatch(/^"per_ip_route";r=1;/);
+        app.limiter.setRules(compileRules(rules(perIp(2))));
+        await request(app.url).get('/users/3').expect(200);
+        await request(app.url).get('/users/4').expect(429);
+      });
+    });
 
     it('counts HEAD and GET on a route the same way, once each', async () => {
       const app = await start({

@@ -45,7 +45,7 @@ function honoOptions(spec: AppSpec): HonoRateLimitOptions {
 /** The contract app on Hono, served by @hono/node-server. */
 export const hono: AdapterFactory = {
   name: 'hono',
-  traits: { globalSeesTemplates: false, routeShorthandName: 'route_1' },
+  traits: { routeShorthandName: 'route_1' },
   async start(spec) {
     const app = new Hono();
     const { sendsFirst } = spec;

@@ -230,7 +230,7 @@ const NEST_SKIPS = {
 function nestFactory(platform: Platform): AdapterFactory {
   return {
     name: `nestjs-${platform}`,
-    traits: { globalSeesTemplates: true, routeShorthandName: 'main_controller_limited' },
+    traits: { routeShorthandName: 'main_controller_limited' },
     skips: NEST_SKIPS,
     start: (spec) => startNest({ ...spec, platform }),
   };

@@ -14,7 +14,7 @@ import {
   waitUnlessClosed,
 } from '@sluice/core/http';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { limitedRoute, type RouteMiddlewares } from './routes.js';
+import { type RouteMiddlewares, routeOf } from './routes.js';
 
 declare global {
   namespace Express {
@@ -51,7 +51,7 @@ export function rateLimit(options?: ExpressRateLimitOptions): ExpressRateLimit {
   const routeMiddlewares: RouteMiddlewares = new WeakMap();
   let routeLimited = false;
 
-  // The global middleware runs before Express routes: it sees paths, and templates only in limiter.route().
+  // The global middleware runs before Express routes: it finds the template itself when it can (routes.ts).
   const http = createHttpLimiter<Request, ExpressRateLimitOptions>(options, {
     globalSeesPaths: true,
     // Without limiter.route(), the notes only keep a limiter mounted twice from counting twice: res.locals
@@ -62,8 +62,8 @@ export function rateLimit(options?: ExpressRateLimitOptions): ExpressRateLimit {
 
   // No async function: a request decided in process goes on to `next` without waiting on a promise.
   function sluiceRateLimit(req: Request, res: Response, next: NextFunction): void {
-    // Apps without limiter.route() never look a route up.
-    const route = routeLimited ? limitedRoute(req, routeMiddlewares) : undefined;
+    // Only apps with limiter.route() or rules reading `route` look the route up.
+    const route = routeLimited || http.readsRoute() ? routeOf(req, routeMiddlewares) : undefined;
     const verdict =
       route === undefined
         ? http.check(req, new ExpressFacts(req, undefined), ALL_RULES)

@@ -1,7 +1,7 @@
-import type { CheckScope } from '@sluice/core/http';
+import { type CheckScope, UNMATCHED_ROUTE } from '@sluice/core/http';
 import type { Request } from 'express';
 
-/** The route a request will be served by, when it carries one of this limiter's `limiter.route()` middleware. */
+/** The route a request will be served by, and the scope the global middleware checks for it. */
 export interface LimitedRoute {
   readonly scope: CheckScope;
   /** The route's template (`/users/:id`), mount paths included. */
@@ -20,24 +20,26 @@ interface RouterLayer {
   match?(path: string): { readonly path?: string } | false;
 }
 
+const ALL_RULES: CheckScope = Object.freeze({});
+
 /** Route middleware of one limiter, each with the scope it checks. */
 export type RouteMiddlewares = WeakMap<object, CheckScope>;
 
 /**
- * The route Express will dispatch this request to, if it carries one of `ours`: the first route, in the app
- * router's order and through mounted routers, matching the path and method, as Express's router walks them.
- * Undefined when none matches, when the first match carries none of ours, or when the global middleware is not
- * at the app's root (its path is then relative to a mount this lookup does not know).
+ * The route Express will dispatch this request to: the first route, in the app router's order and through
+ * mounted routers, matching the path and method, as Express's router walks them; its template, and the scope
+ * of the first of `ours` on it (every rule when none). `UNMATCHED_ROUTE` when no route matches (a 404).
+ * Undefined when this lookup cannot tell: the global middleware is not at the app's root (its path is then
+ * relative to a mount this lookup does not know), or the path goes into a mounted sub-app.
  */
-export function limitedRoute(req: Request, ours: RouteMiddlewares): LimitedRoute | undefined {
+export function routeOf(req: Request, ours: RouteMiddlewares): LimitedRoute | undefined {
   if (req.baseUrl !== '') return undefined;
   const stack = (req.app as { router?: { stack?: unknown } }).router?.stack;
-  const path = pathname(req.url);
   const method = req.method;
-  const found = firstRoute(stack, path, method, '');
-  if (found === undefined) return undefined;
-  const scope = routeScope(found.layer, method, ours);
-  return scope === undefined ? undefined : { scope, template: found.template };
+  const found = firstRoute(stack, pathname(req.url), method, '');
+  if (found === 'unknown') return undefined;
+  if (found === 'none') return { scope: ALL_RULES, template: UNMATCHED_ROUTE };
+  return { scope: routeScope(found.layer, method, ours) ?? ALL_RULES, template: found.template };
 }
 
 function pathname(url: string): string {
@@ -45,34 +47,36 @@ function pathname(url: string): string {
   return end === -1 ? url : url.slice(0, end);
 }
 
+type Found = { layer: RouterLayer; template: string } | 'none' | 'unknown';
+
 /** Depth-first over mounted routers, the order Express tries layers in. */
-function firstRoute(
-  stack: unknown,
-  path: string,
-  method: string,
-  base: string,
-): { layer: RouterLayer; template: string } | undefined {
-  if (!Array.isArray(stack)) return undefined;
+function firstRoute(stack: unknown, path: string, method: string, base: string): Found {
+  if (!Array.isArray(stack)) return 'unknown';
   for (const layer of stack as RouterLayer[]) {
     let match: { readonly path?: string } | false;
     try {
       match = layer.match?.(path) ?? false;
     } catch {
-      return undefined; // Express sends this request to its error handlers: no route.
+      return 'none'; // Express sends this request to its error handlers: no route.
     }
     if (match === false) continue;
     const route = layer.route;
     if (route !== undefined) {
       if (route._handlesMethod?.(method) !== true && method !== 'HEAD') continue;
-      return typeof route.path === 'string' ? { layer, template: `${base}${route.path}` } : undefined;
+      return typeof route.path === 'string' ? { layer, template: `${base}${route.path}` } : 'unknown';
     }
     const inner = (layer.handle as { stack?: unknown } | undefined)?.stack;
-    if (inner === undefined || typeof match.path !== 'string') continue;
+    // A sub-app (`app.use('/admin', adminApp)`) routes with a router this lookup cannot reach.
+    if (inner === undefined) {
+      if ((layer.handle as { name?: unknown } | undefined)?.name === 'mounted_app') return 'unknown';
+      continue;
+    }
+    if (typeof match.path !== 'string') continue;
     const rest = path.slice(match.path.length);
     const found = firstRoute(inner, rest.startsWith('/') ? rest : `/${rest}`, method, `${base}${match.path}`);
-    if (found !== undefined) return found;
+    if (found !== 'none') return found;
   }
-  return undefined;
+  return 'none';
 }
 
 /** The scope of the first of our middleware the route runs for this method. */

@@ -9,6 +9,7 @@ import {
   type RateLimitOptions,
   reportWhenDone,
   routeRuleName,
+  UNMATCHED_ROUTE,
   verdictWriter,
   waitUnlessClosed,
 } from '@sluice/core/http';
@@ -84,7 +85,9 @@ const plugin: FastifyPluginAsync<FastifyRateLimitOptions> = async (fastify, give
       done();
       return;
     }
-    limit(request, reply, done, config === undefined ? ALL_RULES : scopeOf(config, route), route.url);
+    // A request no route matches (Fastify's 404 handler) has no url: every one has the same `route`.
+    const template = route.url ?? UNMATCHED_ROUTE;
+    limit(request, reply, done, config === undefined ? ALL_RULES : scopeOf(config, route), template);
   });
 
   /**
@@ -126,7 +129,7 @@ const plugin: FastifyPluginAsync<FastifyRateLimitOptions> = async (fastify, give
     reply: FastifyReply,
     done: Done,
     scope: CheckScope,
-    template: string | undefined,
+    template: string,
   ): void {
     const verdict = http.check(request, new FastifyFacts(request, template, trust), scope);
     if (verdict instanceof Promise) verdict.then((settled) => act(request, reply, done, settled)).catch(done);

@@ -18,7 +18,7 @@ import type { Context, MiddlewareHandler, Next } from 'hono';
 import type { GetConnInfo } from 'hono/conninfo';
 import { routePath } from 'hono/route';
 import { reportingNext, waitUnlessGone } from './lifecycle.js';
-import { limitedRoute, type RouteMiddlewares } from './routes.js';
+import { type RouteMiddlewares, routeOf } from './routes.js';
 
 declare module 'hono' {
   interface ContextVariableMap {
@@ -60,7 +60,7 @@ export function rateLimit(options?: HonoRateLimitOptions): HonoRateLimit {
   const trust = forwardedTrust(trustProxy);
   if (typeof getConnInfo !== 'function')
     throw new ConfigError('invalid rate limit options: option "getConnInfo": must be a function');
-  // The global middleware sees the path, and a template only on a route with limiter.route().
+  // Hono has matched the routes before the global middleware runs: it reads the template there (routes.ts).
   const http = createHttpLimiter<Context, HonoRateLimitOptions>(options && shared, { globalSeesPaths: true });
 
   /** This limiter's route middleware, each with the scope the global middleware checks for its route. */
@@ -72,12 +72,10 @@ export function rateLimit(options?: HonoRateLimitOptions): HonoRateLimit {
 
   /** Hono has matched the request's handlers already: a route's rules are checked here, in the same call. */
   function sluiceRateLimit(c: Context, next: Next): Promise<Response | undefined> {
-    // Apps without limiter.route() never look a route up.
-    const route = routeLimited ? limitedRoute(c, routeMiddlewares) : undefined;
-    const verdict =
-      route === undefined
-        ? http.check(c, facts(c, undefined), ALL_RULES)
-        : http.check(c, facts(c, route.template), { rules: route.scope.rules });
+    // Only apps with limiter.route() or rules reading `route` look the route up.
+    const route = routeLimited || http.readsRoute() ? routeOf(c, routeMiddlewares) : undefined;
+    const scope = route?.scope === undefined ? ALL_RULES : { rules: route.scope.rules };
+    const verdict = http.check(c, facts(c, route?.template), scope);
     return settle(c, next, verdict);
   }
 

@@ -15,7 +15,7 @@ import {
   waitUnlessClosed,
 } from '@sluice/core/http';
 import type { Context, Middleware, Next } from 'koa';
-import { limitedRoute, type RouteMiddlewares } from './routes.js';
+import { type RouteMiddlewares, routeOf } from './routes.js';
 
 declare module 'koa' {
   interface DefaultState {
@@ -49,7 +49,7 @@ const nothing = (): void => {};
 
 /** Koa middleware: `app.use(rateLimit(options))`. Without options: 60 requests a minute per IP. */
 export function rateLimit(options?: KoaRateLimitOptions): KoaRateLimit {
-  // Mounted with app.use, the middleware runs before @koa/router: it sees paths, not templates.
+  // Mounted with app.use, the middleware runs before @koa/router: it finds the template itself (routes.ts).
   const http = createHttpLimiter<Context, KoaRateLimitOptions>(options, { globalSeesPaths: true });
 
   /** This limiter's route middleware, each with the scope the global middleware checks for its route. */
@@ -58,8 +58,8 @@ export function rateLimit(options?: KoaRateLimitOptions): KoaRateLimit {
 
   // No async function: a request decided in process goes on to `next` without an extra promise.
   function sluiceRateLimit(ctx: Context, next: Next): Promise<void> {
-    // Apps without limiter.route() never look a route up.
-    const route = routeLimited ? limitedRoute(ctx, routeMiddlewares) : undefined;
+    // Only apps with limiter.route() or rules reading `route` look the route up.
+    const route = routeLimited || http.readsRoute() ? routeOf(ctx, routeMiddlewares) : undefined;
     const verdict =
       route === undefined
         ? http.check(ctx, new KoaFacts(ctx, undefined), ALL_RULES)

@@ -1,12 +1,14 @@
-import type { CheckScope } from '@sluice/core/http';
+import { type CheckScope, UNMATCHED_ROUTE } from '@sluice/core/http';
 import type { Context } from 'koa';
 
-/** The route a request will be served by, when it carries one of this limiter's `limiter.route()` middleware. */
+/** The route a request will be served by, and the scope the global middleware checks for it. */
 export interface LimitedRoute {
   readonly scope: CheckScope;
   /** The route's template (`/users/:id`), the router's prefix included. */
   readonly template: string;
 }
+
+const ALL_RULES: CheckScope = Object.freeze({});
 
 /** Route middleware of one limiter, each with the scope it checks. */
 export type RouteMiddlewares = WeakMap<object, CheckScope>;
@@ -25,15 +27,19 @@ interface RouterLayer {
 }
 
 /**
- * The route @koa/router will dispatch this request to, if it carries one of `ours`: the app's first router (a
- * middleware that @koa/router marks with `.router`) with a route for the path and method, and in it the first
- * route matched, as the router runs them. Undefined otherwise (no router, no such route, a router mounted in a
- * way this lookup cannot see): the route's middleware then checks its rules alone.
+ * The route @koa/router will dispatch this request to: the app's first router (a middleware that @koa/router
+ * marks with `.router`) with a route for the path and method, and in it the first route matched, as the
+ * router runs them; its template, and the scope of the first of `ours` on it (every rule when none).
+ * `UNMATCHED_ROUTE` when the app has routers and none has a route for the request (a 404). Undefined when the
+ * app has no router this lookup can see (another router, one behind koa-mount): the route's middleware then
+ * checks its rules alone.
  */
-export function limitedRoute(ctx: Context, ours: RouteMiddlewares): LimitedRoute | undefined {
+export function routeOf(ctx: Context, ours: RouteMiddlewares): LimitedRoute | undefined {
+  let routers = 0;
   for (const middleware of ctx.app.middleware) {
     const router = (middleware as { router?: KoaRouter }).router;
     if (router?.match === undefined) continue;
+    routers += 1;
     if (router.matchHost !== undefined && !router.matchHost(ctx.host)) continue;
     const own = router.opts?.routerPath;
     const layers = router.match(
@@ -41,17 +47,16 @@ export function limitedRoute(ctx: Context, ours: RouteMiddlewares): LimitedRoute
       ctx.method,
     ).pathAndMethod;
     const route = layers?.find((layer) => (layer.methods?.length ?? 0) > 0);
-    if (route === undefined) continue;
-    return ourScope(route, ours);
+    if (route !== undefined) return foundRoute(route, ours);
   }
-  return undefined;
+  return routers === 0 ? undefined : { scope: ALL_RULES, template: UNMATCHED_ROUTE };
 }
 
-function ourScope(route: RouterLayer, ours: RouteMiddlewares): LimitedRoute | undefined {
-  if (typeof route.path !== 'string' || route.stack === undefined) return undefined;
-  for (const handler of route.stack) {
+function foundRoute(route: RouterLayer, ours: RouteMiddlewares): LimitedRoute | undefined {
+  if (typeof route.path !== 'string') return undefined;
+  for (const handler of route.stack ?? []) {
     const scope = typeof handler === 'function' ? ours.get(handler) : undefined;
     if (scope !== undefined) return { scope, template: route.path };
   }
-  return undefined;
+  return { scope: ALL_RULES, template: route.path };
 }

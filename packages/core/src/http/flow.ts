@@ -87,6 +87,12 @@ export interface HttpLimiter<Req, O extends RateLimitOptions<Req> = RateLimitOpt
    * key?, name?}` with its rule named `name`, else `defaultName`. Throws ConfigError/RulesError naming `label`.
    */
   compileRouteConfig(config: unknown, label: string, defaultName: string): CompiledRules;
+  /**
+   * True when a rule of the current global table reads `route` (in `match` or `key`): only then does an
+   * adapter whose global middleware runs before the router look the route template up. Asked per request, so
+   * a reloaded table that starts or stops reading `route` takes effect with its first request.
+   */
+  readsRoute(): boolean;
 }
 
 /**
@@ -291,5 +297,7 @@ export function createHttpLimiter<Req, O extends RateLimitOptions<Req>>(
     return compileRouteRules((config as { rules?: unknown }).rules, label);
   }
 
-  return { limiter, options, check, compileRouteRules, compileRouteConfig, routeScope, report };
+  const readsRoute = (): boolean => usedBy(ALL_RULES).has('route');
+
+  return { limiter, options, check, compileRouteRules, compileRouteConfig, routeScope, report, readsRoute };
 }

@@ -41,7 +41,7 @@ export {
   rateLimitHeaders,
   retryAfterSeconds,
 } from './responses.js';
-export { normalizePath, type PathOptions } from './route.js';
+export { normalizePath, type PathOptions, UNMATCHED_ROUTE } from './route.js';
 export { DEFAULT_RULES } from './rules-option.js';
 export { constrainsMore, shownResult } from './shown.js';
 export type { OutcomeLimiter, ResponseListener } from './verdict.js';

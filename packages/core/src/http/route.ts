@@ -53,3 +53,11 @@ function decodeSegmentText(text: string): string {
     });
   }
 }
+
+/**
+ * The `route` descriptor of a request no route matches (a 404) on every adapter that can tell: one fixed
+ * value, so a rule keyed by `[ip, route]` gives a scanner one counter for all its guesses, never one per
+ * guessed path; `match: {route: '(unmatched)'}` limits 404s on their own. Route templates start with `/`, so
+ * it names no route.
+ */
+export const UNMATCHED_ROUTE = '(unmatched)';
