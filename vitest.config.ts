@@ -5,6 +5,7 @@ const packages = [
   'core',
   'redis',
   'prometheus',
+  'opentelemetry',
   'fastify',
   'express',
   'koa',

@@ -2,9 +2,10 @@
  * The packages as a user gets them from the registry: every package under packages/ is packed with pnpm (running
  * its prepack), the tarballs are installed with npm into an app in the system's temp directory, outside the
  * workspace, and there an ESM Fastify app, CommonJS Express, Koa and Nest apps and an ESM Hono app each serve real
- * HTTP up to their first 429, a TypeScript file type-checks under `module: node16` (and runs) and under `moduleResolution:
- * bundler`, and `npx sluice validate` checks a rules file. A second app installs only @sluice/cli, which must
- * validate without ioredis and say what to install for `push`. Runs in `pnpm test`, after the build.
+ * HTTP up to their first 429, @sluice/opentelemetry records on the OpenTelemetry SDK from ESM and CommonJS, a
+ * TypeScript file type-checks under `module: node16` (and runs) and under `moduleResolution: bundler`, and
+ * `npx sluice validate` checks a rules file. A second app installs only @sluice/cli, which must validate without
+ * ioredis and say what to install for `push`. Runs in `pnpm test`, after the build.
  */
 import {
   cpSync,
@@ -53,6 +54,10 @@ const APP_DEPENDENCIES = [
   '@types/express',
   '@types/koa',
   '@types/node',
+  '@opentelemetry/api',
+  '@opentelemetry/context-async-hooks',
+  '@opentelemetry/sdk-metrics',
+  '@opentelemetry/sdk-trace-base',
 ];
 /** The libraries MIGRATING.md's "before" programs use. */
 const MIGRATING_FROM: Record<string, string> = {
@@ -279,6 +284,21 @@ describe.concurrent('packed packages installed with npm outside the workspace', 
       expect(await denied?.json()).toMatchObject({ error: 'rate_limited', rule: 'per_ip' });
     } finally {
       server.stop();
+    }
+  });
+
+  it('@sluice/opentelemetry from ESM and CommonJS: the span and the meter get each decision', async () => {
+    const expected = {
+      outcomes: ['allowed', 'allowed', 'denied'],
+      events: [[], [], ['sluice.rate_limited']],
+      decisions: [
+        ['allowed', 2],
+        ['denied', 1],
+      ],
+    };
+    for (const file of ['otel-esm.mjs', 'otel-cjs.cjs']) {
+      const ran = ok(`node ${file}`, await run(process.execPath, [file], app));
+      expect(JSON.parse(ran.stdout)).toEqual(expected);
     }
   });
 
