@@ -1,0 +1,11 @@
+export { MissingTableError, UnsupportedCheckError } from './errors.js';
+export {
+  DEFAULT_POOL_SIZE,
+  DEFAULT_TIMEOUT_MS,
+  type MigrateOptions,
+  migrate,
+  type PostgresLogger,
+  PostgresStore,
+  type PostgresStoreOptions,
+} from './store.js';
+export type { PostgresClock } from './transaction.js';

@@ -1,0 +1,122 @@
+import type { PoolClient, QueryConfig, QueryResult } from 'pg';
+import type { StateKey } from './evaluator.js';
+import { type LockedRow, lockOrder, type RowWrite } from './rows.js';
+import type { TableName } from './schema.js';
+
+/** Where a call's time comes from: the database's clock (one for every gateway) or the `now` the engine passes. */
+export type PostgresClock = 'database' | 'app';
+
+/** The database's time, epoch ms, read when the statement runs (not when the transaction began). */
+export const DATABASE_NOW_MS = 'floor(extract(epoch FROM clock_timestamp()) * 1000)::float8';
+
+/** How long one transaction may wait for locks, and stay idle between its two round trips, at most. */
+export interface TransactionLimits {
+  /** Past it a lock wait fails instead of queuing behind a stuck holder. */
+  readonly lockTimeoutMs: number;
+  /** Past it the server ends a transaction whose gateway went quiet (its locks go with it). */
+  readonly idleTimeoutMs: number;
+  /** A round trip not answered in this long is abandoned and its connection dropped. */
+  readonly abandonAfterMs: number;
+}
+
+/** Rows locked at the start of a call, with the time the call decides at. */
+export interface Locked {
+  readonly rows: readonly LockedRow[];
+  readonly now: number;
+}
+
+interface RawRow {
+  readonly rule: string;
+  readonly tag: string;
+  readonly state: unknown;
+  readonly expires_at: number;
+}
+
+/** One round trip: a simple-protocol query (several statements, no parameters), with the abandon limit. */
+async function roundTrip(
+  client: PoolClient,
+  text: string,
+  limits: TransactionLimits,
+): Promise<QueryResult[]> {
+  // query_timeout per query is read by pg (client.js) though its typings leave it out.
+  const config: QueryConfig & { query_timeout: number } = { text, query_timeout: limits.abandonAfterMs };
+  const result: QueryResult | QueryResult[] = await client.query(config);
+  // A query of several statements answers one result per statement.
+  return Array.isArray(result) ? (result as QueryResult[]) : [result];
+}
+
+function numberLiteral(value: number): string {
+  if (Number.isNaN(value)) throw new RangeError('a row expiry is NaN');
+  return Number.isFinite(value) ? String(value) : `'${value > 0 ? '' : '-'}Infinity'::float8`;
+}
+
+/**
+ * Round trip 1: opens the transaction (read committed: each statement sees the latest committed rows, and
+ * row locks make the call exact), makes the rows that do not exist yet (expired at once, so a call that ends
+ * up writing none leaves nothing behind, and the sweep takes any left) and locks every row, in one order, in ONE
+ * statement (INSERT ... ON CONFLICT DO UPDATE locks the rows it finds, and waits for a row another call is
+ * making), returning them; then reads the database's clock, after the locks were had.
+ */
+export async function lockRows(
+  client: PoolClient,
+  table: TableName,
+  keys: readonly StateKey[],
+  clock: PostgresClock,
+  limits: TransactionLimits,
+): Promise<Locked> {
+  const values = lockOrder(keys)
+    .map(
+      ({ rule, tag }) => `(${client.escapeLiteral(rule)},${client.escapeLiteral(tag)},'-Infinity'::float8)`,
+    )
+    .join(',');
+  const statements = [
+    'BEGIN ISOLATION LEVEL READ COMMITTED',
+    `SET LOCAL lock_timeout = ${Math.ceil(limits.lockTimeoutMs)}`,
+    `SET LOCAL idle_in_transaction_session_timeout = ${Math.ceil(limits.idleTimeoutMs)}`,
+    `INSERT INTO ${table.qualified} AS c (rule, tag, expires_at) VALUES ${values}
+ON CONFLICT (rule, tag) DO UPDATE SET state = c.state
+RETURNING c.rule, c.tag, c.state, c.expires_at`,
+    ...(clock === 'database' ? [`SELECT ${DATABASE_NOW_MS} AS now`] : []),
+  ];
+  const results = await roundTrip(client, statements.join(';\n'), limits);
+  const locked = results[3]!.rows as RawRow[];
+  const rows = locked.map((row) => ({
+    rule: row.rule,
+    tag: row.tag,
+    state: row.state,
+    expiresAt: row.expires_at,
+  }));
+  const now = clock === 'database' ? (results[4]!.rows[0] as { now: number }).now : Number.NaN;
+  return { rows, now };
+}
+
+/**
+ * Round trip 2: writes the call's rows back and commits, in ONE round trip; with nothing to write, rolls back
+ * (the rows made only to be locked go with it).
+ */
+export async function commitRows(
+  client: PoolClient,
+  table: TableName,
+  writes: readonly RowWrite[],
+  limits: TransactionLimits,
+): Promise<void> {
+  if (writes.length === 0) {
+    await roundTrip(client, 'ROLLBACK', limits);
+    return;
+  }
+  const values = writes
+    .map(
+      (row) =>
+        `(${client.escapeLiteral(row.rule)},${client.escapeLiteral(row.tag)},` +
+        `${client.escapeLiteral(JSON.stringify(row.state))}::jsonb,${numberLiteral(row.expiresAt)})`,
+    )
+    .join(',');
+  const upsert = `INSERT INTO ${table.qualified} AS c (rule, tag, state, expires_at) VALUES ${values}
+ON CONFLICT (rule, tag) DO UPDATE SET state = EXCLUDED.state, expires_at = EXCLUDED.expires_at`;
+  await roundTrip(client, `${upsert};\nCOMMIT`, limits);
+}
+
+/** Ends a transaction the call gave up on (its time limit passed): nothing it decided is kept. */
+export async function rollBack(client: PoolClient, limits: TransactionLimits): Promise<void> {
+  await roundTrip(client, 'ROLLBACK', limits);
+}
