@@ -29,6 +29,19 @@ export class IoredisTransport implements RedisTransport {
   readonly #defined = new Set<string>();
   readonly isCluster: boolean;
   readonly dropsUnansweredOnClose: boolean;
+  /** Whether the client has been ready: after that, not ready means the connection was lost. */
+  #wasReady: boolean;
+  /** Whom the relay tells the client's events (the store). */
+  #watcher: ClientWatcher | undefined;
+  /** Our listener, held here (watchClient holds it weakly): notes readiness, then tells the store. */
+  readonly #relay: ClientWatcher = {
+    clientError: (error) => this.#watcher?.clientError(error),
+    connectionClosed: () => this.#watcher?.connectionClosed(),
+    clientReady: () => {
+      this.#wasReady = true;
+      this.#watcher?.clientReady();
+    },
+  };
   /** The socket corked for this turn of the event loop, if any. */
   #corked: { uncork(): void } | undefined;
   readonly #uncork = () => {
@@ -41,14 +54,21 @@ export class IoredisTransport implements RedisTransport {
     this.#client = client;
     this.#batchWrites = batchWrites;
     this.isCluster = client.isCluster;
+    this.#wasReady = client.status === 'ready';
     this.dropsUnansweredOnClose =
       !client.isCluster && (client as Redis).options.autoResendUnfulfilledCommands === false;
   }
 
   state(): ConnectionState {
     const status = this.#client.status;
-    if (status === 'ready') return 'ready';
-    return DOWN.has(status) ? 'down' : 'connecting';
+    if (status === 'ready') {
+      this.#wasReady = true;
+      return 'ready';
+    }
+    // Before its first connection (a server that starts a little later: refused, reconnecting), calls wait
+    // for it; once it has been ready, a lost connection fails them at once.
+    if (status === 'end' || (this.#wasReady && DOWN.has(status))) return 'down';
+    return 'connecting';
   }
 
   runScript(script: RedisScript, args: ScriptArgs, inTurn: boolean): Promise<unknown> {
@@ -75,7 +95,8 @@ export class IoredisTransport implements RedisTransport {
   }
 
   watch(watcher: ClientWatcher): () => void {
-    return watchClient(this.#client, watcher);
+    this.#watcher = watcher;
+    return watchClient(this.#client, this.#relay);
   }
 
   /** Holds this turn's writes in the socket until the turn ends: one write for every call made meanwhile. */

@@ -140,7 +140,7 @@ function failedGroup(reply: readonly unknown[], start: number, group: Group): Ke
 function bounded(value: unknown, most: number): number {
   const n = Number(value);
   if (!(n > 0)) return 0;
-  return n < most ? n : most;
+  return Math.min(n, most);
 }
 
 function resultAt(reply: readonly unknown[], at: number): CheckResult {

@@ -1,6 +1,7 @@
 import type { Check, CheckResult, Lease, PendingCalls, Store } from '@sluice/core';
 import { Coalescer } from './coalescer.js';
 import { bySlot, giveBackChecks, groupsFor, strandedLeases } from './codec.js';
+import type { FirstConnection } from './firstConnection.js';
 import { oneRuleArgv, oneRuleOf, oneRuleScript } from './oneRuleScript.js';
 import { BAN_SUFFIX } from './policy.js';
 import { EVALUATE_SCRIPT } from './script.js';
@@ -32,14 +33,18 @@ export class ScriptStore implements Store {
   readonly #calls: PendingCalls;
   /** Collects a turn's evaluations into one call; undefined when coalescing is off. */
   readonly #coalescer: Coalescer | undefined;
+  /** Where calls made before the first connection wait for it; none: they go to the client as they are. */
+  readonly #firstConnection: FirstConnection | undefined;
 
   constructor(
     transport: RedisTransport,
     settings: CallSettings,
     calls: PendingCalls,
     maxChecks: number | undefined,
+    firstConnection?: FirstConnection,
   ) {
     this.#transport = transport;
+    this.#firstConnection = firstConnection;
     this.#settings = settings;
     this.#calls = calls;
     if (maxChecks !== undefined) {
@@ -186,6 +191,16 @@ export class ScriptStore implements Store {
    * Redis answers. `inTurn`: the call is made during the turn of its requests (see RedisTransport).
    */
   #run(script: RedisScript, args: ScriptArgs, counted: number, inTurn: boolean): Promise<unknown> {
-    return this.#calls.track(this.#transport.runScript(script, args, inTurn), counted);
+    return this.#calls.track(this.#send(script, args, inTurn), counted);
+  }
+
+  /** Sends now, or, before the client's first connection is up, once it is (within the time limit). */
+  #send(script: RedisScript, args: ScriptArgs, inTurn: boolean): Promise<unknown> {
+    if (this.#firstConnection === undefined || this.#transport.state() !== 'connecting') {
+      return this.#transport.runScript(script, args, inTurn);
+    }
+    return this.#firstConnection
+      .wait(this.#calls.timeoutMs)
+      .then(() => this.#transport.runScript(script, args, false));
   }
 }

@@ -18,6 +18,7 @@ import { RedisFactors } from './adaptiveFactors.js';
 import type { ClientWatcher } from './clientEvents.js';
 import { assertCheck, assertPrefix, assertSafeId } from './codec.js';
 import { KeyStateError } from './errors.js';
+import { FirstConnection } from './firstConnection.js';
 import { IoredisTransport, isIoredis } from './ioredisTransport.js';
 import { type StoreLogger, warnIfEvicting } from './monitor.js';
 import {
@@ -154,13 +155,19 @@ export class RedisStore implements Store {
   readonly timeLimited: boolean;
   readonly #logger: StoreLogger;
   #evictionChecked = false;
+  readonly #firstConnection = new FirstConnection();
   /** The store's side of the client's events; held here, weakly by the client (see watchClient). */
   readonly #watcher: ClientWatcher = {
     clientError: (error) => this.#resilient.clientError(error),
     connectionClosed: () => {
-      if (this.#transport.dropsUnansweredOnClose) this.#calls.connectionLost();
+      // Before the first connection nothing was sent: the calls wait for it (see FirstConnection).
+      const sent = this.#transport.state() !== 'connecting';
+      if (sent && this.#transport.dropsUnansweredOnClose) this.#calls.connectionLost();
     },
-    clientReady: () => this.#checkEviction(),
+    clientReady: () => {
+      this.#firstConnection.ready();
+      this.#checkEviction();
+    },
   };
   readonly #unwatch: () => void;
 
@@ -191,6 +198,7 @@ export class RedisStore implements Store {
       { prefix, redisClock: clock === 'redis' },
       this.#calls,
       maxChecks,
+      this.#firstConnection,
     );
     this.#scripts = scripts;
     this.#logger = options.logger ?? console;
