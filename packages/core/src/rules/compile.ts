@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { compileAdaptive } from '../adaptive/policy.js';
 import { RulesError } from '../errors.js';
+import { checkOptionNames } from '../optionNames.js';
 import type { CompiledRule, CompiledRules, CostSpec, LimitParams } from '../types.js';
 import { compileMatch } from './compileMatch.js';
 import { expiryMs } from './dates.js';
@@ -32,6 +33,7 @@ const CODE_SOURCE = '<rules>';
  * rules from code are validated with the same checks and a RulesError lists every problem by field path.
  */
 export function compileRules(input: RulesInput | RulesDocument, options: CompileOptions = {}): CompiledRules {
+  checkOptionNames('compileRules', options, ['source']);
   const { domain, rules } = isValidatedDocument(input)
     ? input
     : validateInput(input, options.source ?? CODE_SOURCE);

@@ -1,7 +1,8 @@
 import { type Document, isMap, isPair, isScalar, isSeq, LineCounter, type Node, parseDocument } from 'yaml';
 import { ConfigError, type RuleProblem, RulesError } from '../errors.js';
+import { checkOptionNames } from '../optionNames.js';
 import { dayStartMs, utcToday } from './dates.js';
-import { MAX_RULES_BYTES, readRulesFile, readRulesFileSync, rulesTooLarge } from './file.js';
+import { maxRulesBytes, readRulesFile, readRulesFileSync, rulesTooLarge } from './file.js';
 import type { Finding } from './findings.js';
 import type { RuleSpec } from './schema.js';
 import { formatPath } from './show.js';
@@ -23,7 +24,12 @@ export interface ParseOptions {
   readonly source?: string;
   /** `YYYY-MM-DD` against which review dates are judged; defaults to the current UTC date. */
   readonly today?: string;
+  /** Largest rules text or file accepted, in bytes (UTF-8); default MAX_RULES_BYTES (16 MiB). */
+  readonly maxBytes?: number;
 }
+
+/** The names ParseOptions knows, for the did-you-mean of a misspelled one. */
+export const PARSE_OPTION_NAMES = ['source', 'today', 'maxBytes'] as const;
 
 // Documents this module validated; compileRules trusts them instead of validating twice. They are frozen, so
 // nothing can change them after the check.
@@ -39,11 +45,13 @@ export function isValidatedDocument(value: unknown): value is RulesDocument {
  * and the field path; returns warnings (overdue reviews, missing owners) in the document.
  */
 export function parseRules(text: string, options: ParseOptions = {}): RulesDocument {
+  checkOptionNames('parseRules', options, PARSE_OPTION_NAMES);
   const source = options.source ?? '<rules>';
-  // Bytes are at least characters: most texts are judged without counting.
-  if (text.length > MAX_RULES_BYTES / 4) {
+  const max = maxRulesBytes(options.maxBytes);
+  // A UTF-8 character is at most 4 bytes: most texts are judged without counting.
+  if (text.length > max / 4) {
     const bytes = Buffer.byteLength(text, 'utf8');
-    if (bytes > MAX_RULES_BYTES) throw rulesTooLarge(source, bytes);
+    if (bytes > max) throw rulesTooLarge(source, bytes, max);
   }
   const today = options.today ?? utcToday(Date.now());
   if (dayStartMs(today) === undefined)
@@ -69,20 +77,22 @@ export function parseRules(text: string, options: ParseOptions = {}): RulesDocum
 }
 
 /**
- * Reads and parses a rules file; problems name the path as given. A file over MAX_RULES_BYTES is refused
- * unread; a missing one rejects with the fs error (ENOENT), naming the working directory for a relative path.
+ * Reads and parses a rules file; problems name the path as given. A file over `maxBytes` (default
+ * MAX_RULES_BYTES) is refused unread, by its size; a missing one rejects with the fs error (ENOENT), naming the working directory for a relative path.
  */
 export async function loadRules(
   path: string,
   options: Omit<ParseOptions, 'source'> = {},
 ): Promise<RulesDocument> {
-  const text = await readRulesFile(path);
+  checkOptionNames('loadRules', options, PARSE_OPTION_NAMES);
+  const text = await readRulesFile(path, maxRulesBytes(options.maxBytes));
   return parseRules(text, { ...options, source: path });
 }
 
 /** loadRules for synchronous start-up code (a constructor that cannot await). */
 export function loadRulesSync(path: string, options: Omit<ParseOptions, 'source'> = {}): RulesDocument {
-  return parseRules(readRulesFileSync(path), { ...options, source: path });
+  checkOptionNames('loadRulesSync', options, PARSE_OPTION_NAMES);
+  return parseRules(readRulesFileSync(path, maxRulesBytes(options.maxBytes)), { ...options, source: path });
 }
 
 /** Places a finding at a position; exported for compileRules, which has no positions (line 0). */

@@ -1,8 +1,15 @@
 import { ConfigError } from '../errors.js';
 import { isThenable } from '../maybe.js';
+import { checkOptionNames } from '../optionNames.js';
 import type { CompiledRules, RulesSource } from '../types.js';
 import { type CompileOptions, compileRules, type RulesInput } from './compile.js';
-import { loadRules, loadRulesSync, type ParseOptions, type RulesDocument } from './parse.js';
+import {
+  loadRules,
+  loadRulesSync,
+  PARSE_OPTION_NAMES,
+  type ParseOptions,
+  type RulesDocument,
+} from './parse.js';
 
 /** Anything adapters accept as `rules`. */
 export type RulesLike = string | RulesInput | RulesDocument | CompiledRules;
@@ -32,12 +39,14 @@ export function isRulesSource(value: unknown): value is RulesSource {
  * or a compiled table (returned as is). Throws RulesError for invalid rules, ConfigError for anything else.
  */
 export async function resolveRules(input: RulesLike, options: ResolveOptions = {}): Promise<CompiledRules> {
+  checkOptionNames('resolveRules', options, PARSE_OPTION_NAMES);
   if (typeof input === 'string') return compileRules(await loadRules(input, options));
   return resolveLoaded(input, options);
 }
 
 /** resolveRules for synchronous start-up code: a path is read with readFileSync. */
 export function resolveRulesSync(input: RulesLike, options: ResolveOptions = {}): CompiledRules {
+  checkOptionNames('resolveRulesSync', options, PARSE_OPTION_NAMES);
   if (typeof input === 'string') return compileRules(loadRulesSync(input, options));
   return resolveLoaded(input, options);
 }
@@ -54,6 +63,7 @@ export function assertNotPromise(input: unknown): void {
 function resolveLoaded(input: unknown, options: CompileOptions): CompiledRules {
   assertNotPromise(input);
   if (isCompiledRules(input)) return input;
-  if (typeof input === 'object' && input !== null) return compileRules(input as RulesInput, options);
+  if (typeof input === 'object' && input !== null)
+    return compileRules(input as RulesInput, options.source === undefined ? {} : { source: options.source });
   throw new ConfigError('rules must be a file path, a rules object ({domain, rules}) or a compiled table');
 }

@@ -1,7 +1,8 @@
 import { resolve } from 'node:path';
+import { checkOptionNames } from '../optionNames.js';
 import type { CompiledRules, RulesSource } from '../types.js';
 import { compileRules } from './compile.js';
-import { readRulesFile, readRulesFileSync } from './file.js';
+import { maxRulesBytes, readRulesFile, readRulesFileSync } from './file.js';
 import { watchText } from './fileWatch.js';
 import { parseRules } from './parse.js';
 
@@ -11,6 +12,8 @@ export interface WatchRulesOptions {
   readonly debounceMs?: number;
   /** `YYYY-MM-DD` against which review dates are judged (warnings only); default today (UTC). */
   readonly today?: string;
+  /** Largest rules file accepted, in bytes, judged by its size before it is read; default 16 MiB. */
+  readonly maxBytes?: number;
 }
 
 /** A RulesSource reading a file, with `reload()` to check the file now (what a change event triggers). */
@@ -34,17 +37,21 @@ interface Subscriber {
  * rename it over; Kubernetes' symlink swap) are seen too. The watcher does not keep the process alive.
  */
 export function watchRules(path: string, options: WatchRulesOptions = {}): WatchedRules {
+  checkOptionNames('watchRules', options, ['debounceMs', 'today', 'maxBytes']);
   const file = resolve(path);
+  const maxBytes = maxRulesBytes(options.maxBytes);
   const compile = (text: string) =>
-    compileRules(parseRules(text, { source: path, ...(options.today ? { today: options.today } : {}) }));
-  const initialText = readRulesFileSync(file);
+    compileRules(
+      parseRules(text, { source: path, maxBytes, ...(options.today ? { today: options.today } : {}) }),
+    );
+  const initialText = readRulesFileSync(file, maxBytes);
   let current = compile(initialText);
   const subscribers = new Set<Subscriber>();
 
   const watched = watchText(file, {
     debounceMs: options.debounceMs ?? 100,
     initialText,
-    read: readRulesFile,
+    read: (name) => readRulesFile(name, maxBytes),
     onText(text) {
       const next = compile(text);
       if (next.version === current.version) return;
