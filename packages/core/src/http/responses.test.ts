@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { createLimiter } from '../engine.js';
+import { compileRules } from '../rules/compile.js';
 import type { Decision, RuleResult } from '../types.js';
 import { deniedResponse, rateLimitHeaders, retryAfterSeconds } from './responses.js';
 
@@ -136,5 +138,27 @@ describe('rateLimitHeaders', () => {
   it('leaves the window out of a policy without one', () => {
     const quota = decision({ allowed: true }, [result({ windowMs: 0 })]);
     expect(rateLimitHeaders(quota, 'draft')['RateLimit-Policy']).toBe('"key_default";q=600');
+  });
+});
+
+describe('RateLimit t of an allowed sliding-window decision', () => {
+  it('is at most the window w, through the engine', async () => {
+    let now = Date.UTC(2026, 10, 30, 12, 0, 0);
+    const rules = compileRules({
+      domain: 'reset_t',
+      rules: [{ name: 'per_ip', key: ['ip'], limit: { requests: 6, per: '2s' } }],
+    });
+    const limiter = createLimiter({ rules, clock: () => now, logger: { warn() {} } });
+    const resets: number[] = [];
+    for (let i = 0; i < 6; i++) {
+      now += 300;
+      const decision = await limiter.check({ ip: '192.0.2.1' });
+      expect(decision.allowed).toBe(true);
+      const value = rateLimitHeaders(decision, 'draft').RateLimit ?? '';
+      resets.push(Number(/;t=(\d+)$/.exec(value)?.[1]));
+    }
+    // The decision itself still says when the counter is empty (up to two windows): only the header is capped.
+    expect(resets.every((t) => t >= 1 && t <= 2)).toBe(true);
+    await limiter.close();
   });
 });

@@ -63,7 +63,18 @@ export function rateLimitHeaders(
   if (!decision.allowed) return deniedHeaders(decision, format, retryAfterSeconds(decision), clock);
   const result = shown ?? shownResult(decision.results);
   if (result === undefined) return {};
-  return limitHeaders(result, toSeconds(result.resetMs), format, clock);
+  return limitHeaders(result, allowedReset(result), format, clock);
+}
+
+/**
+ * `t` of an allowed response: seconds until the shown quota is whole again, at most the window `w`. A sliding
+ * window weighs its count for up to two windows, but clients read `t` as the reset of the window `w`
+ * announced in RateLimit-Policy: capped, `r` is what may be spent over the next `t` seconds, and `t` never
+ * rises above `w` between one allowed response and the next.
+ */
+function allowedReset(result: RuleResult): number {
+  const reset = toSeconds(result.resetMs);
+  return result.windowMs > 0 ? Math.min(reset, toSeconds(result.windowMs)) : reset;
 }
 
 /** The denying rule's RateLimit fields, their reset the Retry-After sent (else the rule's reset). */
