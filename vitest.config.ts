@@ -14,6 +14,7 @@ const packages = [
   'client',
   'hono',
   'nestjs',
+  'envoy',
 ];
 
 // Tests import @sluice/* from source, so the suite needs no build step.
