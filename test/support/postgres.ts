@@ -4,7 +4,7 @@
  * postgres refuse to run as root: as root they run as the `postgres` OS user, in a temp dir it owns.
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -17,16 +17,20 @@ const START_TIMEOUT_MS = 30_000;
 const USER = 'sluice';
 
 const running = new Set<ChildProcess>();
-// A crashed or interrupted run must not leave servers behind (their whole process group: the backends too).
+// A crashed or interrupted run must not leave servers behind: immediate shutdown, resumed first if paused.
 process.once('exit', () => {
-  for (const child of running) signalGroup(child, 'SIGKILL');
+  for (const child of running) {
+    if (child.pid === undefined) continue;
+    signalServer(child.pid, 'SIGCONT');
+    signalServer(child.pid, 'SIGQUIT');
+  }
 });
 
 /** A private PostgreSQL server. */
 export interface PostgresServer {
   readonly host: string;
   readonly port: number;
-  /** The postmaster's pid, also its process group (the backends are in it). */
+  /** The postmaster's pid (the backends are its children). */
   readonly pid: number;
   /** A connection string for a fresh pool. */
   readonly url: string;
@@ -60,10 +64,28 @@ function runAs(): { uid: number; gid: number } | undefined {
   return { uid, gid };
 }
 
-function signalGroup(child: ChildProcess, signal: NodeJS.Signals): void {
-  try {
-    if (child.pid !== undefined) process.kill(-child.pid, signal);
-  } catch {}
+/** The pids whose parent is `pid`, from /proc (each backend is its own process group: PostgreSQL's setsid). */
+function childrenOf(pid: number): number[] {
+  const children: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      // pid (comm) state ppid ...: comm may hold spaces and parentheses, so read after the last ')'.
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (ppid === pid) children.push(Number(entry));
+    } catch {}
+  }
+  return children;
+}
+
+/** Sends `signal` to the postmaster and every process it started (backends, checkpointer, ...). */
+function signalServer(pid: number, signal: NodeJS.Signals): void {
+  for (const target of [pid, ...childrenOf(pid)]) {
+    try {
+      process.kill(target, signal);
+    } catch {}
+  }
 }
 
 async function canConnect(url: string): Promise<boolean> {
@@ -111,7 +133,7 @@ export async function startPostgres(): Promise<PostgresServer> {
   const child = spawn(
     join(bin, 'postgres'),
     ['-D', data, '-p', String(port), '-k', socketDir, ...settings.flatMap((s) => ['-c', s])],
-    { stdio: 'ignore', detached: true, ...(owner ?? {}) },
+    { stdio: 'ignore', ...(owner ?? {}) },
   );
   running.add(child);
   const exit = new Promise<void>((resolve) => child.once('exit', () => resolve()));
@@ -125,9 +147,9 @@ export async function startPostgres(): Promise<PostgresServer> {
   const pid = child.pid!;
   const kill = async () => {
     if (child.exitCode !== null || child.signalCode !== null) return;
-    signalGroup(child, 'SIGCONT');
+    signalServer(pid, 'SIGCONT');
     process.kill(pid, 'SIGQUIT');
-    const forced = setTimeout(() => signalGroup(child, 'SIGKILL'), 10_000);
+    const forced = setTimeout(() => signalServer(pid, 'SIGKILL'), 10_000);
     await exit;
     clearTimeout(forced);
     running.delete(child);
@@ -137,8 +159,8 @@ export async function startPostgres(): Promise<PostgresServer> {
     port,
     pid,
     url,
-    pause: () => signalGroup(child, 'SIGSTOP'),
-    resume: () => signalGroup(child, 'SIGCONT'),
+    pause: () => signalServer(pid, 'SIGSTOP'),
+    resume: () => signalServer(pid, 'SIGCONT'),
     kill,
     stop: async () => {
       await kill();

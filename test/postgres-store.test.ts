@@ -1,0 +1,318 @@
+/**
+ * PostgresStore on a private PostgreSQL server: what lands in the table, the round trips of a call, the
+ * database's clock, the options, the expiry sweep, a race of four processes on one key, and faults (the database
+ * paused and resumed, the pool exhausted, the server stopped): a call never hangs and never throws into a request.
+ */
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { type Check, compileRules, createLimiter, parseRules, StoreError } from '@sluice/core';
+import { migrate, PostgresStore, type PostgresStoreOptions } from '@sluice/postgres';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { postgresSuite, randomTablePrefix, startPostgres } from './support/postgres.js';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const suite = postgresSuite();
+let pool: pg.Pool;
+beforeAll(() => {
+  pool = new pg.Pool({ connectionString: suite.server.url, max: 4 });
+});
+afterAll(() => pool.end());
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+function check(rule: string, limit: number, tag = 'tagAAAAAAAAAAAAAAAAAAA'): Check {
+  return {
+    rule,
+    tag,
+    algorithm: 'fixed_window',
+    params: { limit, windowMs: 60_000, burst: limit },
+    cost: 1,
+    mode: 'enforce',
+  };
+}
+
+function storeOn(p: pg.Pool, options: Partial<PostgresStoreOptions> = {}): PostgresStore {
+  return new PostgresStore({
+    pool: p,
+    tablePrefix: randomTablePrefix(),
+    createTable: true,
+    timeoutMs: 5000,
+    breaker: false,
+    sweepEveryMs: false,
+    ...options,
+  });
+}
+
+async function rowsOf(store: PostgresStore): Promise<{ rule: string; tag: string; state: unknown }[]> {
+  const [schema, table] = store.table.split('.');
+  return (await pool.query(`SELECT rule, tag, state FROM "${schema}"."${table}" ORDER BY rule, tag`)).rows;
+}
+
+/** Round trips (ReadyForQuery messages from the server) on every connection `p` makes from now on. */
+function countRoundTrips(p: pg.Pool): { readonly count: number } {
+  const counter = { count: 0 };
+  p.on('connect', (client) => {
+    (client as unknown as { connection: NodeJS.EventEmitter }).connection.on('readyForQuery', () => {
+      counter.count++;
+    });
+  });
+  return counter;
+}
+
+const RULES = compileRules(
+  parseRules(`
+domain: pg
+rules:
+  - name: per_ip
+    match: {}
+    key: [ip]
+    limit: {requests: 3, per: 60s}
+    algorithm: fixed_window
+  - name: per_route
+    match: {}
+    key: [ip, route]
+    limit: {requests: 100, per: 60s}
+    algorithm: sliding_window
+  - name: pay
+    match: {route: /pay}
+    key: [ip]
+    limit: {requests: 100, per: 60s}
+    algorithm: token_bucket
+    on_store_error: deny
+`),
+);
+
+describe('the table', () => {
+  it('holds one row per counter, keyed by rule and hashed tag: never the address', async () => {
+    const store = storeOn(pool);
+    const limiter = createLimiter({ rules: RULES, store, timeoutMs: 10_000 });
+    for (let i = 0; i < 4; i++) await limiter.check({ ip: '203.0.113.9', route: '/a' });
+    const rows = await rowsOf(store);
+    expect(rows.map((r) => r.rule)).toEqual(['per_ip', 'per_route']);
+    expect(JSON.stringify(rows)).not.toContain('203.0.113');
+    for (const row of rows) expect(row.tag).toMatch(/^[A-Za-z0-9_-]{10,}$/);
+    await limiter.close();
+  });
+
+  it('is created by migrate() in the schema and with the prefix given, idempotently', async () => {
+    const options = { pool, schema: 'limits_x', tablePrefix: 'app1_' };
+    expect(await migrate(options)).toBe('limits_x.app1_counters');
+    expect(await migrate(options)).toBe('limits_x.app1_counters');
+    const store = storeOn(pool, { schema: 'limits_x', tablePrefix: 'app1_', createTable: false });
+    await store.evaluate([check('r', 5)], Date.now());
+    const { rows } = await pool.query('SELECT rule FROM limits_x.app1_counters');
+    expect(rows).toEqual([{ rule: 'r' }]);
+    await store.close();
+  });
+
+  it('fails the call, naming the migration, when the table is missing and not to be created', async () => {
+    const store = storeOn(pool, { createTable: false });
+    const error = await store.evaluate([check('r', 5)], Date.now()).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(StoreError);
+    expect((error as Error).message).toContain('sluice migrate --postgres URL');
+    await store.close();
+  });
+
+  it('refuses misspelled options with a did-you-mean, and unsafe schema or prefix names', () => {
+    expect(() => new PostgresStore({ pool, tablePrefx: 'x_' } as PostgresStoreOptions)).toThrow(
+      /tablePrefix/,
+    );
+    expect(() => storeOn(pool, { schema: 'a"; DROP TABLE x; --' })).toThrow(/schema must be letters/);
+    expect(() => storeOn(pool, { tablePrefix: 'a-b' })).toThrow(/tablePrefix must be letters/);
+    expect(() => storeOn(pool, { tablePrefix: 'x'.repeat(60) })).toThrow(/too long/);
+    expect(() => new PostgresStore({ pool, connectionString: suite.server.url })).toThrow(/one of pool/);
+  });
+
+  it('a connection string gets a pool of its own, ended on close', async () => {
+    const store = new PostgresStore({
+      connectionString: suite.server.url,
+      createTable: true,
+      tablePrefix: randomTablePrefix(),
+    });
+    const [result] = await store.evaluate([check('r', 5)], Date.now());
+    expect(result!.remaining).toBe(4);
+    await store.close();
+  });
+});
+
+describe('one call', () => {
+  it('is two round trips however many rules: lock and read, write and commit', async () => {
+    const counted = new pg.Pool({ connectionString: suite.server.url, max: 1 });
+    const trips = countRoundTrips(counted);
+    const store = storeOn(counted);
+    await store.evaluate([check('warm', 5)], Date.now()); // the table made, the connection opened
+    const before = trips.count;
+    await store.evaluate([check('a', 5), check('b', 5), check('c', 5)], Date.now());
+    expect(trips.count - before).toBe(2);
+    const denied = trips.count;
+    await store.evaluate([check('a', 5), check('d', 0)], Date.now()); // denied: lock, then roll back
+    expect(trips.count - denied).toBe(2);
+    await store.close();
+    await counted.end();
+  });
+
+  it('is all or nothing: a call a rule denies consumes nothing in the others, and leaves no rows', async () => {
+    const store = storeOn(pool);
+    await store.evaluate([check('narrow', 1)], Date.now());
+    const denied = await store.evaluate([check('wide', 10), check('narrow', 1)], Date.now());
+    expect(denied.map((r) => r.allowed)).toEqual([true, false]);
+    expect((await rowsOf(store)).map((r) => r.rule)).toEqual(['narrow']);
+  });
+
+  it("takes the database's clock: gateways an hour apart count in one window", async () => {
+    const store = storeOn(pool, { clock: 'database' });
+    const hourAhead = Date.now() + 3_600_000;
+    const answers = [];
+    for (const now of [Date.now(), hourAhead, Date.now()])
+      answers.push((await store.evaluate([check('r', 2)], now))[0]!.allowed);
+    expect(answers).toEqual([true, true, false]);
+    const app = storeOn(pool, { clock: 'app' });
+    const appAnswers = [];
+    for (const now of [Date.now(), hourAhead, Date.now()])
+      appAnswers.push((await app.evaluate([check('r', 2)], now))[0]!.allowed);
+    expect(appAnswers).toEqual([true, true, true]); // the engine's clocks: two windows
+    await store.close();
+    await app.close();
+  });
+
+  it('gives a concurrency lease back in one transaction', async () => {
+    const store = storeOn(pool);
+    const lease = { ...check('conc', 1), algorithm: 'concurrency' as const, leaseId: 'lease1' };
+    expect((await store.evaluate([lease], Date.now()))[0]!.allowed).toBe(true);
+    expect((await store.evaluate([{ ...lease, leaseId: 'lease2' }], Date.now()))[0]!.allowed).toBe(false);
+    await store.release(
+      [{ rule: 'conc', tag: lease.tag, algorithm: 'concurrency', id: 'lease1', scope: 'store' }],
+      Date.now(),
+    );
+    expect((await store.evaluate([{ ...lease, leaseId: 'lease2' }], Date.now()))[0]!.allowed).toBe(true);
+    await store.close();
+  });
+});
+
+describe('the expiry sweep', () => {
+  it('deletes expired rows in bounded batches, never live ones', async () => {
+    const store = storeOn(pool, { sweepBatch: 1000 });
+    await store.evaluate([check('live', 5)], Date.now());
+    const [schema, table] = store.table.split('.');
+    await pool.query(
+      `INSERT INTO "${schema}"."${table}" (rule, tag, state, expires_at)
+       SELECT 'old', 't' || i, '{}'::jsonb, 1000 FROM generate_series(1, 12500) AS i`,
+    );
+    expect(await store.sweep()).toBe(10_000); // at most 10 statements of 1000 rows per sweep
+    expect(await store.sweep()).toBe(2500);
+    expect((await rowsOf(store)).map((r) => r.rule)).toEqual(['live']);
+    await store.close();
+  });
+});
+
+describe('a race of four processes on one key', () => {
+  function hammer(
+    prefix: string,
+    n: number,
+    reversed: boolean,
+  ): Promise<{ allowed: number; failed: number }> {
+    return new Promise((resolve, reject) => {
+      execFile(
+        process.execPath,
+        [
+          '--import',
+          'tsx',
+          'test/support/postgres-hammer.ts',
+          suite.server.url,
+          prefix,
+          String(n),
+          reversed ? '1' : '0',
+        ],
+        { cwd: ROOT },
+        (error, stdout, stderr) =>
+          error ? reject(new Error(`${error.message}\n${stderr}`)) : resolve(JSON.parse(stdout)),
+      );
+    });
+  }
+
+  it('admits exactly the limit, with no lost update and no deadlock (checks sent in both orders)', async () => {
+    const prefix = randomTablePrefix('race');
+    await migrate({ pool, tablePrefix: prefix });
+    const started = Date.now();
+    const runs = await Promise.all([0, 1, 2, 3].map((i) => hammer(prefix, 100, i % 2 === 1)));
+    const seconds = (Date.now() - started) / 1000;
+    expect(runs.map((r) => r.failed)).toEqual([0, 0, 0, 0]);
+    expect(runs.reduce((sum, r) => sum + r.allowed, 0)).toBe(150);
+    console.log(
+      `race: 4 processes x 100 calls on one hot key in ${seconds.toFixed(1)} s (node start included)`,
+    );
+  });
+});
+
+describe('faults: never a hang, never a throw into a request', () => {
+  it('a paused database: calls time out, fail by on_store_error, and a late call counts nothing', async () => {
+    const server = await startPostgres();
+    const own = new pg.Pool({ connectionString: server.url, max: 4 });
+    own.on('error', () => {});
+    const store = storeOn(own, { timeoutMs: 300 });
+    const limiter = createLimiter({ rules: RULES, store });
+    try {
+      await limiter.check({ ip: '198.51.100.1', route: '/pay' }); // counted: 2 of 3 left on per_ip
+      server.pause();
+      const started = Date.now();
+      const paused = await limiter.check({ ip: '198.51.100.1', route: '/pay' });
+      const open = await limiter.check({ ip: '198.51.100.1', route: '/a' });
+      expect(Date.now() - started).toBeLessThan(2000);
+      expect(paused.allowed).toBe(false); // pay: on_store_error deny
+      expect(paused.failedOpen).toBe(true);
+      expect(open).toMatchObject({ allowed: true, failedOpen: true });
+      server.resume();
+      await sleep(1000); // the paused calls finish their first round trip, see their time is up, roll back
+      const again = await limiter.check({ ip: '198.51.100.1', route: '/b' });
+      expect(again.failedOpen).toBe(false);
+      expect(again.results.find((r) => r.rule === 'per_ip')!.remaining).toBe(1); // the paused calls counted nothing
+    } finally {
+      server.resume();
+      await limiter.close();
+      await own.end();
+      await server.stop();
+    }
+  });
+
+  it('an exhausted pool: the call times out instead of queuing, and counts nothing once a connection frees', async () => {
+    const small = new pg.Pool({ connectionString: suite.server.url, max: 1 });
+    const store = storeOn(small, { timeoutMs: 200 });
+    await store.evaluate([check('r', 5)], Date.now());
+    const held = await small.connect();
+    const started = Date.now();
+    const error = await store.evaluate([check('r', 5)], Date.now()).catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: 'ERR_SLUICE_STORE_TIMEOUT' });
+    expect(Date.now() - started).toBeLessThan(1000);
+    held.release();
+    await sleep(100);
+    const [result] = await store.evaluate([check('r', 5)], Date.now());
+    expect(result!.remaining).toBe(3); // the first call and this one: the late one rolled back
+    await store.close();
+    await small.end();
+  });
+
+  it('a stopped server: calls fail fast by on_store_error, idle connections break without crashing', async () => {
+    const server = await startPostgres();
+    const own = new pg.Pool({ connectionString: server.url, max: 4, connectionTimeoutMillis: 1000 });
+    const warnings: string[] = [];
+    const store = storeOn(own, { timeoutMs: 500, logger: { warn: (m) => warnings.push(m) } });
+    const limiter = createLimiter({ rules: RULES, store });
+    try {
+      expect((await limiter.check({ ip: '198.51.100.2', route: '/a' })).failedOpen).toBe(false);
+      await server.kill();
+      await sleep(200); // the idle connection's error reaches the pool
+      const started = Date.now();
+      const open = await limiter.check({ ip: '198.51.100.2', route: '/a' });
+      const pay = await limiter.check({ ip: '198.51.100.2', route: '/pay' });
+      expect(Date.now() - started).toBeLessThan(2000);
+      expect(open).toMatchObject({ allowed: true, failedOpen: true });
+      expect(pay).toMatchObject({ allowed: false, failedOpen: true });
+      expect(store.health().connected).toBe(true); // breaker off in this test: only the failures say it
+    } finally {
+      await limiter.close();
+      await own.end().catch(() => {});
+      await server.stop();
+    }
+  });
+});
