@@ -8,6 +8,7 @@ import { isPromise } from './maybe.js';
 import { guardObserver } from './observe/guarded.js';
 import { type LimiterHealth, limiterHealth } from './observe/health.js';
 import { LIMITER_NOTICES, type LimiterNotice, misuseWatch, type NoticeLogger } from './observe/misuse.js';
+import { checkOptionNames } from './optionNames.js';
 import {
   type CheckOptions,
   decideOne,
@@ -118,9 +119,23 @@ export interface Limiter {
    * to the observer (`onUnban`); true when the key had one.
    */
   unban(rule: string, descriptors: Descriptors): Promise<boolean>;
-  /** Closes both stores. */
+  /** Closes the stores it made; a store passed in stays open (it is the app's, as a Redis client is). */
   close(): Promise<void>;
 }
+
+const LIMITER_OPTIONS: readonly (keyof LimiterOptions)[] = [
+  'rules',
+  'store',
+  'localStore',
+  'clock',
+  'observer',
+  'timeoutMs',
+  'keySecret',
+  'dryRun',
+  'logger',
+  'silence',
+  'lists',
+];
 
 function assertStore(store: unknown, name: string): asserts store is Store {
   const s = store as Partial<Store> | null;
@@ -131,6 +146,7 @@ function assertStore(store: unknown, name: string): asserts store is Store {
 
 /** Creates a limiter. */
 export function createLimiter(options: LimiterOptions): Limiter {
+  checkOptionNames('createLimiter', options, LIMITER_OPTIONS);
   const given = { store: options.store ?? new MemoryStore(), local: options.localStore ?? new MemoryStore() };
   assertStore(given.store, 'store');
   assertStore(given.local, 'localStore');
@@ -240,7 +256,12 @@ export function createLimiter(options: LimiterOptions): Limiter {
     async close() {
       unsubscribe?.();
       watched.close();
-      await Promise.allSettled([stores.store.close(), stores.local.close()]);
+      // Only the stores this limiter made: a store the app passed is the app's, and may still serve another
+      // limiter (an app rebuilt on it, a second app), which would otherwise admit everything unlimited.
+      const made: { close(): Promise<void> }[] = [];
+      if (options.store === undefined) made.push(stores.store);
+      if (options.localStore === undefined) made.push(stores.local);
+      await Promise.allSettled(made.map((store) => store.close()));
     },
   };
 }

@@ -8,7 +8,20 @@ export const STORE_NOTICES = {
   SLUICE_STORE_UNREACHABLE: 'Redis store unreachable',
   SLUICE_STORE_RECOVERED: 'Redis store reachable again',
   SLUICE_REDIS_EVICTION: 'Redis may evict limiter keys',
+  SLUICE_STORE_CLOSED: 'RedisStore used after close()',
 } as const;
+
+/** Warns that a closed store was asked to decide: every such call fails (the rule's on_store_error decides). */
+export function warnClosed(logger: StoreLogger): void {
+  try {
+    logger.warn(
+      `sluice: ${STORE_NOTICES.SLUICE_STORE_CLOSED}: its calls fail and each rule's on_store_error decides. ` +
+        'Build a new RedisStore, or do not close one that another limiter still uses [SLUICE_STORE_CLOSED]',
+    );
+  } catch {
+    // Never thrown into the caller.
+  }
+}
 
 /** Eviction policies under which Redis never removes a key to make room. */
 const SAFE_POLICIES = new Set(['noeviction']);

@@ -20,7 +20,7 @@ import { assertCheck, assertPrefix, assertSafeId } from './codec.js';
 import { KeyStateError } from './errors.js';
 import { FirstConnection } from './firstConnection.js';
 import { IoredisTransport, isIoredis } from './ioredisTransport.js';
-import { type StoreLogger, warnIfEvicting } from './monitor.js';
+import { type StoreLogger, warnClosed, warnIfEvicting } from './monitor.js';
 import {
   isNodeRedis,
   type NodeRedisClient,
@@ -155,6 +155,8 @@ export class RedisStore implements Store {
   readonly timeLimited: boolean;
   readonly #logger: StoreLogger;
   #evictionChecked = false;
+  /** 'open'; 'closed' once close() was called; 'told' once a call after that was warned about. */
+  #closed: 'open' | 'closed' | 'told' = 'open';
   readonly #firstConnection = new FirstConnection();
   /** The store's side of the client's events; held here, weakly by the client (see watchClient). */
   readonly #watcher: ClientWatcher = {
@@ -239,6 +241,10 @@ export class RedisStore implements Store {
   }
 
   evaluate(checks: readonly Check[], now: number): Promise<CheckResult[]> {
+    if (this.#closed === 'closed') {
+      this.#closed = 'told';
+      warnClosed(this.#logger);
+    }
     try {
       for (const check of checks) assertCheck(check);
     } catch (error) {
@@ -273,6 +279,7 @@ export class RedisStore implements Store {
 
   /** Stops using Redis (the client stays open: it is yours) and closes the fallback. */
   close(): Promise<void> {
+    if (this.#closed === 'open') this.#closed = 'closed';
     this.#unwatch();
     return this.#resilient.close();
   }
