@@ -106,6 +106,20 @@ describe('the table', () => {
     await store.close();
   });
 
+  it('is created by `sluice migrate --postgres URL`, the password never printed', async () => {
+    const url = suite.server.url.replace('sluice@', 'sluice:secretpw@');
+    const args = ['--import', 'tsx', 'packages/cli/src/bin.ts', 'migrate', '--postgres', url, '--schema', 'cli_s'];
+    const run = await new Promise<{ code: number; stdout: string }>((resolve) => {
+      execFile(process.execPath, [...args, '--table-prefix', 'gw_'], { cwd: ROOT }, (error, stdout) =>
+        resolve({ code: error ? Number(error.code) : 0, stdout }),
+      );
+    });
+    expect(run).toMatchObject({ code: 0 });
+    expect(run.stdout).toContain('cli_s.gw_counters is ready in postgres://sluice:***@');
+    const { rows } = await pool.query("SELECT to_regclass('cli_s.gw_counters') IS NOT NULL AS made");
+    expect(rows).toEqual([{ made: true }]);
+  });
+
   it('fails the call, naming the migration, when the table is missing and not to be created', async () => {
     const store = storeOn(pool, { createTable: false });
     const error = await store.evaluate([check('r', 5)], Date.now()).catch((e: unknown) => e);

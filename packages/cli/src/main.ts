@@ -1,5 +1,6 @@
 import { capacityCommand } from './commands/capacity.js';
 import { explainCommand } from './commands/explain.js';
+import { migrateCommand } from './commands/migrate.js';
 import { testCommand } from './commands/policyTest.js';
 import { pushCommand } from './commands/push.js';
 import { replayCommand } from './commands/replay.js';
@@ -19,6 +20,7 @@ const COMMANDS: readonly Command[] = [
   capacityCommand,
   pushCommand,
   unbanCommand,
+  migrateCommand,
 ];
 
 function usage(): string {
