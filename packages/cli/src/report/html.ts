@@ -31,14 +31,12 @@ export function denialChart(report: Pick<DenialReport, 'hours' | 'perHour'>): st
         : '';
     return `<polyline fill="none" stroke="${colourOf(index)}" stroke-width="2" points="${points}"><title>${escapeHtml(rule)}</title></polyline>${dots}`;
   });
-  const tickEvery = Math.max(1, Math.ceil(report.hours.length / 8));
-  const xTicks = report.hours.flatMap((hour, i) =>
-    i % tickEvery === 0
-      ? [
-          `<text x="${x(i).toFixed(1)}" y="${height - bottom + 18}" text-anchor="middle">${escapeHtml(formatHour(hour).slice(5))}</text>`,
-        ]
-      : [],
-  );
+  const xTicks = hourTicks(report.hours.length).map((i) => {
+    // The last label ends at the plot's edge: centred there, its right half was cut off by the frame.
+    const anchor = i > 0 && i === report.hours.length - 1 ? 'end' : 'middle';
+    const label = escapeHtml(formatHour(report.hours[i] ?? 0).slice(5));
+    return `<text x="${x(i).toFixed(1)}" y="${height - bottom + 18}" text-anchor="${anchor}">${label}</text>`;
+  });
   const yTicks = [0, max / 2, max].map(
     (v) =>
       `<text x="${left - 8}" y="${(y(v) + 4).toFixed(1)}" text-anchor="end">${formatCount(Math.round(v))}</text>`,
@@ -53,6 +51,20 @@ export function denialChart(report: Pick<DenialReport, 'hours' | 'perHour'>): st
     `<text x="${left + plotWidth / 2}" y="${height - 8}" text-anchor="middle">hour (UTC)</text>`,
     '</svg>',
   ].join('\n');
+}
+
+/**
+ * The hours that get a label, at most about 8: every n-th from the first, and always the last (the end of the
+ * data), without the n-th one before it when the two would crowd each other.
+ */
+export function hourTicks(count: number): number[] {
+  if (count === 0) return [];
+  const every = Math.max(1, Math.ceil(count / 8));
+  const last = count - 1;
+  const ticks: number[] = [];
+  for (let i = 0; i < last; i += every) if (last - i >= every) ticks.push(i);
+  ticks.push(last);
+  return ticks;
 }
 
 /** An HTML table of text cells (escaped). */
