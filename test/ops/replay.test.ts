@@ -157,8 +157,13 @@ describe('progress', () => {
   /** Runs the bin under a pseudo-terminal (util-linux `script`), as an operator's shell would. */
   function inTerminal(command: string): Promise<string> {
     return new Promise((resolve, reject) => {
-      execFile('script', ['-qec', command, '/dev/null'], { cwd: ROOT, timeout: 120_000 }, (error, stdout) =>
-        error ? reject(error) : resolve(stdout),
+      // Without CI: progress stays quiet in CI, and this test runs there too.
+      const env = { ...process.env, CI: '' };
+      execFile(
+        'script',
+        ['-qec', command, '/dev/null'],
+        { cwd: ROOT, env, timeout: 120_000 },
+        (error, stdout) => (error ? reject(error) : resolve(stdout)),
       );
     });
   }

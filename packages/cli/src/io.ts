@@ -1,3 +1,5 @@
+import { progressWriter, type TerminalStream } from './progress.js';
+
 /** Exit codes of every command. */
 export const EXIT = {
   /** Done; nothing wrong found. */
@@ -19,12 +21,25 @@ export interface Io {
   progress?(line: string): void;
 }
 
+/**
+ * An Io writing lines to `out` and `err`, with progress on `err` when it is a terminal and `env` is not CI's
+ * (progress.ts).
+ */
+export function streamIo(
+  out: TerminalStream,
+  err: TerminalStream,
+  env: Readonly<Record<string, string | undefined>>,
+): Io {
+  const progress = progressWriter(err, env);
+  return {
+    out: (line) => out.write(`${line}\n`),
+    err: (line) => err.write(`${line}\n`),
+    ...(progress ? { progress } : {}),
+  };
+}
+
 /** An Io on the process's streams. */
-export const processIo: Io = {
-  out: (line) => process.stdout.write(`${line}\n`),
-  err: (line) => process.stderr.write(`${line}\n`),
-  ...(process.stderr.isTTY ? { progress: (line: string) => process.stderr.write(`\r\x1b[K${line}`) } : {}),
-};
+export const processIo: Io = streamIo(process.stdout, process.stderr, process.env);
 
 /** A command used wrongly; main prints it with the command's usage line and exits 2. */
 export class UsageError extends Error {

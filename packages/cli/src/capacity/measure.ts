@@ -24,7 +24,12 @@ export interface MeasureOptions {
   readonly descriptorsOf: (client: number) => Descriptors;
   /** The lists the rules name. */
   readonly lists: Lists;
+  /** Told every few hundred requests: how many were sent, and their share of `requests`. */
+  readonly progress?: (sent: number, fraction: number) => void;
 }
+
+/** Requests between two progress reports. */
+const PROGRESS_EVERY = 256;
 
 async function usedMemory(client: Redis): Promise<number> {
   return Number(/used_memory:(\d+)/.exec(await client.info('memory'))?.[1] ?? Number.NaN);
@@ -77,6 +82,7 @@ export async function measureCapacity(
       while (next < options.requests) {
         const n = next++;
         await limiter.check(options.descriptorsOf(n % options.keys));
+        if (n % PROGRESS_EVERY === 0) options.progress?.(n, n / options.requests);
       }
     };
     await Promise.all(Array.from({ length: options.inFlight }, worker));

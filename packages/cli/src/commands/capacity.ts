@@ -6,6 +6,7 @@ import type { MeasuredRun } from '../capacity/measure.js';
 import { printEstimate, printMeasured } from '../capacity/print.js';
 import { type Command, EXIT, type ExitCode, type Io, UsageError } from '../io.js';
 import { LIST_OPTION, listHelp, listsOf } from '../lists.js';
+import { startProgress } from '../progress.js';
 import { loadRedisModules, redactUrl } from '../redis.js';
 import { ADAPTER_DEFAULTS } from '../replay/request.js';
 import { loadChecked } from '../rulesFile.js';
@@ -53,6 +54,7 @@ async function measure(
   const { measureCapacity } = await import('../capacity/measure.js');
   const client = new modules.Redis(url, { lazyConnect: true, connectTimeout: 3000, maxRetriesPerRequest: 1 });
   client.on('error', () => {}); // reported below, once
+  const progress = startProgress(io, { label: 'capacity --measure', unit: 'requests' });
   try {
     await client.connect();
     return await measureCapacity(client, rules, {
@@ -61,6 +63,7 @@ async function measure(
       inFlight: 64,
       descriptorsOf: sampleClients(options.descriptors),
       lists: options.lists,
+      progress: progress.update,
     });
   } catch (error) {
     io.err(
@@ -68,6 +71,7 @@ async function measure(
     );
     return EXIT.findings;
   } finally {
+    progress.end();
     client.disconnect();
   }
 }

@@ -2,6 +2,7 @@ import { parseDuration } from '@sluice/core';
 import { countOption, type ParsedArgs, parseCommandArgs, stringOption } from '../args.js';
 import { type Command, EXIT, UsageError } from '../io.js';
 import { listHelp, listsOf } from '../lists.js';
+import { startProgress } from '../progress.js';
 import { printReplay } from '../replay/print.js';
 import { createReplay } from '../replay/replayer.js';
 import { ADAPTER_DEFAULTS } from '../replay/request.js';
@@ -105,18 +106,20 @@ Exit codes: 0 simulated, 1 invalid rules, 2 usage error or a bad --list file.`,
     const lists = await listsOf(parsed, [loaded.rules], 'simulate', io);
     if (typeof lists === 'number') return lists;
     const replay = createReplay(loaded.rules, { ...replayOptions(parsed), lists });
+    const progress = startProgress(io, { label: `simulate ${name}`, unit: 'requests' });
     const counts = runTraffic(
       patternOf(name, settings),
-      { start, durationMs: settings.durationMs, random },
+      { start, durationMs: settings.durationMs, random, progress: progress.update },
       clientDescriptors(fixed, vary, ADAPTER_DEFAULTS),
       replay.add,
     );
+    progress.end();
     const report = replay.finish();
     const retries = name === 'retry-storm' ? `, ${counts.retries} retries, ${counts.gaveUp} gave up` : '';
     const what = `simulated ${name} (${settings.rps}/s base, ${settings.keys} keys${retries})`;
     if (parsed.values.json === true)
       io.out(JSON.stringify({ pattern: name, ...settings, ...counts, report }, null, 2));
-    else printReplay(io, report, `${what}${retries}`);
+    else printReplay(io, report, what);
     const html = stringOption(parsed, 'html');
     if (html !== undefined && !(await writeHtml(io, html, renderReplayHtml(report, `Sluice ${what}`))))
       return EXIT.usage;

@@ -1,5 +1,8 @@
+import { stat } from 'node:fs/promises';
+import { basename } from 'node:path';
 import type { Io } from '../io.js';
-import { logLines } from './lines.js';
+import { startProgress } from '../progress.js';
+import { logLines, type ReadPosition } from './lines.js';
 import type { LineParser } from './logLine.js';
 import type { ReplayRequest } from './request.js';
 
@@ -9,33 +12,39 @@ export interface RequestSink {
   skip(kind: 'ignored' | 'unreadable'): void;
 }
 
-/** Lines between two looks at the clock for progress: reading the time on every line would cost more. */
-const CHECK_EVERY = 16_384;
-const PROGRESS_MS = 250;
+/** Lines between two progress updates: reading the clock on every line would cost more than the line. */
+const CHECK_EVERY = 4096;
 
 /** One log being read: its lines and the next request it holds, parsed. */
 interface Source {
   readonly path: string;
   readonly lines: AsyncGenerator<string>;
+  readonly position: ReadPosition;
   next: ReplayRequest | undefined;
 }
 
-/** Counts lines and redraws the progress line on a terminal a few times a second. */
-function progressMeter(io: Io): { tick(path: string): void; lines(): number } {
-  const started = Date.now();
-  // The first check always shows, so any log longer than CHECK_EVERY lines shows progress at least once.
-  let lastShown = Number.NEGATIVE_INFINITY;
+/** Counts lines and shows them on the progress line, with the share of the files' bytes read for the time left. */
+function lineMeter(io: Io, paths: readonly string[], sources: readonly Source[], totalBytes: number) {
+  // The file's name, not its path: the line must fit the terminal, with the numbers after it.
+  const label = paths.length === 1 ? basename(paths[0] ?? '') : `${paths.length} logs`;
+  const progress = startProgress(io, { label, unit: 'lines' });
   let lines = 0;
+  const fraction = () =>
+    totalBytes > 0 ? sources.reduce((sum, source) => sum + source.position.bytes, 0) / totalBytes : undefined;
   return {
-    tick(path) {
+    tick(): void {
       lines++;
-      if (!io.progress || lines % CHECK_EVERY !== 0 || Date.now() - lastShown < PROGRESS_MS) return;
-      lastShown = Date.now();
-      const rate = Math.round(lines / Math.max(0.001, (lastShown - started) / 1000));
-      io.progress(`${path}: ${lines.toLocaleString('en')} lines, ${rate.toLocaleString('en')} lines/s`);
+      if (lines % CHECK_EVERY === 0) progress.update(lines, fraction());
     },
     lines: () => lines,
+    end: progress.end,
   };
+}
+
+/** The files' sizes added up: what "time left" is measured against. */
+async function sizeOf(paths: readonly string[]): Promise<number> {
+  const sizes = await Promise.all(paths.map(async (path) => (await stat(path)).size));
+  return sizes.reduce((sum, size) => sum + size, 0);
 }
 
 /**
@@ -49,14 +58,18 @@ export async function feedLogs(
   sink: RequestSink,
   io: Io,
 ): Promise<number> {
-  const meter = progressMeter(io);
+  const sources: Source[] = paths.map((path) => {
+    const position = { bytes: 0 };
+    return { path, lines: logLines(path, position), position, next: undefined };
+  });
+  const meter = lineMeter(io, paths, sources, await sizeOf(paths));
   /** Reads a source up to its next request, passing on the lines that give none. */
   async function advance(source: Source): Promise<void> {
     source.next = undefined;
     for (;;) {
       const line = await source.lines.next();
       if (line.done) return;
-      meter.tick(source.path);
+      meter.tick();
       if (line.value === '') continue;
       const request = parse(line.value);
       if (typeof request !== 'string') {
@@ -66,7 +79,6 @@ export async function feedLogs(
       sink.skip(request);
     }
   }
-  const sources: Source[] = paths.map((path) => ({ path, lines: logLines(path), next: undefined }));
   try {
     for (const source of sources) await advance(source);
     for (;;) {
@@ -85,7 +97,7 @@ export async function feedLogs(
     }
   } finally {
     for (const source of sources) await source.lines.return(undefined);
-    io.progress?.('');
+    meter.end();
   }
   return meter.lines();
 }

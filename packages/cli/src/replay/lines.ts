@@ -1,4 +1,4 @@
-import { createReadStream } from 'node:fs';
+import { createReadStream, type ReadStream } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
@@ -15,24 +15,37 @@ async function isGzip(path: string): Promise<boolean> {
   }
 }
 
-/** A file's bytes, gunzipped when it is gzip. */
-async function openLog(path: string): Promise<Readable> {
-  const raw = createReadStream(path);
-  if (!(await isGzip(path))) return raw;
+/** A file's bytes, gunzipped when it is gzip, and the file stream (whose bytesRead is the progress). */
+async function openLog(path: string): Promise<{ input: Readable; file: ReadStream }> {
+  const file = createReadStream(path);
+  if (!(await isGzip(path))) return { input: file, file };
   const gunzip = createGunzip();
   // A read error on the file must end the line loop, not hang it.
-  raw.on('error', (error) => gunzip.destroy(error));
-  return raw.pipe(gunzip);
+  file.on('error', (error) => gunzip.destroy(error));
+  return { input: file.pipe(gunzip), file };
 }
 
-/** The lines of a log file (plain or gzip), streamed: memory stays flat whatever the file's size. */
-export async function* logLines(path: string): AsyncGenerator<string> {
-  const input = await openLog(path);
+/** How far into its file a log has been read. */
+export interface ReadPosition {
+  /** Bytes of the file read so far (compressed bytes for a gzip file, as its size counts them). */
+  bytes: number;
+}
+
+/**
+ * The lines of a log file (plain or gzip), streamed: memory stays flat whatever the file's size. `position`, when
+ * given, follows the bytes read, for the time left.
+ */
+export async function* logLines(path: string, position?: ReadPosition): AsyncGenerator<string> {
+  const { input, file } = await openLog(path);
   const lines = createInterface({ input, crlfDelay: Number.POSITIVE_INFINITY });
   try {
-    for await (const line of lines) yield line;
+    for await (const line of lines) {
+      if (position !== undefined) position.bytes = file.bytesRead;
+      yield line;
+    }
   } finally {
     lines.close();
     input.destroy();
+    file.destroy();
   }
 }

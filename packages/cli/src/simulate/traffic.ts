@@ -66,13 +66,22 @@ export interface TrafficCounts {
   gaveUp: number;
 }
 
+/** Requests between two progress reports. */
+const PROGRESS_EVERY = 4096;
+
 /**
  * Generates a pattern's requests in time order from `start` for `durationMs` and hands each to `decide`; denied
  * requests of a retrying pattern come back as retries (sent even after the end, until each gives up). `descriptorsOf` gives a client's descriptors.
  */
 export function runTraffic(
   pattern: Pattern,
-  options: { readonly start: number; readonly durationMs: number; readonly random: () => number },
+  options: {
+    readonly start: number;
+    readonly durationMs: number;
+    readonly random: () => number;
+    /** Told every few thousand requests: how many were sent, and the share of simulated time gone by. */
+    readonly progress?: (sent: number, fraction: number) => void;
+  },
   descriptorsOf: (client: number) => Descriptors,
   decide: (request: ReplayRequest) => Decision,
 ): TrafficCounts {
@@ -102,6 +111,10 @@ export function runTraffic(
       next += exponentialGapMs(random, Math.max(1e-9, pattern.rate(next - start)));
     }
     const decision = decide({ time: Math.floor(time), descriptors: descriptorsOf(client) });
+    const sent = counts.requests + counts.retries;
+    if (options.progress !== undefined && sent % PROGRESS_EVERY === 0) {
+      options.progress(sent, Math.min(1, (time - start) / durationMs));
+    }
     if (decision.allowed || pattern.retries === undefined) continue;
     if (attempt >= pattern.retries.max) counts.gaveUp++;
     else retries.push({ time: time + pattern.retries.waitMs(random), client, attempt: attempt + 1 });
