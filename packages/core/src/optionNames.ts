@@ -14,5 +14,7 @@ export function checkOptionNames(owner: string, options: object | undefined, kno
 
 function unknownName(name: string, known: readonly string[]): string {
   const hint = closest(name, known);
-  return hint === undefined ? `unknown option "${name}"` : `unknown option "${name}" (did you mean "${hint}"?)`;
+  return hint === undefined
+    ? `unknown option "${name}"`
+    : `unknown option "${name}" (did you mean "${hint}"?)`;
 }

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { ConfigError } from '../errors.js';
+import { checkOptionNames } from '../optionNames.js';
 import { watchText } from '../rules/fileWatch.js';
 import type { ValueList } from '../types.js';
 import { parseList, parseListInSteps } from './parse.js';
@@ -20,6 +21,8 @@ export interface FileListOptions {
   readonly onReload?: (list: ValueSet) => void;
 }
 
+const FILE_LIST_OPTIONS: readonly (keyof FileListOptions)[] = ['debounceMs', 'onError', 'onReload'];
+
 /** A list read from a file and reloaded when it changes. */
 export interface FileList extends ValueList {
   /** Reads the file now; resolves once the new list is in force or the error has been reported. */
@@ -33,6 +36,7 @@ export interface FileList extends ValueList {
  * `onError` and the last good list stays in force.
  */
 export function fileList(path: string, options: FileListOptions = {}): FileList {
+  checkOptionNames('fileList', options, FILE_LIST_OPTIONS);
   if (typeof path !== 'string' || path === '')
     throw new ConfigError('fileList needs the path of a list file');
   const file = resolve(path);

@@ -1,4 +1,5 @@
 import { hashText, tagFor } from '../keys.js';
+import { checkOptionNames } from '../optionNames.js';
 import type {
   CompiledRule,
   CompiledRules,
@@ -77,6 +78,16 @@ export interface DecisionLogEntry {
   readonly results: readonly LoggedRule[];
 }
 
+const DECISION_LOG_OPTIONS: readonly (keyof DecisionLogOptions)[] = [
+  'logger',
+  'sample',
+  'keySecret',
+  'clear',
+  'clock',
+  'random',
+  'storeErrorIntervalMs',
+];
+
 const DEFAULT_RATES: Required<SampleRates> = { allowed: 0, denied: 1, shadowDenied: 1, failedOpen: 1 };
 const RATE_KEY: Record<LoggedOutcome, keyof SampleRates> = {
   allowed: 'allowed',
@@ -113,6 +124,8 @@ function checkRate(name: string, rate: number): number {
  * warnings for rejected rule reloads, overdue reviews at load and store errors (throttled).
  */
 export function decisionLogObserver(options: DecisionLogOptions): Observer {
+  checkOptionNames('decisionLogObserver', options, DECISION_LOG_OPTIONS);
+  checkOptionNames('decisionLogObserver sample', options.sample, Object.keys(DEFAULT_RATES));
   const { logger, keySecret } = options;
   const rates = { ...DEFAULT_RATES, ...options.sample };
   for (const [name, rate] of Object.entries(rates)) checkRate(name, rate);

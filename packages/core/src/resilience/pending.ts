@@ -1,4 +1,5 @@
 import { ConfigError, StoreError } from '../errors.js';
+import { checkOptionNames } from '../optionNames.js';
 import { InFlight } from './inflight.js';
 
 /** Default time limit of a remote store call, ms (Redis's: see @sluice/redis). */
@@ -51,6 +52,11 @@ export class PendingCalls {
   #count = 0;
 
   constructor(options: PendingCallsOptions = {}) {
+    checkOptionNames('PendingCalls', options, [
+      'timeoutMs',
+      'maxPending',
+      'name',
+    ] satisfies (keyof PendingCallsOptions)[]);
     this.timeoutMs = positive('timeoutMs', options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
     const max = options.maxPending ?? DEFAULT_MAX_PENDING;
     this.#max = max === false ? Number.POSITIVE_INFINITY : positive('maxPending', max, true);

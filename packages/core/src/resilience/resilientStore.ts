@@ -1,5 +1,6 @@
 import { ConfigError, StoreError, storeErrorKind } from '../errors.js';
 import type { NoticeLogger } from '../observe/misuse.js';
+import { checkOptionNames } from '../optionNames.js';
 import { answersInProcess } from '../storeCall.js';
 import { MemoryStore } from '../stores/memory.js';
 import type { Check, CheckResult, Lease, Store, StoreHealth } from '../types.js';
@@ -58,6 +59,18 @@ export interface ResilientStore extends Store {
   clientError(error: Error): void;
 }
 
+const RESILIENCE_OPTIONS: readonly (keyof ResilienceOptions)[] = [
+  'name',
+  'timeoutMs',
+  'maxPending',
+  'breaker',
+  'fallback',
+  'logger',
+  'calls',
+  'connection',
+  'answered',
+];
+
 const ALWAYS_READY = (): ConnectionState => 'ready';
 const NEVER_ANSWERED = (): boolean => false;
 
@@ -96,6 +109,7 @@ class Resilient implements ResilientStore {
   #closed = false;
 
   constructor(store: Store, options: ResilienceOptions) {
+    checkOptionNames('resilientStore', options, RESILIENCE_OPTIONS);
     this.#store = store;
     this.#name = options.name ?? 'remote';
     this.#tracksItself = options.calls !== undefined;
@@ -104,6 +118,7 @@ class Resilient implements ResilientStore {
       new PendingCalls({ timeoutMs: options.timeoutMs, maxPending: options.maxPending, name: this.#name });
     const breaker = options.breaker ?? DEFAULT_BREAKER;
     if (breaker !== false) {
+      checkOptionNames('breaker', breaker, ['failures', 'cooldownMs'] satisfies (keyof BreakerOptions)[]);
       positive('breaker.failures', breaker.failures, true);
       positive('breaker.cooldownMs', breaker.cooldownMs);
       this.#breaker = new Breaker(breaker);
@@ -111,6 +126,7 @@ class Resilient implements ResilientStore {
     const fallback = options.fallback;
     this.#fallbackGateways = 1;
     if (fallback !== undefined && 'gateways' in fallback) {
+      checkOptionNames('fallback', fallback, ['gateways']);
       this.#fallbackGateways = positive('fallback.gateways', fallback.gateways, true);
       this.#fallback = new MemoryStore();
     } else {

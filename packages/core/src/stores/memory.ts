@@ -2,6 +2,7 @@ import { MemoryFactors } from '../adaptive/memoryFactors.js';
 import type { FactorReport } from '../adaptive/types.js';
 import { decideByName, releasedState } from '../algorithms/index.js';
 import { ConfigError } from '../errors.js';
+import { checkOptionNames } from '../optionNames.js';
 import type { Check, CheckPolicy, CheckResult, Lease, Outcome, Store, StoreHealth } from '../types.js';
 import { addPages, PAGE_SIZE, pageBits } from './pages.js';
 import { type BanState, decidePolicy, isBanState, type PolicyOutcome } from './policies.js';
@@ -85,6 +86,7 @@ export class MemoryStore implements Store {
   #madeEarly = false;
 
   constructor(options: MemoryStoreOptions = {}) {
+    checkOptionNames('MemoryStore', options, ['maxKeys'] satisfies (keyof MemoryStoreOptions)[]);
     const maxKeys = options.maxKeys ?? 1_000_000;
     if (!Number.isInteger(maxKeys) || maxKeys < 1) {
       throw new ConfigError(`maxKeys must be a positive integer, got ${String(maxKeys)}`);
