@@ -28,6 +28,7 @@ const MAIN_EXPORTS: Record<string, string[]> = {
   ],
   redis: ['RedisStore', 'recommendedRedisOptions', 'publishRules', 'redisRules'],
   prometheus: ['prometheusObserver'],
+  postgres: ['PostgresStore', 'migrate'],
   opentelemetry: ['openTelemetryObserver'],
   fastify: ['rateLimit'],
   express: ['rateLimit'],
