@@ -41,6 +41,11 @@ describe('resolveOptions', () => {
     [{ retryHeader: 'bad header' }, 'retryHeader must be a header name or false'],
     [{ fetch: 'nope' }, 'fetch must be a function'],
     [{ maxRetries: 2 }, 'unknown option "maxRetries"'],
+    [{ maxattempts: 2 }, 'unknown option "maxattempts" (did you mean "maxAttempts"?)'],
+    [{ maxWait: 5 }, 'unknown option "maxWait" (did you mean "maxWaitMs"?)'],
+    [{ backoff: { baseMS: 5 } }, 'backoff: unknown option "baseMS" (did you mean "baseMs"?)'],
+    [{ retryBudget: { ratios: 0.2 } }, 'retryBudget: unknown option "ratios" (did you mean "ratio"?)'],
+    [{ events: { onRetry() {} } }, 'events: unknown option "onRetry"'],
   ])('rejects %j', (options, message) => {
     const attempt = () => resolveOptions(options as never);
     expect(attempt).toThrow(ClientConfigError);

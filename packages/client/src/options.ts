@@ -2,6 +2,7 @@ import { type BackoffOptions, DEFAULT_BACKOFF } from './backoff.js';
 import { DEFAULT_RETRY_BUDGET, type RetryBudgetOptions } from './budget.js';
 import { ClientConfigError } from './errors.js';
 import type { ClientEvents } from './events.js';
+import { checkNames } from './optionNames.js';
 import { type Sleep, sleep } from './time.js';
 
 /** Options of {@link createFetch}. */
@@ -63,7 +64,7 @@ export interface ResolvedClientOptions {
   readonly random: () => number;
 }
 
-const KNOWN = new Set<string>([
+const KNOWN: readonly (keyof ClientOptions)[] = [
   'fetch',
   'maxAttempts',
   'maxWaitMs',
@@ -80,7 +81,8 @@ const KNOWN = new Set<string>([
   'now',
   'sleep',
   'random',
-]);
+];
+const EVENTS: readonly (keyof ClientEvents)[] = ['wait', 'retry', 'budgetExhausted', 'giveUp'];
 
 /** The header Sluice servers read a retry's number from. */
 export const DEFAULT_RETRY_HEADER = 'Retry-Attempt';
@@ -89,7 +91,11 @@ const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 
 /** Checks the options and fills in defaults; a wrong or unknown option throws a {@link ClientConfigError}. */
 export function resolveOptions(options: ClientOptions = {}): ResolvedClientOptions {
-  for (const key of Object.keys(options)) if (!KNOWN.has(key)) fail(`unknown option "${key}"`);
+  checkNames('@sluice/client', options, KNOWN);
+  checkNames('@sluice/client: backoff', options.backoff, Object.keys(DEFAULT_BACKOFF));
+  if (options.retryBudget !== false)
+    checkNames('@sluice/client: retryBudget', options.retryBudget, Object.keys(DEFAULT_RETRY_BUDGET));
+  checkNames('@sluice/client: events', options.events, EVENTS);
   const base = options.fetch ?? globalThis.fetch;
   fn('fetch', base);
   const budget = options.retryBudget === false ? false : { ...DEFAULT_RETRY_BUDGET, ...options.retryBudget };

@@ -300,3 +300,12 @@ function checkOf(tag: string) {
     mode: 'enforce',
   } as const;
 }
+
+describe('options', () => {
+  test('a misspelled option is refused with a did-you-mean, not run on the default', () => {
+    const attempt = () => prometheusObserver({ registry: new Registry() } as never);
+    expect(attempt).toThrow(ConfigError);
+    expect(attempt).toThrow('prometheusObserver: unknown option "registry" (did you mean "register"?)');
+    expect(() => prometheusObserver({ prefx: 'x_' } as never)).toThrow('did you mean "prefix"?');
+  });
+});

@@ -1,6 +1,7 @@
 import {
   type CompiledRules,
   ConfigError,
+  checkOptionNames,
   type Decision,
   type LimiterHealth,
   type Observer,
@@ -31,6 +32,15 @@ export interface PrometheusObserverOptions {
    */
   limiters?: Readonly<Record<string, HealthReporter>>;
 }
+
+/** Every option {@link prometheusObserver} reads: any other name is a misspelling, refused with a did-you-mean. */
+const OPTION_NAMES: readonly (keyof PrometheusObserverOptions)[] = [
+  'register',
+  'prefix',
+  'clock',
+  'stores',
+  'limiters',
+];
 
 /** What the observer reads of a limiter: its `health()` (every Sluice limiter has one). */
 export interface HealthReporter {
@@ -227,6 +237,7 @@ export function outcomeOf(result: RuleResult): DecisionOutcome {
  * adapter, and serve `observer.register` on /metrics.
  */
 export function prometheusObserver(options: PrometheusObserverOptions = {}): PrometheusObserver {
+  checkOptionNames('prometheusObserver', options, OPTION_NAMES);
   const register = options.register ?? new Registry();
   const prefix = options.prefix ?? 'sluice_';
   const clock = options.clock ?? Date.now;
