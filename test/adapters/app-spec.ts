@@ -43,6 +43,12 @@ export interface AppSpec {
   readonly sendsFirst?: string;
   /** Collects errors that reach the framework's error handling. */
   readonly errors?: unknown[];
+  /**
+   * A POST `/batch` route taking JSON, with this route rule and `afterBody: true`; `batchCost` is then
+   * `cost(req)`, handed the body the framework parsed (its own way).
+   */
+  readonly batchRule?: RuleSpec;
+  readonly batchCost?: (body: unknown) => number | undefined;
 }
 
 export const EARLY = JSON.stringify({ early: true });

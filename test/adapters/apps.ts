@@ -27,8 +27,10 @@ const fastify: AdapterFactory = {
     }
     if (errors !== undefined)
       app.addHook('onError', async (_request, _reply, error) => void errors.push(error));
+    const { batchCost } = spec;
     await app.register(fastifyRateLimit, {
       ...spec.options,
+      ...(batchCost !== undefined ? { cost: (request) => batchCost(request.body) } : {}),
       ...(spec.customDenial !== undefined
         ? {
             onDenied: (_request, reply, denied) =>
@@ -42,6 +44,10 @@ const fastify: AdapterFactory = {
       app.get(path, { config: rateLimit ? { rateLimit } : {} }, () => handle(spec, path));
     }
     app.get('/info', async (request) => infoBody(request.rateLimit));
+    if (spec.batchRule !== undefined)
+      app.post('/batch', { config: { rateLimit: { rules: [spec.batchRule], afterBody: true } } }, () => ({
+        ok: true,
+      }));
     await app.listen({ port: 0, host: '127.0.0.1' });
     const { port } = app.server.address() as AddressInfo;
     return {
@@ -66,8 +72,10 @@ const expressFactory: AdapterFactory = {
         next();
       });
     }
+    const { batchCost } = spec;
     const limiter = expressRateLimit({
       ...spec.options,
+      ...(batchCost !== undefined ? { cost: (req) => batchCost(req.body) } : {}),
       ...(spec.customDenial !== undefined
         ? {
             onDenied: (_req, res, denied) => {
@@ -90,6 +98,10 @@ const expressFactory: AdapterFactory = {
     app.get('/info', (req, res) => {
       res.json(infoBody(req.rateLimit));
     });
+    if (spec.batchRule !== undefined)
+      app.post('/batch', express.json(), limiter.route(spec.batchRule, { afterBody: true }), (_req, res) => {
+        res.json({ ok: true });
+      });
     app.use((error: unknown, _req: express.Request, res: express.Response, _next: express.NextFunction) => {
       spec.errors?.push(error);
       if (!res.headersSent) res.status(500).json({ error: 'boom' });
@@ -118,8 +130,10 @@ const koa: AdapterFactory = {
         await next();
       });
     }
+    const { batchCost } = spec;
     const limiter = koaRateLimit({
       ...spec.options,
+      ...(batchCost !== undefined ? { cost: (ctx) => batchCost(bodyOf(ctx)) } : {}),
       ...(spec.customDenial !== undefined
         ? {
             onDenied: (ctx, denied) => {
@@ -141,12 +155,27 @@ const koa: AdapterFactory = {
     router.get('/info', (ctx) => {
       ctx.body = infoBody(ctx.state.rateLimit);
     });
+    if (spec.batchRule !== undefined)
+      router.post('/batch', jsonBody, limiter.route(spec.batchRule, { afterBody: true }), (ctx) => {
+        ctx.body = { ok: true };
+      });
     app.use(router.routes());
     const server = createServer(app.callback());
     const url = await listen(server);
     return { url, server, limiter: limiter.limiter, close: () => closeBoth(server, limiter.limiter) };
   },
 };
+
+/** The body a Koa body parser left on the request. */
+const bodyOf = (ctx: Koa.Context): unknown => (ctx.request as { body?: unknown }).body;
+
+/** A JSON body parser for Koa (as @koa/bodyparser does): the parsed body on `ctx.request.body`. */
+async function jsonBody(ctx: Koa.Context, next: Koa.Next): Promise<void> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of ctx.req) chunks.push(chunk as Buffer);
+  (ctx.request as { body?: unknown }).body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+  await next();
+}
 
 /** Every adapter the contract suite runs against. */
 export const adapters: readonly AdapterFactory[] = [fastify, expressFactory, koa, hono, ...nestAdapters];

@@ -262,6 +262,30 @@ describe.each(adapters.map((adapter) => [adapter.name, adapter] as const))(
       });
     });
 
+    it('charges a cost read from the parsed body on a route with afterBody, in one all-or-nothing call', async () => {
+      const batchCost = (body: unknown) => {
+        const ops = (body as { ops?: unknown } | undefined)?.ops;
+        return Array.isArray(ops) ? Math.min(ops.length, 50) : undefined;
+      };
+      const app = await start({
+        batchRule: { name: 'batch_ops', key: ['ip'], limit: { requests: 100, per: '60s' } },
+        batchCost,
+        options: { rules: rules(perIp(1000)) },
+      });
+      const ops = Array.from({ length: 100 }, (_, id) => ({ op: 'get', id }));
+      const batch = () => request(app.url).post('/batch').send({ ops });
+      const first = await batch();
+      expect(first.status).toBeLessThan(300);
+      // A batch of 100 costs min(100, 50): 50 of the route's 100 left, and 950 of per_ip's 1000.
+      expect(first.headers.ratelimit).toMatch(/^"batch_ops";r=50;/);
+      expect((await batch()).headers.ratelimit).toMatch(/^"batch_ops";r=0;/);
+      const denied = await batch().expect(429);
+      expect(denied.headers['x-ratelimit-rule']).toBe('batch_ops');
+      // The denied batch took nothing from per_ip: 1000 - 50 - 50 - this request's 1.
+      const other = await request(app.url).get('/search').expect(200);
+      expect(other.headers.ratelimit).toMatch(/^"per_ip";r=899;/);
+    });
+
     it('counts HEAD and GET on a route the same way, once each', async () => {
       const app = await start({
         options: { rules: rules(perIp(100)) },

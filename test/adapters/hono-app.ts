@@ -31,6 +31,7 @@ function honoOptions(spec: AppSpec): HonoRateLimitOptions {
       ? { validateApiKey: (key: string, c: Context) => validateApiKey(key, nodeRequest(c)) }
       : {}),
     ...(cost ? { cost: (c: Context) => cost(nodeRequest(c)) } : {}),
+    ...(spec.batchCost ? { cost: bodyCost(spec.batchCost) } : {}),
     ...(skip ? { skip: (c: Context) => skip(nodeRequest(c)) } : {}),
     trustProxy: spec.trustProxy ?? false,
     ...(spec.customDenial !== undefined
@@ -40,6 +41,11 @@ function honoOptions(spec: AppSpec): HonoRateLimitOptions {
         }
       : {}),
   };
+}
+
+/** `batchCost` over the JSON body Hono parses (and keeps for the handler); a request without one costs the rule's. */
+function bodyCost(batchCost: (body: unknown) => number | undefined) {
+  return async (c: Context) => (c.req.method === 'POST' ? batchCost(await c.req.json()) : undefined);
 }
 
 /** The contract app on Hono, served by @hono/node-server. */
@@ -69,6 +75,11 @@ export const hono: AdapterFactory = {
       else app.get(path, handler);
     }
     app.get('/info', (c) => c.json(infoBody(c.get('rateLimit'))));
+    if (spec.batchRule !== undefined)
+      app.post('/batch', limiter.route(spec.batchRule, { afterBody: true }), async (c) => {
+        await c.req.json(); // the handler reads the body the cost hook read
+        return c.json({ ok: true });
+      });
     const server = createAdaptorServer({ fetch: app.fetch }) as Server;
     const url = await listen(server);
     return { url, server, limiter: limiter.limiter, close: () => closeBoth(server, limiter.limiter) };

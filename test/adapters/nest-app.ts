@@ -10,6 +10,7 @@ import {
   type INestApplication,
   type MiddlewareConsumer,
   Module,
+  Post,
   Res,
   type Type,
 } from '@nestjs/common';
@@ -121,6 +122,10 @@ function controllers(spec: NestAppSpec, http: () => HttpServer): Target[] {
     decorate(MainController, method, Get(path.slice(1)), ...own);
   }
   decorate(MainController, 'info', Get('info'));
+  if (spec.batchRule !== undefined) {
+    handler(MainController, 'batch', '/batch');
+    decorate(MainController, 'batch', Post('batch'), RateLimit({ rules: [spec.batchRule], afterBody: true }));
+  }
   RateLimitInfo()(MainController.prototype, 'info', 0);
 
   class AdminController {}
@@ -180,7 +185,11 @@ function answeringFirst(path: string) {
 
 /** Builds, starts and listens on 127.0.0.1 an app of the spec. */
 export async function startNest(spec: NestAppSpec): Promise<RunningNestApp> {
-  const sluice = spec.async ? fromConfig(spec.options) : SluiceModule.forRoot(spec.options);
+  const { batchCost } = spec;
+  // Nest parses the body before guards run, on either platform.
+  const options: SluiceModuleOptions =
+    batchCost === undefined ? spec.options : { ...spec.options, cost: (req) => batchCost(req.body) };
+  const sluice = spec.async ? fromConfig(options) : SluiceModule.forRoot(options);
   class AppModule {
     configure(consumer: MiddlewareConsumer): void {
       if (spec.sendsFirst !== undefined) consumer.apply(answeringFirst(spec.sendsFirst)).forRoutes('*path');

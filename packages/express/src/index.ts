@@ -7,6 +7,7 @@ import {
   type InlineLimit,
   type RateLimitInfo,
   type RateLimitOptions,
+  type RouteOptions,
   reportWhenDone,
   setHeaders,
   type Verdict,
@@ -37,8 +38,9 @@ export interface ExpressRateLimit extends RequestHandler {
    * Middleware adding rules for one route (`app.get('/search', limiter.route({...rule}), handler)`), or the
    * shorthand (`limiter.route({limit: 5, per: '1m'})`), compiled once here. The global middleware finds the
    * route a request goes to and checks its rules with the global ones, in one store call (all or nothing).
+   * With `{afterBody: true}`, this middleware does (put it after the body parser): `cost(req)` reads `req.body`.
    */
-  route(rules: RuleSpec | readonly RuleSpec[] | InlineLimit): RequestHandler;
+  route(rules: RuleSpec | readonly RuleSpec[] | InlineLimit, options?: RouteOptions): RequestHandler;
   readonly limiter: Limiter;
 }
 
@@ -64,6 +66,11 @@ export function rateLimit(options?: ExpressRateLimitOptions): ExpressRateLimit {
   function sluiceRateLimit(req: Request, res: Response, next: NextFunction): void {
     // Only apps with limiter.route() or rules reading `route` look the route up.
     const route = routeLimited || http.readsRoute() ? routeOf(req, routeMiddlewares) : undefined;
+    // A route decided after its body is parsed: its middleware checks the global rules too.
+    if (route?.scope.afterBody === true) {
+      next();
+      return;
+    }
     const verdict =
       route === undefined
         ? http.check(req, new ExpressFacts(req, undefined), ALL_RULES)
@@ -72,12 +79,15 @@ export function rateLimit(options?: ExpressRateLimitOptions): ExpressRateLimit {
   }
 
   /** A route's middleware: its rules alone, unless the global middleware checked them already. */
-  function routeMiddleware(rules: RuleSpec | readonly RuleSpec[] | InlineLimit): RequestHandler {
-    const scope = http.routeScope(rules);
+  function routeMiddleware(
+    rules: RuleSpec | readonly RuleSpec[] | InlineLimit,
+    options?: RouteOptions,
+  ): RequestHandler {
+    const scope = http.routeScope(rules, options);
     const handler: RequestHandler = function sluiceRouteRateLimit(req, res, next) {
       settle(req, res, next, http.check(req, new ExpressFacts(req, undefined), scope));
     };
-    routeMiddlewares.set(handler, { rules: scope.rules });
+    routeMiddlewares.set(handler, { rules: scope.rules, afterBody: scope.afterBody });
     routeLimited = true;
     return handler;
   }

@@ -1,9 +1,9 @@
-import { type CheckScope, UNMATCHED_ROUTE } from '@sluice/core/http';
+import { type CheckScope, type RouteScope, UNMATCHED_ROUTE } from '@sluice/core/http';
 import type { Request } from 'express';
 
 /** The route a request will be served by, and the scope the global middleware checks for it. */
 export interface LimitedRoute {
-  readonly scope: CheckScope;
+  readonly scope: RouteScope;
   /** The route's template (`/users/:id`), mount paths included. */
   readonly template: string;
 }
@@ -23,7 +23,7 @@ interface RouterLayer {
 const ALL_RULES: CheckScope = Object.freeze({});
 
 /** Route middleware of one limiter, each with the scope it checks. */
-export type RouteMiddlewares = WeakMap<object, CheckScope>;
+export type RouteMiddlewares = WeakMap<object, RouteScope>;
 
 /**
  * The route Express will dispatch this request to: the first route, in the app router's order and through

@@ -7,8 +7,10 @@ import {
   type InlineLimit,
   type RateLimitInfo,
   type RateLimitOptions,
+  type RouteOptions as RouteConfigOptions,
   reportWhenDone,
   routeRuleName,
+  splitAfterBody,
   UNMATCHED_ROUTE,
   verdictWriter,
   waitUnlessClosed,
@@ -31,9 +33,13 @@ export interface FastifyRateLimitOptions extends RateLimitOptions<FastifyRequest
 
 /**
  * Per-route rate limiting: rules that apply to this route only, the shorthand (`{limit: 5, per: '1m'}`, its
- * rule named after the route unless `name` is given), or `false` to turn limiting off.
+ * rule named after the route unless `name` is given), or `false` to turn limiting off. With `afterBody: true`
+ * the route is decided in a preValidation hook, once its body is parsed: `cost(request)` reads `request.body`.
  */
-export type RouteRateLimitConfig = false | { readonly rules: readonly RuleSpec[] } | InlineLimit;
+export type RouteRateLimitConfig =
+  | false
+  | ({ readonly rules: readonly RuleSpec[] } & RouteConfigOptions)
+  | (InlineLimit & RouteConfigOptions);
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -61,6 +67,8 @@ const plugin: FastifyPluginAsync<FastifyRateLimitOptions> = async (fastify, give
   // One onRequest hook checks the global and route rules together, once per request.
   const http = createHttpLimiter<FastifyRequest, FastifyRateLimitOptions>(options, { checksOnce: true });
   const trust = fastifyTrust(fastify);
+  /** The `config.rateLimit` objects of routes decided after their body is parsed. */
+  const afterBody = new WeakSet<object>();
   /** Each route's scope by its `config.rateLimit` object (shared by a GET route and its HEAD twin). */
   const routeScopes = new WeakMap<object, CheckScope>();
 
@@ -73,6 +81,10 @@ const plugin: FastifyPluginAsync<FastifyRateLimitOptions> = async (fastify, give
     const config = (route.config as { rateLimit?: unknown } | undefined)?.rateLimit;
     if (config === undefined || config === false) return;
     routeRulesOf(config, route);
+    // `afterBody`: the route is decided once Fastify has parsed its body, in a hook of its own.
+    if (!splitAfterBody(config, `route ${String(route.method)} ${route.url}`).afterBody) return;
+    afterBody.add(config as object);
+    route.preValidation = [afterBodyHook, ...hooksOf(route.preValidation)];
   });
 
   // One hook for every request of this context, 404s included, and routes declared before the plugin finished
@@ -81,7 +93,7 @@ const plugin: FastifyPluginAsync<FastifyRateLimitOptions> = async (fastify, give
     // Fastify builds this object anew on every read: read it once.
     const route = request.routeOptions;
     const config = (route.config as { rateLimit?: unknown } | undefined)?.rateLimit;
-    if (config === false) {
+    if (config === false || afterBody.has(config as object)) {
       done();
       return;
     }
@@ -89,6 +101,12 @@ const plugin: FastifyPluginAsync<FastifyRateLimitOptions> = async (fastify, give
     const template = route.url ?? UNMATCHED_ROUTE;
     limit(request, reply, done, config === undefined ? ALL_RULES : scopeOf(config, route), template);
   });
+
+  function afterBodyHook(request: FastifyRequest, reply: FastifyReply, done: Done): void {
+    const route = request.routeOptions;
+    const config = (route.config as { rateLimit?: unknown }).rateLimit;
+    limit(request, reply, done, scopeOf(config, route), route.url ?? UNMATCHED_ROUTE);
+  }
 
   /**
    * A route's scope. Its rules were compiled at onRoute, unless the route was declared before the plugin had
@@ -162,6 +180,11 @@ const plugin: FastifyPluginAsync<FastifyRateLimitOptions> = async (fastify, give
     http.report,
   );
 };
+
+/** A route's hooks of one kind as a list (Fastify takes one function or a list). */
+function hooksOf<T>(hooks: T | readonly T[] | undefined): readonly T[] {
+  return hooks === undefined ? [] : Array.isArray(hooks) ? hooks : [hooks as T];
+}
 
 /** The Fastify plugin: `await app.register(rateLimit, options)` before the routes it should limit. */
 export const rateLimit = fp(plugin, { fastify: '5.x', name: '@sluice/fastify' });

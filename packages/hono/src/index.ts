@@ -10,6 +10,7 @@ import {
   type InlineLimit,
   type RateLimitInfo,
   type RateLimitOptions,
+  type RouteOptions,
   type TrustProxy,
   type Verdict,
   verdictWriter,
@@ -48,9 +49,10 @@ export interface HonoRateLimit extends MiddlewareHandler {
   /**
    * Middleware adding rules for one route (`app.get('/search', limiter.route({...rule}), handler)`), or the
    * shorthand (`limiter.route({limit: 5, per: '1m'})`), compiled once here; the global rules, already checked
-   * by the global middleware, are not recounted.
+   * by the global middleware, are not recounted. With `{afterBody: true}`, this middleware checks both, and an
+   * async `cost(c)` may read `await c.req.json()` (Hono keeps the parsed body for the handler).
    */
-  route(rules: RuleSpec | readonly RuleSpec[] | InlineLimit): MiddlewareHandler;
+  route(rules: RuleSpec | readonly RuleSpec[] | InlineLimit, options?: RouteOptions): MiddlewareHandler;
   readonly limiter: Limiter;
 }
 
@@ -74,14 +76,19 @@ export function rateLimit(options?: HonoRateLimitOptions): HonoRateLimit {
   function sluiceRateLimit(c: Context, next: Next): Promise<Response | undefined> {
     // Only apps with limiter.route() or rules reading `route` look the route up.
     const route = routeLimited || http.readsRoute() ? routeOf(c, routeMiddlewares) : undefined;
+    // A route decided after its body is read: its middleware checks the global rules too.
+    if (route?.scope?.afterBody === true) return next().then(nothing);
     const scope = route?.scope === undefined ? ALL_RULES : { rules: route.scope.rules };
     const verdict = http.check(c, facts(c, route?.template), scope);
     return settle(c, next, verdict);
   }
 
   /** A route's middleware: its rules alone, unless the global middleware checked them already. */
-  function routeMiddleware(rules: RuleSpec | readonly RuleSpec[] | InlineLimit): MiddlewareHandler {
-    const scope = http.routeScope(rules);
+  function routeMiddleware(
+    rules: RuleSpec | readonly RuleSpec[] | InlineLimit,
+    options?: RouteOptions,
+  ): MiddlewareHandler {
+    const scope = http.routeScope(rules, options);
     const handler = function sluiceRouteRateLimit(c: Context, next: Next): Promise<Response | undefined> {
       return settle(c, next, http.check(c, facts(c, routePath(c)), scope));
     };

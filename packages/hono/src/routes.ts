@@ -1,14 +1,14 @@
-import { type CheckScope, UNMATCHED_ROUTE } from '@sluice/core/http';
+import { type RouteScope, UNMATCHED_ROUTE } from '@sluice/core/http';
 import type { Context } from 'hono';
 import { matchedRoutes } from 'hono/route';
 
 /** This limiter's `limiter.route()` middleware, each with the scope it checks. */
-export type RouteMiddlewares = WeakMap<object, CheckScope>;
+export type RouteMiddlewares = WeakMap<object, RouteScope>;
 
 /** The route a request will be served by, and the scope the global middleware checks for it. */
 export interface LimitedRoute {
   /** The first of this limiter's `limiter.route()` scopes on the route; undefined when it has none. */
-  readonly scope: CheckScope | undefined;
+  readonly scope: RouteScope | undefined;
   /** The route's path as registered (`/users/:id`), mount paths included; `UNMATCHED_ROUTE` for a 404. */
   readonly template: string;
 }
@@ -21,7 +21,7 @@ export interface LimitedRoute {
  */
 export function routeOf(c: Context, ours: RouteMiddlewares): LimitedRoute {
   const routes = matchedRoutes(c);
-  let scope: CheckScope | undefined;
+  let scope: RouteScope | undefined;
   for (const route of routes) {
     scope = ours.get(route.handler);
     if (scope !== undefined) break;

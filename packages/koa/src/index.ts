@@ -8,6 +8,7 @@ import {
   type RateLimitInfo,
   type RateLimitOptions,
   type RequestFacts,
+  type RouteOptions,
   reportWhenDone,
   setHeaders,
   type Verdict,
@@ -39,8 +40,10 @@ export interface KoaRateLimit extends Middleware {
    * Middleware adding rules for one route (`router.get('/search', limiter.route({...rule}), handler)`), or
    * the shorthand (`limiter.route({limit: 5, per: '1m'})`), compiled once here. The global middleware finds
    * the route a request goes to and checks its rules with the global ones, in one store call (all or nothing).
+   * With `{afterBody: true}`, this middleware does (put it after the body parser): `cost(ctx)` reads
+   * `ctx.request.body`.
    */
-  route(rules: RuleSpec | readonly RuleSpec[] | InlineLimit): Middleware;
+  route(rules: RuleSpec | readonly RuleSpec[] | InlineLimit, options?: RouteOptions): Middleware;
   readonly limiter: Limiter;
 }
 
@@ -60,6 +63,8 @@ export function rateLimit(options?: KoaRateLimitOptions): KoaRateLimit {
   function sluiceRateLimit(ctx: Context, next: Next): Promise<void> {
     // Only apps with limiter.route() or rules reading `route` look the route up.
     const route = routeLimited || http.readsRoute() ? routeOf(ctx, routeMiddlewares) : undefined;
+    // A route decided after its body is parsed: its middleware checks the global rules too.
+    if (route?.scope.afterBody === true) return next();
     const verdict =
       route === undefined
         ? http.check(ctx, new KoaFacts(ctx, undefined), ALL_RULES)
@@ -68,12 +73,15 @@ export function rateLimit(options?: KoaRateLimitOptions): KoaRateLimit {
   }
 
   /** A route's middleware: its rules alone, unless the global middleware checked them already. */
-  function routeMiddleware(rules: RuleSpec | readonly RuleSpec[] | InlineLimit): Middleware {
-    const scope = http.routeScope(rules);
+  function routeMiddleware(
+    rules: RuleSpec | readonly RuleSpec[] | InlineLimit,
+    options?: RouteOptions,
+  ): Middleware {
+    const scope = http.routeScope(rules, options);
     const handler = function sluiceRouteRateLimit(ctx: Context, next: Next): Promise<void> {
       return settle(ctx, next, http.check(ctx, new KoaFacts(ctx, undefined), scope));
     };
-    routeMiddlewares.set(handler, { rules: scope.rules });
+    routeMiddlewares.set(handler, { rules: scope.rules, afterBody: scope.afterBody });
     routeLimited = true;
     return handler;
   }

@@ -1,9 +1,9 @@
-import { type CheckScope, UNMATCHED_ROUTE } from '@sluice/core/http';
+import { type CheckScope, type RouteScope, UNMATCHED_ROUTE } from '@sluice/core/http';
 import type { Context } from 'koa';
 
 /** The route a request will be served by, and the scope the global middleware checks for it. */
 export interface LimitedRoute {
-  readonly scope: CheckScope;
+  readonly scope: RouteScope;
   /** The route's template (`/users/:id`), the router's prefix included. */
   readonly template: string;
 }
@@ -11,7 +11,7 @@ export interface LimitedRoute {
 const ALL_RULES: CheckScope = Object.freeze({});
 
 /** Route middleware of one limiter, each with the scope it checks. */
-export type RouteMiddlewares = WeakMap<object, CheckScope>;
+export type RouteMiddlewares = WeakMap<object, RouteScope>;
 
 /** The parts of @koa/router read here (its `match` is what its own dispatch calls). */
 interface KoaRouter {

@@ -5,15 +5,17 @@ import {
   SetMetadata,
 } from '@nestjs/common';
 import type { RuleSpec } from '@sluice/core';
-import type { RateLimitInfo as Info, InlineLimit } from '@sluice/core/http';
+import type { RateLimitInfo as Info, InlineLimit, RouteOptions } from '@sluice/core/http';
 import type { SluiceRequest } from './options.js';
 import { RATE_LIMIT_METADATA } from './tokens.js';
 
 /**
  * Route rules of a controller or handler: rules (the rule shape of the rules file), or the shorthand
- * `{limit: 5, per: '1m', key?, name?}`. The same shapes as a Fastify route's `config.rateLimit`.
+ * `{limit: 5, per: '1m', key?, name?}`. The same shapes as a Fastify route's `config.rateLimit`, `afterBody`
+ * included: Nest runs guards once the body is parsed on both platforms, so `cost(req)` reads `req.body` with
+ * it or without.
  */
-export type RouteRateLimit = { readonly rules: readonly RuleSpec[] } | InlineLimit;
+export type RouteRateLimit = ({ readonly rules: readonly RuleSpec[] } | InlineLimit) & RouteOptions;
 
 /** What the metadata holds: route rules, or false (skip). */
 export type RateLimitMetadata = RouteRateLimit | false;

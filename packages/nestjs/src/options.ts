@@ -11,6 +11,8 @@ export interface SluiceRequest {
   readonly url: string;
   readonly headers: IncomingHttpHeaders;
   readonly ip?: string | undefined;
+  /** The parsed body: both platforms parse it before guards run. */
+  readonly body?: unknown;
   /** This request's limit as its RateLimit headers show it (set by the guard). */
   rateLimit?: RateLimitInfo;
 }

@@ -7,6 +7,7 @@ import type { CompiledRules, Decision, Descriptors, RuleResult } from '../types.
 export type { CheckScope } from './notes.js';
 export type { Verdict } from './verdict.js';
 
+import { afterBodyOf, type RouteOptions, type RouteScope, splitAfterBody } from './afterBody.js';
 import { buildDescriptors, headerApiKey } from './descriptors.js';
 import type { RequestFacts } from './facts.js';
 import { adapterReporter, runHook, validCost } from './hooks.js';
@@ -78,13 +79,15 @@ export interface HttpLimiter<Req, O extends RateLimitOptions<Req> = RateLimitOpt
    */
   compileRouteRules(rules: unknown, label: string): CompiledRules;
   /**
-   * The scope of a per-route middleware (`limiter.route(...)` in Express and Koa): its rules (or shorthand)
-   * only, the global ones having been checked by the global middleware already.
+   * The scope of a per-route middleware (`limiter.route(...)` in Express, Koa and Hono): its rules (or
+   * shorthand) only, the global ones having been checked by the global middleware already; with `afterBody`
+   * (in `options` or the shorthand) the global ones too: the global middleware leaves the route's requests to it.
    */
-  routeScope(rules: RuleSpec | readonly RuleSpec[] | InlineLimit): CheckScope;
+  routeScope(rules: RuleSpec | readonly RuleSpec[] | InlineLimit, options?: RouteOptions): RouteScope;
   /**
    * Compiles a route's config (Fastify `config.rateLimit`): `{rules: [...]}`, or the shorthand `{limit, per,
-   * key?, name?}` with its rule named `name`, else `defaultName`. Throws ConfigError/RulesError naming `label`.
+   * key?, name?}` with its rule named `name`, else `defaultName`; either with `afterBody` (see afterBody.ts).
+   * Throws ConfigError/RulesError naming `label`.
    */
   compileRouteConfig(config: unknown, label: string, defaultName: string): CompiledRules;
   /**
@@ -271,11 +274,18 @@ export function createHttpLimiter<Req, O extends RateLimitOptions<Req>>(
     return compiled;
   }
 
-  function routeScope(rules: RuleSpec | readonly RuleSpec[] | InlineLimit): CheckScope {
-    if (isInlineLimit(rules)) return { rules: inlineRouteRules(rules), global: false };
-    const list: readonly RuleSpec[] = Array.isArray(rules) ? rules : [rules];
+  function routeScope(
+    given: RuleSpec | readonly RuleSpec[] | InlineLimit,
+    options?: RouteOptions,
+  ): RouteScope {
+    const split = isInlineLimit(given) ? splitAfterBody(given, 'limiter.route()') : undefined;
+    const afterBody = afterBodyOf(options, 'limiter.route() options') || split?.afterBody === true;
+    // After the body, the route's middleware checks the global rules too (its global middleware left them).
+    const global = afterBody;
+    if (split !== undefined) return { rules: inlineRouteRules(split.config), global, afterBody };
+    const list: readonly RuleSpec[] = Array.isArray(given) ? given : [given as RuleSpec];
     const label = `limiter.route(${list.map((rule) => String(rule?.name)).join(', ')})`;
-    return { rules: compileRouteRules(list, label), global: false };
+    return { rules: compileRouteRules(list, label), global, afterBody };
   }
 
   /** `limiter.route({limit, per})`: its rule is named `name`, else `route_<n>` by declaration order. */
@@ -290,7 +300,9 @@ export function createHttpLimiter<Req, O extends RateLimitOptions<Req>>(
     return compileRouteRules(inlineRules(inline, inline.name ?? defaultName), label);
   }
 
-  function compileRouteConfig(config: unknown, label: string, defaultName: string): CompiledRules {
+  function compileRouteConfig(given: unknown, label: string, defaultName: string): CompiledRules {
+    // `afterBody` is when the route is decided, not what: the adapter reads it (afterBodyOf).
+    const { config } = splitAfterBody(given, label);
     if (isInlineLimit(config)) return compileInline(config, label, defaultName);
     if (typeof config !== 'object' || config === null)
       throw new ConfigError(`${label}: config.rateLimit must be false, {rules: [...]} or {limit, per}`);

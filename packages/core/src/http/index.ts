@@ -1,3 +1,4 @@
+export { afterBodyOf, type RouteOptions, type RouteScope, splitAfterBody } from './afterBody.js';
 export {
   buildDescriptors,
   type DescriptorSettings,

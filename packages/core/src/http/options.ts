@@ -82,8 +82,11 @@ export interface RateLimitOptions<Req> {
    * `valueList([...])`. Every list the rules (route rules included) name must be given.
    */
   lists?: Lists;
-  /** The request's cost, for rules without a cost of their own. Default 1. */
-  cost?: (req: Req) => number;
+  /**
+   * The request's cost, for rules without a cost of their own; undefined: the rule's (default 1). May be
+   * async (Hono: `await c.req.json()`). On a route with `afterBody`, it runs once the body is parsed.
+   */
+  cost?: (req: Req) => number | undefined | Promise<number | undefined>;
   /** Rate-limit header set on responses. Default `draft`. */
   headers?: HeaderFormat;
   /** Metrics and logs hooks. */
