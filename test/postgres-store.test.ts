@@ -5,7 +5,7 @@
  */
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { type Check, compileRules, createLimiter, parseRules, StoreError } from '@sluice/core';
+import { type Check, compileRules, createLimiter, parseRules, type RuleSpec, StoreError } from '@sluice/core';
 import { migrate, PostgresStore, type PostgresStoreOptions } from '@sluice/postgres';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -49,10 +49,13 @@ async function rowsOf(store: PostgresStore): Promise<{ rule: string; tag: string
   return (await pool.query(`SELECT rule, tag, state FROM "${schema}"."${table}" ORDER BY rule, tag`)).rows;
 }
 
-/** Round trips (ReadyForQuery messages from the server) on every connection `p` makes from now on. */
+/** Round trips (ReadyForQuery messages from the server) on every connection `p` hands out from now on. */
 function countRoundTrips(p: pg.Pool): { readonly count: number } {
   const counter = { count: 0 };
-  p.on('connect', (client) => {
+  const watched = new WeakSet<object>();
+  p.on('acquire', (client) => {
+    if (watched.has(client)) return;
+    watched.add(client);
     (client as unknown as { connection: NodeJS.EventEmitter }).connection.on('readyForQuery', () => {
       counter.count++;
     });
@@ -108,7 +111,16 @@ describe('the table', () => {
 
   it('is created by `sluice migrate --postgres URL`, the password never printed', async () => {
     const url = suite.server.url.replace('sluice@', 'sluice:secretpw@');
-    const args = ['--import', 'tsx', 'packages/cli/src/bin.ts', 'migrate', '--postgres', url, '--schema', 'cli_s'];
+    const args = [
+      '--import',
+      'tsx',
+      'packages/cli/src/bin.ts',
+      'migrate',
+      '--postgres',
+      url,
+      '--schema',
+      'cli_s',
+    ];
     const run = await new Promise<{ code: number; stdout: string }>((resolve) => {
       execFile(process.execPath, [...args, '--table-prefix', 'gw_'], { cwd: ROOT }, (error, stdout) =>
         resolve({ code: error ? Number(error.code) : 0, stdout }),
@@ -201,6 +213,48 @@ describe('one call', () => {
     );
     expect((await store.evaluate([{ ...lease, leaseId: 'lease2' }], Date.now()))[0]!.allowed).toBe(true);
     await store.close();
+  });
+});
+
+describe('hot keys', () => {
+  const EVERYONE = { name: 'everyone', global: true, key: [], limit: { requests: 200, per: '60s' } };
+  const limiterOn = (store: PostgresStore, rule: Partial<RuleSpec>) =>
+    createLimiter({ rules: compileRules({ rules: [{ ...EVERYONE, ...rule } as RuleSpec] }), store });
+
+  it('local leases: one transaction (two round trips) per batch of K requests', async () => {
+    const counted = new pg.Pool({ connectionString: suite.server.url, max: 1 });
+    const store = storeOn(counted);
+    await store.evaluate([check('warm', 1)], Date.now()); // the table made, the connection opened
+    const trips = countRoundTrips(counted);
+    const limiter = limiterOn(store, { lease: { batch: 20 } });
+    let allowed = 0;
+    for (let i = 0; i < 100; i++) if ((await limiter.check({})).allowed) allowed++;
+    expect(allowed).toBe(100);
+    expect(trips.count).toBe(10);
+    await limiter.close();
+    await counted.end();
+  });
+
+  it('local leases: gateways sharing the table never spend more than it granted in one window', async () => {
+    const prefix = randomTablePrefix('lease');
+    await migrate({ pool, tablePrefix: prefix });
+    const gateways = [1, 2, 3, 4].map(() =>
+      limiterOn(storeOn(pool, { tablePrefix: prefix }), { lease: { batch: 15 } }),
+    );
+    let allowed = 0;
+    for (let i = 0; i < 400; i++) if ((await gateways[i % 4]!.check({})).allowed) allowed++;
+    expect(allowed).toBe(195); // units are counted in the table when taken: 13 batches of 15 fit in 200
+    for (const gateway of gateways) await gateway.close();
+  });
+
+  it('shards: the counter is split over N rows, and the limit still holds', async () => {
+    const store = storeOn(pool);
+    const limiter = limiterOn(store, { shards: 8 });
+    let allowed = 0;
+    for (let i = 0; i < 400; i++) if ((await limiter.check({})).allowed) allowed++;
+    expect(allowed).toBe(200);
+    expect(new Set((await rowsOf(store)).map((r) => r.tag)).size).toBe(8);
+    await limiter.close();
   });
 });
 
