@@ -5,6 +5,7 @@ import { testCommand } from './commands/policyTest.js';
 import { pushCommand } from './commands/push.js';
 import { replayCommand } from './commands/replay.js';
 import { reportCommand } from './commands/report.js';
+import { rlsCommand } from './commands/rls.js';
 import { simulateCommand } from './commands/simulate.js';
 import { unbanCommand } from './commands/unban.js';
 import { validateCommand } from './commands/validate.js';
@@ -21,6 +22,7 @@ const COMMANDS: readonly Command[] = [
   pushCommand,
   unbanCommand,
   migrateCommand,
+  rlsCommand,
 ];
 
 function usage(): string {
