@@ -210,7 +210,10 @@ export function createLimiter(options: LimiterOptions): Limiter {
   );
   observer.onRulesLoaded(table);
 
-  const decide = (descriptors: Descriptors, opts?: CheckOptions) => decideOne(path, descriptors, opts);
+  const decide = (descriptors: Descriptors, opts?: CheckOptions) => {
+    watched.checked();
+    return decideOne(path, descriptors, opts);
+  };
   const giveBack = (leases: readonly Lease[]) =>
     leases.length === 0 ? Promise.resolve() : releaseLeases(path, leases, clock());
   return {

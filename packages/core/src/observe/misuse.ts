@@ -23,6 +23,14 @@ export interface NoticeLogger {
 export const PER_REQUEST_WINDOW_MS = 60_000;
 /** How many limiters with the same rules, built within the window, no app builds at start-up. */
 export const PER_REQUEST_THRESHOLD = 50;
+/**
+ * How many limiters with the same rules in a row, each used for only a check or two before the next was
+ * built, betray a limiter built per request: a handful of requests is enough to say so, where
+ * PER_REQUEST_THRESHOLD would wait for fifty. Limiters built at start-up are built before any check.
+ */
+export const SHORT_LIVED_THRESHOLD = 5;
+/** Checks a limiter built per request makes (one per request, two with a retry): more is a limiter in use. */
+const SHORT_LIVED_CHECKS = 2;
 
 /** One limiter as the watch knows it. */
 export interface WatchedLimiter {
@@ -30,6 +38,8 @@ export interface WatchedLimiter {
   rules(table: CompiledRules): void;
   /** The limiter is closed: its counters no longer count. */
   close(): void;
+  /** Counts one check (the engine calls it per decision; a limiter used for few of them is suspect). */
+  checked(): void;
 }
 
 /** The identity of a rule's counters in a store: its name and its key descriptors. */
@@ -82,7 +92,7 @@ class MisuseWatch {
       if (clash !== undefined) warn('SLUICE_STORE_SHARED', `rule "${clash}" of domain "${rules.domain}"`);
     };
     take(table);
-    const build: Build = { at: performance.now(), open: true };
+    const build: Build = { at: performance.now(), open: true, checks: 0 };
     const built = this.#built(table.version, build);
     if (built !== undefined)
       warn(
@@ -91,6 +101,9 @@ class MisuseWatch {
       );
     return {
       rules: take,
+      checked: () => {
+        build.checks++;
+      },
       close: () => {
         build.open = false;
         this.#release(held);
@@ -144,17 +157,32 @@ class MisuseWatch {
     );
     recent.push(build);
     this.#builds.set(version, recent);
-    if (recent.length < PER_REQUEST_THRESHOLD) return undefined;
+    if (recent.length < PER_REQUEST_THRESHOLD && !shortLivedRun(recent)) return undefined;
     this.#warnedVersions.add(version);
     this.#builds.delete(version);
     return recent.length;
   }
 }
 
-/** One limiter build: when (ms, monotonic), and whether it is still open. */
+/** One limiter build: when (ms, monotonic), whether it is still open, and how many checks it made. */
 interface Build {
   readonly at: number;
   open: boolean;
+  checks: number;
+}
+
+/**
+ * Whether the builds before the newest one end in SHORT_LIVED_THRESHOLD builds in a row that each made a check
+ * or two and were left open: what a limiter built inside a request handler leaves behind.
+ */
+function shortLivedRun(recent: readonly Build[]): boolean {
+  const before = recent.length - 1;
+  if (before < SHORT_LIVED_THRESHOLD) return false;
+  for (let i = before - SHORT_LIVED_THRESHOLD; i < before; i++) {
+    const checks = recent[i]?.checks ?? 0;
+    if (checks < 1 || checks > SHORT_LIVED_CHECKS) return false;
+  }
+  return true;
 }
 
 /** The process-wide watch every createLimiter registers with. */
