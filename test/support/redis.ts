@@ -82,7 +82,7 @@ function ping(port: number): Promise<boolean> {
   });
 }
 
-async function waitFor(what: string, probe: () => Promise<boolean>, timeoutMs = START_TIMEOUT_MS) {
+export async function waitFor(what: string, probe: () => Promise<boolean>, timeoutMs = START_TIMEOUT_MS) {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (await probe()) return;
@@ -110,32 +110,14 @@ export interface StartRedisOptions {
   dir?: string;
 }
 
-/** Starts a private redis-server and resolves once it answers PING. */
-export async function startRedis(options: StartRedisOptions = {}): Promise<RedisServer> {
-  const port = options.port ?? (await freePort());
+/** A redis-server started with `args`, once it answers PING on `port`; stopped by pid, SIGKILL. */
+export async function spawnRedisServer(
+  port: number,
+  args: readonly string[],
+  onStop: () => void = () => {},
+): Promise<RedisServer> {
   if (port === SHARED_PORT) throw new Error('refusing to use the shared Redis port 6379');
-  const dir = options.dir ?? mkdtempSync(join(tmpdir(), 'sluice-redis-'));
-  const child = spawn(
-    'redis-server',
-    [
-      '--port',
-      String(port),
-      '--bind',
-      HOST,
-      '--save',
-      '',
-      '--appendonly',
-      'no',
-      '--daemonize',
-      'no',
-      '--dir',
-      dir,
-      '--enable-debug-command',
-      'local',
-      ...(options.args ?? []),
-    ],
-    { stdio: 'ignore' },
-  );
+  const child = spawn('redis-server', args, { stdio: 'ignore' });
   running.add(child);
   const exited = new Promise<never>((_, reject) =>
     child.once('exit', (code) => reject(new Error(`redis-server on ${port} exited with ${code}`))),
@@ -150,12 +132,38 @@ export async function startRedis(options: StartRedisOptions = {}): Promise<Redis
     pid,
     stop: async () => {
       await stopChild(child);
-      if (options.dir === undefined) rmSync(dir, { recursive: true, force: true });
+      onStop();
     },
   };
 }
 
-async function redisCli(port: number, ...args: string[]): Promise<string> {
+/** Starts a private redis-server and resolves once it answers PING. */
+export async function startRedis(options: StartRedisOptions = {}): Promise<RedisServer> {
+  const port = options.port ?? (await freePort());
+  const dir = options.dir ?? mkdtempSync(join(tmpdir(), 'sluice-redis-'));
+  const args = [
+    '--port',
+    String(port),
+    '--bind',
+    HOST,
+    '--save',
+    '',
+    '--appendonly',
+    'no',
+    '--daemonize',
+    'no',
+    '--dir',
+    dir,
+    '--enable-debug-command',
+    'local',
+    ...(options.args ?? []),
+  ];
+  return spawnRedisServer(port, args, () => {
+    if (options.dir === undefined) rmSync(dir, { recursive: true, force: true });
+  });
+}
+
+export async function redisCli(port: number, ...args: string[]): Promise<string> {
   const { stdout } = await execFileAsync('redis-cli', ['-h', HOST, '-p', String(port), ...args]);
   return stdout;
 }

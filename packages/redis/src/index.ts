@@ -12,7 +12,7 @@ export * from './distribution.js';
 export { KeyStateError } from './errors.js';
 export { type RedisList, type RedisListOptions, redisList } from './lists.js';
 export { STORE_NOTICES, type StoreLogger } from './monitor.js';
-export type { NodeRedisClient, NodeRedisCluster } from './nodeRedisTransport.js';
+export type { NodeRedisClient, NodeRedisCluster, NodeRedisSentinel } from './nodeRedisTransport.js';
 export { BAN_SUFFIX, banKey, parseBanState } from './policy.js';
 export { compact, EVALUATE_SCRIPT } from './script.js';
 export { slotOfTag } from './slot.js';

@@ -24,14 +24,40 @@ export interface NodeRedisCluster extends Emitter {
   nodeClient(...args: never[]): unknown;
 }
 
-/** Whether a value looks like a node-redis client or Cluster. */
-export function isNodeRedis(client: unknown): client is NodeRedisClient | NodeRedisCluster {
+/**
+ * The part of a node-redis Sentinel client (`createSentinel()`, connected by you) RedisStore uses: its
+ * sendCommand takes whether the command only reads first (false: the primary answers), then the arguments.
+ */
+export interface NodeRedisSentinel extends Emitter {
+  readonly isOpen: boolean;
+  readonly isReady: boolean;
+  sendCommand(isReadonly: boolean | undefined, args: string[]): Promise<unknown>;
+  /** Present on a Sentinel client only: how it is told apart. */
+  getMasterNode(): unknown;
+}
+
+type AnyNodeRedis = NodeRedisClient | NodeRedisCluster | NodeRedisSentinel;
+
+/** Whether a value looks like a node-redis client, Cluster or Sentinel client. */
+export function isNodeRedis(client: unknown): client is AnyNodeRedis {
   const candidate = client as { sendCommand?: unknown; isReady?: unknown } | null;
   return typeof candidate?.sendCommand === 'function' && typeof candidate.isReady === 'boolean';
 }
 
-function isCluster(client: NodeRedisClient | NodeRedisCluster): client is NodeRedisCluster {
+function isCluster(client: AnyNodeRedis): client is NodeRedisCluster {
   return typeof (client as { nodeClient?: unknown }).nodeClient === 'function';
+}
+
+function isSentinel(client: AnyNodeRedis): client is NodeRedisSentinel {
+  return typeof (client as { getMasterNode?: unknown }).getMasterNode === 'function';
+}
+
+/** How each kind of client takes a command: three signatures for one sendCommand. */
+function senderOf(client: AnyNodeRedis): (firstKey: string | undefined, args: string[]) => Promise<unknown> {
+  if (isCluster(client)) return (firstKey, args) => client.sendCommand(firstKey, false, args);
+  // Not read-only: the primary answers (a script writes).
+  if (isSentinel(client)) return (_firstKey, args) => client.sendCommand(false, args);
+  return (_firstKey, args) => (client as NodeRedisClient).sendCommand(args);
 }
 
 /** A client's and a Cluster's events (a Cluster reports its nodes' errors as `node-error`). */
@@ -57,7 +83,7 @@ function isNoScript(error: unknown): boolean {
  * commands in flight on a connection that failed itself, so none is left unsettled.
  */
 export class NodeRedisTransport implements RedisTransport {
-  readonly #client: NodeRedisClient | NodeRedisCluster;
+  readonly #client: AnyNodeRedis;
   readonly #send: (firstKey: string | undefined, args: string[]) => Promise<unknown>;
   readonly isCluster: boolean;
   readonly dropsUnansweredOnClose = false;
@@ -75,12 +101,10 @@ export class NodeRedisTransport implements RedisTransport {
     },
   };
 
-  constructor(client: NodeRedisClient | NodeRedisCluster) {
+  constructor(client: AnyNodeRedis) {
     this.#client = client;
     this.isCluster = isCluster(client);
-    this.#send = isCluster(client)
-      ? (firstKey, args) => client.sendCommand(firstKey, false, args)
-      : (_firstKey, args) => client.sendCommand(args);
+    this.#send = senderOf(client);
     this.#wasReady = client.isReady;
   }
 

@@ -25,6 +25,7 @@ import {
   isNodeRedis,
   type NodeRedisClient,
   type NodeRedisCluster,
+  type NodeRedisSentinel,
   NodeRedisTransport,
 } from './nodeRedisTransport.js';
 import { ScriptStore } from './scriptStore.js';
@@ -39,9 +40,9 @@ export type RedisClock = 'app' | 'redis';
 export interface RedisStoreOptions {
   /**
    * The client you created and keep (the store never quits it): an ioredis `Redis` (standalone or
-   * Sentinel) or `Cluster`, or a node-redis (`redis` package) client or Cluster, connected.
+   * Sentinel) or `Cluster`, or a node-redis (`redis` package) client, Cluster or Sentinel client, connected.
    */
-  client: Redis | Cluster | NodeRedisClient | NodeRedisCluster;
+  client: Redis | Cluster | NodeRedisClient | NodeRedisCluster | NodeRedisSentinel;
   /** First part of every key; no braces. Default `sluice`. */
   prefix?: string;
   /** Default `app`: the limiter's clock. Use `redis` when gateway clocks drift. */
