@@ -40,7 +40,10 @@ export interface ExpressRateLimit extends RequestHandler {
    * route a request goes to and checks its rules with the global ones, in one store call (all or nothing).
    * With `{afterBody: true}`, this middleware does (put it after the body parser): `cost(req)` reads `req.body`.
    */
-  route(rules: RuleSpec | readonly RuleSpec[] | InlineLimit, options?: RouteOptions): RequestHandler;
+  route(
+    rules: RuleSpec | readonly RuleSpec[] | (InlineLimit & RouteOptions),
+    options?: RouteOptions,
+  ): RequestHandler;
   readonly limiter: Limiter;
 }
 
@@ -80,7 +83,7 @@ export function rateLimit(options?: ExpressRateLimitOptions): ExpressRateLimit {
 
   /** A route's middleware: its rules alone, unless the global middleware checked them already. */
   function routeMiddleware(
-    rules: RuleSpec | readonly RuleSpec[] | InlineLimit,
+    rules: RuleSpec | readonly RuleSpec[] | (InlineLimit & RouteOptions),
     options?: RouteOptions,
   ): RequestHandler {
     const scope = http.routeScope(rules, options);

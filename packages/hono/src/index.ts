@@ -52,7 +52,10 @@ export interface HonoRateLimit extends MiddlewareHandler {
    * by the global middleware, are not recounted. With `{afterBody: true}`, this middleware checks both, and an
    * async `cost(c)` may read `await c.req.json()` (Hono keeps the parsed body for the handler).
    */
-  route(rules: RuleSpec | readonly RuleSpec[] | InlineLimit, options?: RouteOptions): MiddlewareHandler;
+  route(
+    rules: RuleSpec | readonly RuleSpec[] | (InlineLimit & RouteOptions),
+    options?: RouteOptions,
+  ): MiddlewareHandler;
   readonly limiter: Limiter;
 }
 
@@ -85,7 +88,7 @@ export function rateLimit(options?: HonoRateLimitOptions): HonoRateLimit {
 
   /** A route's middleware: its rules alone, unless the global middleware checked them already. */
   function routeMiddleware(
-    rules: RuleSpec | readonly RuleSpec[] | InlineLimit,
+    rules: RuleSpec | readonly RuleSpec[] | (InlineLimit & RouteOptions),
     options?: RouteOptions,
   ): MiddlewareHandler {
     const scope = http.routeScope(rules, options);

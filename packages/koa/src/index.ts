@@ -43,7 +43,10 @@ export interface KoaRateLimit extends Middleware {
    * With `{afterBody: true}`, this middleware does (put it after the body parser): `cost(ctx)` reads
    * `ctx.request.body`.
    */
-  route(rules: RuleSpec | readonly RuleSpec[] | InlineLimit, options?: RouteOptions): Middleware;
+  route(
+    rules: RuleSpec | readonly RuleSpec[] | (InlineLimit & RouteOptions),
+    options?: RouteOptions,
+  ): Middleware;
   readonly limiter: Limiter;
 }
 
@@ -74,7 +77,7 @@ export function rateLimit(options?: KoaRateLimitOptions): KoaRateLimit {
 
   /** A route's middleware: its rules alone, unless the global middleware checked them already. */
   function routeMiddleware(
-    rules: RuleSpec | readonly RuleSpec[] | InlineLimit,
+    rules: RuleSpec | readonly RuleSpec[] | (InlineLimit & RouteOptions),
     options?: RouteOptions,
   ): Middleware {
     const scope = http.routeScope(rules, options);

@@ -83,7 +83,10 @@ export interface HttpLimiter<Req, O extends RateLimitOptions<Req> = RateLimitOpt
    * shorthand) only, the global ones having been checked by the global middleware already; with `afterBody`
    * (in `options` or the shorthand) the global ones too: the global middleware leaves the route's requests to it.
    */
-  routeScope(rules: RuleSpec | readonly RuleSpec[] | InlineLimit, options?: RouteOptions): RouteScope;
+  routeScope(
+    rules: RuleSpec | readonly RuleSpec[] | (InlineLimit & RouteOptions),
+    options?: RouteOptions,
+  ): RouteScope;
   /**
    * Compiles a route's config (Fastify `config.rateLimit`): `{rules: [...]}`, or the shorthand `{limit, per,
    * key?, name?}` with its rule named `name`, else `defaultName`; either with `afterBody` (see afterBody.ts).
@@ -275,7 +278,7 @@ export function createHttpLimiter<Req, O extends RateLimitOptions<Req>>(
   }
 
   function routeScope(
-    given: RuleSpec | readonly RuleSpec[] | InlineLimit,
+    given: RuleSpec | readonly RuleSpec[] | (InlineLimit & RouteOptions),
     options?: RouteOptions,
   ): RouteScope {
     const split = isInlineLimit(given) ? splitAfterBody(given, 'limiter.route()') : undefined;
