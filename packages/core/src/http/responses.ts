@@ -28,9 +28,15 @@ export interface DeniedResponse {
   readonly decision: Decision;
 }
 
-/** Whole seconds, rounded up; 0 for anything not a positive finite number. */
+/**
+ * The largest number a header shows: a structured-field integer has at most 15 digits (RFC 8941), and below
+ * 2^53 every number is exact. A corrupt or huge stored state must not print `1e+21` or an inexact count.
+ */
+export const MAX_HEADER_NUMBER = 999_999_999_999_999;
+
+/** Whole seconds, rounded up, at most MAX_HEADER_NUMBER; 0 for anything not a positive finite number. */
 const toSeconds = (ms: number): number =>
-  ms > 0 && ms < Number.POSITIVE_INFINITY ? Math.ceil(ms / 1000) : 0;
+  ms > 0 && ms < Number.POSITIVE_INFINITY ? Math.min(Math.ceil(ms / 1000), MAX_HEADER_NUMBER) : 0;
 
 /**
  * Retry-After seconds: rounded up and at least 1; undefined when no wait helps. With a `jitter` share (the
@@ -43,7 +49,8 @@ export function retryAfterSeconds(
 ): number | undefined {
   const exact = decision.retryAfterMs;
   if (!Number.isFinite(exact)) return undefined;
-  return jitter > 0 ? jitteredSeconds(exact, jitter, random()) : Math.max(1, toSeconds(exact));
+  const seconds = jitter > 0 ? jitteredSeconds(exact, jitter, random()) : toSeconds(exact);
+  return Math.min(Math.max(1, seconds), MAX_HEADER_NUMBER);
 }
 
 /**
@@ -96,8 +103,8 @@ function deniedHeaders(
   );
 }
 
-/** A count as a header shows it: a whole number, never negative. */
-const count = (value: number): number => (value > 0 ? Math.floor(value) : 0);
+/** A count as a header shows it: a whole number, never negative, never past MAX_HEADER_NUMBER (NaN: 0). */
+const count = (value: number): number => (value > 0 ? Math.min(Math.floor(value), MAX_HEADER_NUMBER) : 0);
 
 /** The numbers of one rule that headers show. */
 type Shown = Pick<RuleResult, 'rule' | 'limit' | 'remaining' | 'windowMs'>;
