@@ -9,6 +9,10 @@
  *
  * `--unless-fresh` (prepack) skips the build when dist was written after every input (and source directory) changed:
  * `pnpm test` has just built, and packing every package must not compile them all a second time.
+ *
+ * First, each workspace package this one depends on (a `workspace:` range) is built the same way unless fresh: tsc
+ * reads their types from their dist, so `pnpm pack` of one package in a fresh clone (no dist anywhere) works. Under
+ * `pnpm -r build` they were built just before, in dependency order, and are skipped as fresh.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -79,7 +83,33 @@ function refuseOtherPackers() {
   process.exit(1);
 }
 
+/** The directories of the workspace packages named by `workspace:` ranges in this package's manifest. */
+function workspaceDependencies() {
+  const manifest = JSON.parse(readFileSync('package.json', 'utf8'));
+  const wanted = new Set();
+  for (const field of ['dependencies', 'peerDependencies', 'devDependencies', 'optionalDependencies'])
+    for (const [name, range] of Object.entries(manifest[field] ?? {}))
+      if (String(range).startsWith('workspace:')) wanted.add(name);
+  const dirs = [];
+  for (const dir of readdirSync('..')) {
+    const path = join('..', dir, 'package.json');
+    if (existsSync(path) && wanted.has(JSON.parse(readFileSync(path, 'utf8')).name))
+      dirs.push(join('..', dir));
+  }
+  return dirs;
+}
+
+/** Builds each workspace dependency whose dist is missing or older than its sources (they do the same, in turn). */
+function buildDependencies() {
+  const script = fileURLToPath(import.meta.url);
+  for (const dir of workspaceDependencies()) {
+    const run = spawnSync(process.execPath, [script, '--unless-fresh'], { cwd: dir, stdio: 'inherit' });
+    if (run.status !== 0) process.exit(run.status ?? 1);
+  }
+}
+
 refuseOtherPackers();
+buildDependencies();
 if (!(process.argv.includes('--unless-fresh') && isFresh())) {
   compile();
   writeCommonJsDeclarations('dist');
