@@ -87,6 +87,23 @@ describe.each(adapters.map((adapter) => [adapter.name, adapter] as const))(
       expect(await globalRemaining(running.url)).toBe(7);
     });
 
+    it('decides a route with afterBody in one script call, its cost read from the parsed body (RedisStore)', async () => {
+      const redis = client as Redis;
+      const store = new RedisStore({ client: redis, prefix: randomPrefix(), timeoutMs: 2000 });
+      running = await adapter.start({
+        options: { store, clock: () => T0, logger: { warn: () => {} }, rules: rules(perIp(1000)) },
+        batchRule: { name: 'batch_ops', key: ['ip'], limit: { requests: 100, per: '60s' } },
+        batchCost: (body) => Math.min((body as { ops: unknown[] }).ops.length, 50),
+      });
+      await request(running.url).get('/health').expect(200);
+      const before = await scriptCalls(redis);
+      const ops = Array.from({ length: 100 }, (_, id) => ({ id }));
+      const batch = await request(running.url).post('/batch').send({ ops });
+      expect(batch.status).toBeLessThan(300);
+      expect(batch.headers.ratelimit).toMatch(/^"batch_ops";r=50;/);
+      expect((await scriptCalls(redis)) - before).toBe(1);
+    });
+
     it('counts the global rules once for a route without a route rule, in one call', async () => {
       const redis = client as Redis;
       running = await start(new RedisStore({ client: redis, prefix: randomPrefix(), timeoutMs: 2000 }));
@@ -146,6 +163,30 @@ describe('route lookup through mounted routers', () => {
       remaining: 8,
       rule: 'per_ip',
     });
+    await limiter.limiter.close();
+  });
+
+  it('Express: where the route cannot be looked up (a sub-app), a global rule keyed by route warns once', async () => {
+    const { rateLimit } = await import('@sluice/express');
+    const express = (await import('express')).default;
+    const warnings: string[] = [];
+    const byRoute = { name: 'per_ip_route', key: ['ip', 'route'], limit: { requests: 5, per: '60s' } };
+    const limiter = rateLimit({
+      ...options,
+      logger: { warn: (text: string) => void warnings.push(text) },
+      rules: rules(byRoute),
+      store: new MemoryStore(),
+    });
+    const app = express();
+    app.use(limiter);
+    const admin = express();
+    admin.get('/users/:id', (_req, res) => void res.json({ ok: true }));
+    app.use('/admin', admin);
+    app.get('/users/:id', (_req, res) => void res.json({ ok: true }));
+    await request(app).get('/users/1').expect(200);
+    expect(warnings).toEqual([]);
+    await request(app).get('/admin/users/1').expect(200);
+    expect(warnings.join('\n')).toMatch(/rule "per_ip_route" is keyed by route.*\[SLUICE_ROUTE_KEY_PATH\]/);
     await limiter.limiter.close();
   });
 
