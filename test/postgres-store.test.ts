@@ -6,7 +6,7 @@
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { type Check, compileRules, createLimiter, parseRules, type RuleSpec, StoreError } from '@sluice/core';
-import { migrate, PostgresStore, type PostgresStoreOptions } from '@sluice/postgres';
+import { migrate, PostgresStore, type PostgresStoreOptions, UnsupportedCheckError } from '@sluice/postgres';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { postgresSuite, randomTablePrefix, startPostgres } from './support/postgres.js';
@@ -200,6 +200,16 @@ describe('one call', () => {
     expect(appAnswers).toEqual([true, true, true]); // the engine's clocks: two windows
     await store.close();
     await app.close();
+  });
+
+  it("refuses a rule with a policy until core's evaluator ships, without tripping the breaker", async () => {
+    const store = storeOn(pool, { breaker: { failures: 1, cooldownMs: 60_000 } });
+    const banned = { ...check('banned', 5), policy: { ban: { after: 2, withinMs: 60_000, forMs: 60_000 } } };
+    const error = await store.evaluate([banned], Date.now()).catch((e: unknown) => e);
+    expect((error as StoreError).cause).toBeInstanceOf(UnsupportedCheckError);
+    expect(store.health().breaker).toBe('closed');
+    expect((await store.evaluate([check('plain', 5)], Date.now()))[0]!.allowed).toBe(true);
+    await store.close();
   });
 
   it('gives a concurrency lease back in one transaction', async () => {

@@ -110,8 +110,13 @@ function limitsFor(timeoutMs: number): TransactionLimits {
   };
 }
 
-/** Errors after which PostgreSQL did answer: the call fails, but the breaker counts the database as reachable. */
-const answered = (error: unknown): boolean => error instanceof UnsupportedCheckError;
+/**
+ * Errors after which PostgreSQL did answer: the call fails, but the breaker counts the database as reachable. The
+ * wrapper's own call tracking hands them over wrapped in a StoreError, hence the cause.
+ */
+const answered = (error: unknown): boolean =>
+  error instanceof UnsupportedCheckError ||
+  (error as Error | undefined)?.cause instanceof UnsupportedCheckError;
 
 /** Creates the store's schema and table if missing (idempotent, safe from several processes at once). */
 export async function createTable(pool: pg.Pool, table: TableName): Promise<void> {
