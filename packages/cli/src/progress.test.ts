@@ -119,6 +119,18 @@ describe('commands show progress on a terminal, and nothing elsewhere', () => {
     }
   });
 
+  test('sluice report: lines of the decision logs, then the line is cleared', async () => {
+    const decisions = join(tmp, 'decisions.log');
+    writeFileSync(decisions, '{"allowed":true}\n'.repeat(10_000));
+    const terminal = await run(['report', decisions], true);
+    expect(terminal.code).toBe(0);
+    expect(drawn(terminal.err)[0]).toMatch(/^decisions\.log: [\d,]+ lines, [\d,]+ lines\/s, \d+%, .+ left$/);
+    expect(drawn(terminal.err).at(-1)).toBe('');
+    const piped = await run(['report', decisions], false);
+    expect(piped.code).toBe(0);
+    expect(piped.err).not.toContain('\r');
+  });
+
   test('sluice simulate: requests, rate, share of simulated time', async () => {
     const argv = ['simulate', '--rules', rules, '--pattern', 'steady', '--rps', '100', '--duration', '2m'];
     const terminal = await run(argv, true);

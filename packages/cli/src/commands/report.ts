@@ -1,8 +1,8 @@
-import { createReadStream } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
-import { createInterface } from 'node:readline';
 import { countOption, parseCommandArgs, stringOption } from '../args.js';
 import { type Command, describeFsError, EXIT, type Io, UsageError } from '../io.js';
+import { lineMeter, sizeOf } from '../replay/feed.js';
+import { logLines } from '../replay/lines.js';
 import {
   createDenialAggregator,
   type DenialReport,
@@ -26,12 +26,32 @@ export function formatTable(rows: readonly (readonly string[])[]): string[] {
   );
 }
 
-async function readLog(path: string, add: (line: string) => void): Promise<void> {
-  const lines = createInterface({
-    input: createReadStream(path, 'utf8'),
-    crlfDelay: Number.POSITIVE_INFINITY,
-  });
-  for await (const line of lines) add(line);
+/**
+ * Every line of the decision logs (plain or gzip) into `add`, in order, counted on the progress line; the log
+ * that could not be read, if one could not.
+ */
+async function readLogs(
+  paths: readonly string[],
+  add: (line: string) => void,
+  io: Io,
+): Promise<{ path: string; error: unknown } | undefined> {
+  const positions = paths.map(() => ({ bytes: 0 }));
+  const meter = lineMeter(io, paths, positions, await sizeOf(paths));
+  try {
+    for (const [i, path] of paths.entries()) {
+      try {
+        for await (const line of logLines(path, positions[i])) {
+          meter.tick();
+          add(line);
+        }
+      } catch (error) {
+        return { path, error };
+      }
+    }
+    return undefined;
+  } finally {
+    meter.end();
+  }
 }
 
 function printReport(io: Io, report: DenialReport, top: number): void {
@@ -89,13 +109,10 @@ Exit codes: 0 reported, 2 usage error or unreadable file.`,
     if (parsed.positionals.length === 0) throw new UsageError('report needs at least one decision log file');
     const top = countOption(parsed, 'top', 20);
     const aggregator = createDenialAggregator();
-    for (const path of parsed.positionals) {
-      try {
-        await readLog(path, aggregator.add);
-      } catch (error) {
-        io.err(describeFsError(path, error));
-        return EXIT.usage;
-      }
+    const unreadable = await readLogs(parsed.positionals, aggregator.add, io);
+    if (unreadable !== undefined) {
+      io.err(describeFsError(unreadable.path, unreadable.error));
+      return EXIT.usage;
     }
     const report = aggregator.finish();
     if (report.unreadable > 0) io.err(`warning: ${report.unreadable} lines were not JSON and were skipped`);

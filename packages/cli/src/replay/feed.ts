@@ -23,14 +23,26 @@ interface Source {
   next: ReplayRequest | undefined;
 }
 
-/** Counts lines and shows them on the progress line, with the share of the files' bytes read for the time left. */
-function lineMeter(io: Io, paths: readonly string[], sources: readonly Source[], totalBytes: number) {
+/** A line counter on the progress line, with the share of the files' bytes read for the time left. */
+export interface LineMeter {
+  tick(): void;
+  lines(): number;
+  end(): void;
+}
+
+/** Counts the lines of `paths` (read at `positions`, one per path) on the progress line. */
+export function lineMeter(
+  io: Io,
+  paths: readonly string[],
+  positions: readonly ReadPosition[],
+  totalBytes: number,
+): LineMeter {
   // The file's name, not its path: the line must fit the terminal, with the numbers after it.
   const label = paths.length === 1 ? basename(paths[0] ?? '') : `${paths.length} logs`;
   const progress = startProgress(io, { label, unit: 'lines' });
   let lines = 0;
   const fraction = () =>
-    totalBytes > 0 ? sources.reduce((sum, source) => sum + source.position.bytes, 0) / totalBytes : undefined;
+    totalBytes > 0 ? positions.reduce((sum, position) => sum + position.bytes, 0) / totalBytes : undefined;
   return {
     tick(): void {
       lines++;
@@ -41,9 +53,16 @@ function lineMeter(io: Io, paths: readonly string[], sources: readonly Source[],
   };
 }
 
-/** The files' sizes added up: what "time left" is measured against. */
-async function sizeOf(paths: readonly string[]): Promise<number> {
-  const sizes = await Promise.all(paths.map(async (path) => (await stat(path)).size));
+/** The files' sizes added up, what "time left" is measured against; an unreadable file counts 0 (its read fails). */
+export async function sizeOf(paths: readonly string[]): Promise<number> {
+  const sizes = await Promise.all(
+    paths.map((path) =>
+      stat(path).then(
+        (found) => found.size,
+        () => 0,
+      ),
+    ),
+  );
   return sizes.reduce((sum, size) => sum + size, 0);
 }
 
@@ -62,7 +81,8 @@ export async function feedLogs(
     const position = { bytes: 0 };
     return { path, lines: logLines(path, position), position, next: undefined };
   });
-  const meter = lineMeter(io, paths, sources, await sizeOf(paths));
+  const positions = sources.map((source) => source.position);
+  const meter = lineMeter(io, paths, positions, await sizeOf(paths));
   /** Reads a source up to its next request, passing on the lines that give none. */
   async function advance(source: Source): Promise<void> {
     source.next = undefined;

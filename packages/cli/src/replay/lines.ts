@@ -17,8 +17,10 @@ async function isGzip(path: string): Promise<boolean> {
 
 /** A file's bytes, gunzipped when it is gzip, and the file stream (whose bytesRead is the progress). */
 async function openLog(path: string): Promise<{ input: Readable; file: ReadStream }> {
+  // Looked at first: a file that cannot be opened fails here, before a stream could emit an error nobody hears.
+  const gzip = await isGzip(path);
   const file = createReadStream(path);
-  if (!(await isGzip(path))) return { input: file, file };
+  if (!gzip) return { input: file, file };
   const gunzip = createGunzip();
   // A read error on the file must end the line loop, not hang it.
   file.on('error', (error) => gunzip.destroy(error));
