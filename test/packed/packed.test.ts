@@ -22,10 +22,12 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startPostgres } from '../support/postgres.js';
 import { startApp, untilDenied } from './apps.js';
 import { type Answers, attempts, EXPECTED, EXPECTED_ATTEMPTS, SERVER_PROBES } from './migrations.js';
 import { migrationPairs, snippetFile } from './snippets.js';
 import {
+  appEnv,
   type CommandResult,
   npmInstall,
   ok,
@@ -299,6 +301,19 @@ describe.concurrent('packed packages installed with npm outside the workspace', 
     for (const file of ['otel-esm.mjs', 'otel-cjs.cjs']) {
       const ran = ok(`node ${file}`, await run(process.execPath, [file], app));
       expect(JSON.parse(ran.stdout)).toEqual(expected);
+    }
+  });
+
+  it('@sluice/postgres from ESM and CommonJS: migrate, then counts on a private PostgreSQL', async () => {
+    const server = await startPostgres();
+    try {
+      const env = { ...appEnv(), SLUICE_PG_URL: server.url };
+      for (const file of ['pg-esm.mjs', 'pg-cjs.cjs']) {
+        const ran = ok(`node ${file}`, await run(process.execPath, [file], app, env));
+        expect(JSON.parse(ran.stdout)).toEqual([true, true, false]);
+      }
+    } finally {
+      await server.stop();
     }
   });
 
