@@ -148,7 +148,8 @@ function resultAt(reply: readonly unknown[], at: number): CheckResult {
   const delay: unknown = reply[at + 5];
   const limit = bounded(reply[at + 1], Number.MAX_SAFE_INTEGER);
   const allowed = reply[at] === 1;
-  const remaining = bounded(reply[at + 2], limit);
+  // Up to the burst, which bucket algorithms allow above the limit: bounded as an exact number only.
+  const remaining = bounded(reply[at + 2], Number.MAX_SAFE_INTEGER);
   const resetMs = bounded(reply[at + 3], Number.MAX_SAFE_INTEGER);
   const retryAfterMs = retry === NEVER ? Number.POSITIVE_INFINITY : bounded(retry, Number.MAX_SAFE_INTEGER);
   const result: CheckResult =
