@@ -5,9 +5,15 @@
 import { rateLimit } from '@sluice/fastify';
 import { RedisStore } from '@sluice/redis';
 import Fastify, { type FastifyInstance } from 'fastify';
-import { Redis } from 'ioredis';
+import { Cluster, Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type RedisServer, randomPrefix, ready, startRedis } from '../../../test/support/redis.js';
+import {
+  type RedisServer,
+  randomPrefix,
+  ready,
+  startCluster,
+  startRedis,
+} from '../../../test/support/redis.js';
 import { createRateLimitService, type RateLimitService } from './service.js';
 import { d, headers, rlsClient } from './testing/client.js';
 
@@ -121,5 +127,37 @@ describe('the rate limit service on Redis', () => {
     downClient.close();
     await down.close();
     redis.disconnect();
+  });
+});
+
+describe('the rate limit service on Redis Cluster', () => {
+  it('three descriptors of three keys (three slots) in one call, each counted to its limit', async () => {
+    const cluster = await startCluster(3);
+    const client = new Cluster(cluster.nodes);
+    await ready(client);
+    const store = new RedisStore({ client, prefix: randomPrefix('envoyc'), ...SLOW_BOX });
+    const service = await createRateLimitService({ rules: RULES, store, port: 0, logger: { warn() {} } });
+    const rls = rlsClient(service.port);
+    try {
+      const keys = ['alpha', 'bravo', 'charlie'].map((key) => d(['auth', 'api_key'], ['api_key', key]));
+      const remaining: number[][] = [];
+      for (let i = 0; i < 6; i++) {
+        const response = await rls.shouldRateLimit({ domain: 'public_api', descriptors: keys });
+        remaining.push(response.statuses.map((s) => (s.code === 'OVER_LIMIT' ? -1 : s.limit_remaining)));
+      }
+      expect(remaining).toEqual([
+        [4, 4, 4],
+        [3, 3, 3],
+        [2, 2, 2],
+        [1, 1, 1],
+        [0, 0, 0],
+        [-1, -1, -1],
+      ]);
+    } finally {
+      rls.close();
+      await service.close();
+      client.disconnect();
+      await cluster.stop();
+    }
   });
 });

@@ -190,7 +190,7 @@ function slowStore(delayMs: number): Store {
 }
 
 describe('operations', () => {
-  it('close() answers the calls in flight, then refuses new ones', async () => {
+  it('close() tells health watchers NOT_SERVING, answers the calls in flight, then refuses new ones', async () => {
     const service = await createRateLimitService({
       rules: RULES,
       store: slowStore(300),
@@ -198,6 +198,9 @@ describe('operations', () => {
       logger: collect(),
     });
     const client = rlsClient(service.port);
+    const watched: string[] = [];
+    client.watch((status) => watched.push(status));
+    await expect.poll(() => watched).toEqual(['SERVING']);
     const inFlight = client.shouldRateLimit({
       domain: 'shop',
       descriptors: [d(['auth', 'api_key'], ['api_key', 'k'])],
@@ -205,6 +208,7 @@ describe('operations', () => {
     await new Promise((resolve) => setTimeout(resolve, 100));
     const closed = service.close();
     await expect(inFlight).resolves.toMatchObject({ overall_code: 'OK' });
+    expect(watched).toEqual(['SERVING', 'NOT_SERVING']);
     await closed;
     await expect(client.shouldRateLimit({ domain: 'shop', descriptors: [] })).rejects.toMatchObject({
       code: 14,

@@ -66,6 +66,12 @@ export function rlsClient(port: number) {
     shouldRateLimit: (request: { domain: string; descriptors: Descriptor[]; hits_addend?: number }) =>
       unary<Response>(rls, 'ShouldRateLimit', request),
     check: (service = '') => unary<{ status: string }>(health, 'Check', { service }),
+    /** Health Watch on the whole server: each status as it comes. */
+    watch: (onStatus: (status: string) => void) => {
+      const stream = (health as unknown as { Watch(r: unknown): NodeJS.EventEmitter }).Watch({ service: '' });
+      stream.on('data', (message: { status: string }) => onStatus(message.status));
+      stream.on('error', () => {});
+    },
     /** Sends raw bytes as a ShouldRateLimit request (what a broken or hostile client sends). */
     raw: (bytes: Buffer) =>
       new Promise<Buffer>((resolve, reject) => {
