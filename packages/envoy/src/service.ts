@@ -29,6 +29,7 @@ import {
 import type { EnvoyRules } from './envoyConfig.js';
 import { healthService } from './health.js';
 import {
+  CODE,
   DEFAULT_BOUNDS,
   type Decoded,
   type DescriptorStatus,
@@ -192,13 +193,8 @@ function definition(bounds: RequestBounds): grpc.ServiceDefinition {
 
 function callHandler(state: RulesState, options: RateLimitServiceOptions, logger: ServiceLogger) {
   const stats = { calls: 0, overLimit: 0, invalid: 0, storeFailed: 0, unknownDomain: 0 };
-  const noted = new Set<string>();
-  let failingOpen = false;
-  const note = (code: ServiceNotice, detail: string, once: string = code) => {
-    if (noted.has(once) || noted.size > MAX_DOMAINS_NOTED) return;
-    noted.add(once);
-    logger.warn(`${code}: ${detail}`);
-  };
+  const note = notices(logger);
+  const failures = failureEpisodes(logger);
   const fail = (callback: grpc.sendUnaryData<RateLimitResponse>, code: grpc.status, details: string) =>
     callback({ code, details, name: 'RateLimitError', message: details });
 
@@ -206,10 +202,11 @@ function callHandler(state: RulesState, options: RateLimitServiceOptions, logger
     const limiter = state.limiter;
     if (request.domain !== limiter.rules.domain) {
       stats.unknownDomain++;
+      const domain = request.domain.slice(0, 128);
       note(
         'SLUICE_ENVOY_UNKNOWN_DOMAIN',
-        `domain ${JSON.stringify(request.domain.slice(0, 128))} has no rules here (served: ${limiter.rules.domain}); answered OK`,
-        `domain:${request.domain.slice(0, 128)}`,
+        `domain ${JSON.stringify(domain)} has no rules here (served: ${limiter.rules.domain}); answered OK`,
+        domain,
       );
       return callback(
         null,
@@ -219,25 +216,7 @@ function callHandler(state: RulesState, options: RateLimitServiceOptions, logger
         ),
       );
     }
-    const statuses: DescriptorStatus[] = request.descriptors.map(() => UNLIMITED_OK);
-    const sets: DescriptorSet[] = [];
-    const positions: number[] = [];
-    for (const [index, descriptor] of request.descriptors.entries()) {
-      if (isEmptyDescriptor(descriptor.entries)) {
-        note(
-          'SLUICE_ENVOY_EMPTY_DESCRIPTOR',
-          'a descriptor with no entries (or an empty key or value) was answered OK without a rule',
-        );
-        continue;
-      }
-      if (descriptor.limit)
-        note(
-          'SLUICE_ENVOY_LIMIT_OVERRIDE_IGNORED',
-          "a descriptor's own limit is ignored: the rules decide (see README, Envoy and Istio)",
-        );
-      sets.push({ descriptors: descriptorMap(descriptor.entries), cost: costOf(request, index) });
-      positions.push(index);
-    }
+    const { sets, positions } = setsOf(request, note);
     const kept = withoutReplaced(limiter, sets, state.replaces);
     let decisions: Decision[];
     try {
@@ -253,20 +232,17 @@ function callHandler(state: RulesState, options: RateLimitServiceOptions, logger
         error instanceof Error ? error.message : String(error),
       );
     }
-    const failed = decisions.some((decision) => decision.results.some((result) => result.failed));
-    if (failed) {
+    if (failures.seen(decisions)) {
       stats.storeFailed++;
-      if (!failingOpen)
-        logger.warn('SLUICE_ENVOY_FAILED_OPEN: the store failed; rules answered by their on_store_error');
+      if (options.onStoreError === 'envoy')
+        return fail(callback, grpc.status.UNAVAILABLE, 'the counter store is unavailable');
     }
-    failingOpen = failed;
-    if (failed && options.onStoreError === 'envoy')
-      return fail(callback, grpc.status.UNAVAILABLE, 'the counter store is unavailable');
+    const statuses: DescriptorStatus[] = request.descriptors.map(() => UNLIMITED_OK);
     decisions.forEach((decision, n) => {
       statuses[positions[kept[n] as number] as number] = statusOf(decision);
     });
     const response = responseOf(statuses, decisions);
-    if (response.overallCode === 2) stats.overLimit++;
+    if (response.overallCode === CODE.OVER_LIMIT) stats.overLimit++;
     callback(null, response);
   }
 
@@ -283,6 +259,58 @@ function callHandler(state: RulesState, options: RateLimitServiceOptions, logger
     );
   };
   return { unary, stats };
+}
+
+type Note = (code: ServiceNotice, detail: string, domain?: string) => void;
+
+/** Logs each notice code once; unknown domains once each, up to MAX_DOMAINS_NOTED of them. */
+function notices(logger: ServiceLogger): Note {
+  const noted = new Set<string>();
+  let domains = 0;
+  return (code, detail, domain) => {
+    const once = domain === undefined ? code : `domain:${domain}`;
+    if (noted.has(once) || (domain !== undefined && domains >= MAX_DOMAINS_NOTED)) return;
+    if (domain !== undefined) domains++;
+    noted.add(once);
+    logger.warn(`${code}: ${detail}`);
+  };
+}
+
+/** Tells calls whose store failed, logging one line when an episode of them starts. */
+function failureEpisodes(logger: ServiceLogger) {
+  let failing = false;
+  return {
+    seen(decisions: readonly Decision[]): boolean {
+      const failed = decisions.some((decision) => decision.results.some((result) => result.failed));
+      if (failed && !failing)
+        logger.warn('SLUICE_ENVOY_FAILED_OPEN: the store failed; rules answered by their on_store_error');
+      failing = failed;
+      return failed;
+    },
+  };
+}
+
+/** The request's descriptors the rules can read, as descriptor sets, with their positions in the request. */
+function setsOf(request: RateLimitRequest, note: Note): { sets: DescriptorSet[]; positions: number[] } {
+  const sets: DescriptorSet[] = [];
+  const positions: number[] = [];
+  for (const [index, descriptor] of request.descriptors.entries()) {
+    if (isEmptyDescriptor(descriptor.entries)) {
+      note(
+        'SLUICE_ENVOY_EMPTY_DESCRIPTOR',
+        'a descriptor with no entries (or an empty key or value) was answered OK without a rule',
+      );
+      continue;
+    }
+    if (descriptor.limit)
+      note(
+        'SLUICE_ENVOY_LIMIT_OVERRIDE_IGNORED',
+        "a descriptor's own limit is ignored: the rules decide (see the @sluice/envoy README)",
+      );
+    sets.push({ descriptors: descriptorMap(descriptor.entries), cost: costOf(request, index) });
+    positions.push(index);
+  }
+  return { sets, positions };
 }
 
 /**
