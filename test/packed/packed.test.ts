@@ -113,7 +113,7 @@ beforeAll(async () => {
     writeFileSync(join(app, snippetFile(library, 'after', after)), after);
   }
   cliOnly = join(tmp, 'cli-only');
-  writeApp(cliOnly, tarballDependencies(['@sluice/core', '@sluice/cli'], packs));
+  writeApp(cliOnly, tarballDependencies(['@sluice/core', '@sluice/envoy', '@sluice/cli'], packs));
   await Promise.all([npmInstall(app), npmInstall(cliOnly)]);
 }, SETUP_TIMEOUT_MS);
 
