@@ -22,6 +22,7 @@ export default defineConfig({
   resolve: {
     alias: {
       // Core's subpath entries before the packages: the first alias that matches a specifier wins.
+      '@sluice/core/store': fileURLToPath(new URL('./packages/core/src/store.ts', import.meta.url)),
       ...Object.fromEntries(
         ['http', 'testing'].map((entry) => [
           `@sluice/core/${entry}`,

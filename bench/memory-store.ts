@@ -94,7 +94,7 @@ async function storeAt(revision: string): Promise<typeof MemoryStore> {
   const source = execFileSync('git', ['show', `${revision}:packages/core/src/stores/memory.ts`], {
     encoding: 'utf8',
   });
-  const file = join(import.meta.dirname, `../packages/core/src/stores/.before-${process.pid}.ts`);
+  const file = join(import.meta.dirname, `../packages/core/src/store/.before-${process.pid}.ts`);
   writeFileSync(file, source);
   try {
     return ((await import(pathToFileURL(file).href)) as { MemoryStore: typeof MemoryStore }).MemoryStore;

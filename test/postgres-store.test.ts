@@ -6,7 +6,7 @@
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { type Check, compileRules, createLimiter, parseRules, type RuleSpec, StoreError } from '@sluice/core';
-import { migrate, PostgresStore, type PostgresStoreOptions, UnsupportedCheckError } from '@sluice/postgres';
+import { migrate, PostgresStore, type PostgresStoreOptions } from '@sluice/postgres';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { postgresSuite, randomTablePrefix, startPostgres } from './support/postgres.js';
@@ -202,13 +202,20 @@ describe('one call', () => {
     await app.close();
   });
 
-  it("refuses a rule with a policy until core's evaluator ships, without tripping the breaker", async () => {
-    const store = storeOn(pool, { breaker: { failures: 1, cooldownMs: 60_000 } });
-    const banned = { ...check('banned', 5), policy: { ban: { after: 2, withinMs: 60_000, forMs: 60_000 } } };
-    const error = await store.evaluate([banned], Date.now()).catch((e: unknown) => e);
-    expect((error as StoreError).cause).toBeInstanceOf(UnsupportedCheckError);
-    expect(store.health().breaker).toBe('closed');
-    expect((await store.evaluate([check('plain', 5)], Date.now()))[0]!.allowed).toBe(true);
+  it('bans a key after repeated denials in its rows, and unban lifts it', async () => {
+    const store = storeOn(pool, { clock: 'app' });
+    const ban = { after: 2, withinMs: 60_000, forMs: 60_000 };
+    const banned = { ...check('banned', 1), policy: { ban } };
+    const now = Date.now();
+    const answers = [];
+    for (let i = 0; i < 4; i++) answers.push((await store.evaluate([banned], now + i))[0]!);
+    expect(answers.map((a) => a.allowed)).toEqual([true, false, false, false]);
+    expect(answers[2]).toMatchObject({ bannedUntil: now + 2 + 60_000, banStarted: true });
+    expect((await rowsOf(store)).map((r) => r.rule).sort()).toEqual(['banned', 'banned:ban']);
+    expect(await store.unban('banned', banned.tag)).toBe(true);
+    expect(await store.unban('banned', banned.tag)).toBe(false);
+    const after = (await store.evaluate([banned], now + 5))[0]!;
+    expect(after.bannedUntil).toBeUndefined(); // denied by the limit alone
     await store.close();
   });
 

@@ -21,7 +21,7 @@ import { withResilience } from './resilience/resilientStore.js';
 import { assertNotPromise, isCompiledRules, isRulesSource } from './rules/resolve.js';
 import { steadyClock } from './steadyClock.js';
 import { answersInProcess, StoreCaller } from './storeCall.js';
-import { MemoryStore } from './stores/memory.js';
+import { MemoryStore } from './store/memory.js';
 import type {
   CompiledRules,
   Decision,

@@ -3,7 +3,7 @@ import { createLimiter } from './engine.js';
 import { StoreError } from './errors.js';
 import { withResilience } from './resilience/resilientStore.js';
 import { compileRules } from './rules/compile.js';
-import { MemoryStore } from './stores/memory.js';
+import { MemoryStore } from './store/memory.js';
 import type { Check, CheckResult, Lease, Store } from './types.js';
 
 const T0 = Date.UTC(2026, 10, 30, 12, 0, 0);

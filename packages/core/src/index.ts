@@ -33,6 +33,6 @@ export * from './resilience/index.js';
 export * from './rules/index.js';
 export { type WatchedRules, type WatchRulesOptions, watchRules } from './rules/watch.js';
 export { counterKey, isKeyPrefix, KEY_PREFIX_RULE } from './storeKeys.js';
-export { MemoryStore, type MemoryStoreOptions } from './stores/memory.js';
-export type { BanState } from './stores/policies.js';
+export { MemoryStore, type MemoryStoreOptions } from './store/memory.js';
+export type { BanState } from './store/policies.js';
 export type * from './types.js';

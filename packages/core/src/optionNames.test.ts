@@ -9,7 +9,7 @@ import { decisionLogObserver } from './observe/decisionLog.js';
 import { PendingCalls } from './resilience/pending.js';
 import { resilientStore } from './resilience/resilientStore.js';
 import { compileRules } from './rules/compile.js';
-import { MemoryStore } from './stores/memory.js';
+import { MemoryStore } from './store/memory.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'sluice-options-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -6,7 +6,7 @@ import { planChecks } from './plan.js';
 import { actOn, byScope, decideOne, LeaseLedger, matchedRules, type RequestPath } from './requestPath.js';
 import { compileRules } from './rules/compile.js';
 import { StoreCaller } from './storeCall.js';
-import { MemoryStore } from './stores/memory.js';
+import { MemoryStore } from './store/memory.js';
 import type { Check, CheckResult, Decision, Lease, Store } from './types.js';
 
 const T0 = Date.UTC(2026, 10, 30, 12, 0, 0);

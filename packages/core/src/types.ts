@@ -3,10 +3,14 @@
  * Every other module implements or consumes these types.
  */
 
-import type { AdaptivePolicy, FactorStore, PriorityClass, PriorityPolicy } from './adaptive/types.js';
+import type { AdaptivePolicy, PriorityClass, PriorityPolicy } from './adaptive/types.js';
 import type { AlgorithmName } from './algorithms/index.js';
 import type { CalendarPeriod, LimitParams, Outcome } from './algorithms/limits.js';
 import type { ValueSet } from './lists/valueSet.js';
+import type { BanPolicy, CountOutcome, Lease, Mode, RuleScope, StoreErrorKind } from './store/contract.js';
+
+/** The store contract (store/contract.ts), read by every layer above it. */
+export type * from './store/contract.js';
 
 /** What a request is, as key/value pairs: `{ip, method, route, api_key, auth, tenant, ...}`. */
 export type Descriptors = Readonly<Record<string, string | undefined>>;
@@ -14,12 +18,6 @@ export type Descriptors = Readonly<Record<string, string | undefined>>;
 /** The counting algorithms a rule can use: the names in the algorithm registry (algorithms/index.ts). */
 /** What an algorithm decides with and returns (algorithms/limits.ts, so the algorithms need nothing from here). */
 export type { AlgorithmName, CalendarPeriod, LimitParams, Outcome };
-
-/** `enforce` rules can deny; `shadow` rules are counted and reported, never acted on. */
-export type Mode = 'enforce' | 'shadow';
-
-/** What a rule does when its store fails: `allow` fails open, `deny` fails closed. */
-export type OnStoreError = 'allow' | 'deny';
 
 /**
  * One algorithm: a pure decision over explicit state and time. No clock, no I/O.
@@ -30,136 +28,14 @@ export interface Algorithm<S, P extends LimitParams = LimitParams> {
   decide(state: S | undefined, now: number, params: P, cost: number): Outcome<S>;
 }
 
-/** One rule's counting work for one request, as the engine hands it to a store. */
-export interface Check {
-  /** Rule name: part of the counter identity. */
-  readonly rule: string;
-  /** Hash of the rule's key descriptor values; identifies the counter and is the Redis hash tag. */
-  readonly tag: string;
-  readonly algorithm: AlgorithmName;
-  readonly params: LimitParams;
-  readonly cost: number;
-  /** Effective mode after rollout: a denying `enforce` check stops every check of the call from committing. */
-  readonly mode: Mode;
-  /** concurrency only: the id of the lease this request takes. */
-  readonly leaseId?: string;
-  /** The rule's bans, penalty and idempotency, decided in the same call; absent for rules with none. */
-  readonly policy?: CheckPolicy;
-  /** The request's hashed Idempotency-Key, for a rule with `policy.idempotentMs`; absent without one. */
-  readonly idempotencyId?: string;
-}
-
-/** What a store does around a rule's algorithm in the same call (see stores/policies.ts). */
-export interface CheckPolicy {
-  /** Denials of the key are counted and, at `ban.after`, the key is banned. */
-  readonly ban?: BanPolicy;
-  /** Units a denied request is charged, as far as the limit has room. */
-  readonly penalty?: number;
-  /** How long a charged request's idempotency marker lasts: a retry with the same id is not charged again. */
-  readonly idempotentMs?: number;
-}
-
-/** A store's answer for one check: the algorithm outcome without its state. */
-export interface CheckResult {
-  readonly allowed: boolean;
-  readonly limit: number;
-  readonly remaining: number;
-  readonly resetMs: number;
-  readonly retryAfterMs: number;
-  readonly delayMs?: number;
-  /** Set when a store answered from its in-process fallback instead of the real store. */
-  readonly degraded?: StoreErrorKind;
-  /** Denied by a ban of the key: epoch ms when the ban ends. */
-  readonly bannedUntil?: number;
-  /** With `bannedUntil`: this denial started the ban. */
-  readonly banStarted?: boolean;
-  /** Allowed by an idempotency marker: a retry of a request already charged, charged nothing. */
-  readonly replayed?: boolean;
-}
-
-/**
- * Something a request holds in a store until its response ends: a concurrency lease, or (with `refund`) a
- * leaky_bucket place in the queue, handed back only if the request is never served, or (with `refund.count`)
- * a charge handed back when the response's status is not one the rule counts.
- */
-export interface Lease {
-  readonly rule: string;
-  readonly tag: string;
-  /**
-   * The algorithm whose state holds it, so a store asks that algorithm's descriptor how to give it back.
-   * Absent in leases made before it existed: a refund then goes to leaky_bucket, an id to concurrency.
-   */
-  readonly algorithm?: AlgorithmName;
-  /** The concurrency lease id ('' for a refund). */
-  readonly id: string;
-  readonly scope: RuleScope;
-  /** The units to give back and the rule's params; with `at`, when they were charged (see algorithms' Charge). */
-  readonly refund?: {
-    readonly cost: number;
-    readonly params: LimitParams;
-    readonly at?: number;
-    readonly resetMs?: number;
-    /** Counting by outcome: the statuses the rule keeps; any other status refunds the charge. */
-    readonly count?: CountOutcome;
-  };
-}
-
-/**
- * Where counters live. `evaluate` runs all checks of one request in ONE round trip and commits
- * nothing if an `enforce` check denies.
- */
-export interface Store {
-  evaluate(checks: readonly Check[], now: number): Promise<CheckResult[]>;
-  /**
-   * A store that answers in process declares it with this: `evaluate` without the promise (MemoryStore). The
-   * engine then calls it instead of `evaluate`, with no promise and no time limit; results are only read.
-   */
-  evaluateNow?(checks: readonly Check[], now: number): CheckResult[];
-  /**
-   * True when every call settles (resolves or rejects) within the store's own time limit, as RedisStore's
-   * do: the engine then adds no backstop timer of its own to each call.
-   */
-  readonly timeLimited?: boolean;
-  release(leases: readonly Lease[], now: number): Promise<void>;
-  close(): Promise<void>;
-  /** What a readiness probe reads; stores without a connection of their own may leave it out. */
-  health?(): StoreHealth;
-  /**
-   * Lifts the ban of key `tag` under `rule` (its violations and escalation level go too); true when it had
-   * one. Stores that enforce `ban` have it (MemoryStore, RedisStore).
-   */
-  unban?(rule: string, tag: string): Promise<boolean>;
-  /**
-   * Optional: shares adaptive factors across the fleet (one small key per rule, a few writes a second);
-   * without it a limiter keeps them in process.
-   */
-  adaptFactor?: FactorStore['adaptFactor'];
-}
-
-/** A store's state for readiness probes and metrics, read without a round trip. */
-export interface StoreHealth {
-  /** False while the store cannot be reached (connection down, breaker open). */
-  readonly connected: boolean;
-  /** `closed`: calls go through; `open`: calls skip the store for a cool-down; `half_open`: one probe is out. */
-  readonly breaker: 'closed' | 'open' | 'half_open';
-  /** Calls sent and not yet settled. */
-  readonly pending: number;
-  /** Epoch ms since which calls have been failing open (or answered by the fallback); undefined when healthy. */
-  readonly failingOpenSince?: number;
-  /** Keys held, for stores that count them (MemoryStore). */
-  readonly keys?: number;
-  /** Keys evicted to stay within the store's bound since it started (MemoryStore). */
-  readonly evictions?: number;
-}
-
-/** `store`: the limiter's store; `local`: an in-process MemoryStore even when the store is remote. */
-export type RuleScope = 'store' | 'local';
-
 /** How a rule prices a request. */
 export type CostSpec =
   | number
   | { readonly descriptor: string; readonly max: number }
   | { readonly by: string; readonly values: Readonly<Record<string, number>>; readonly default: number };
+
+/** What a rule does when its store fails: `allow` fails open, `deny` fails closed. */
+export type OnStoreError = 'allow' | 'deny';
 
 /** What a rule does when it matches: count (`limit`), refuse (`deny`) or exempt from other rules (`allow`). */
 export type RuleAction = 'limit' | 'deny' | 'allow';
@@ -224,20 +100,6 @@ export interface CompiledRule {
   /** Class of the requests it counts, for shedding under pressure. */
   readonly priority?: PriorityPolicy;
 }
-
-/** Bans after repeated denials: `ban: {after, within, for}` with `escalate: [...]`. */
-export interface BanPolicy {
-  /** Denials within `withinMs` that start a ban. */
-  readonly after: number;
-  readonly withinMs: number;
-  /** Length of a first ban. */
-  readonly forMs: number;
-  /** Lengths of the following bans, growing; the last repeats. */
-  readonly escalateMs?: readonly number[];
-}
-
-/** Which responses a rule's counter keeps: failures (status >= 400), successes, or these statuses. */
-export type CountOutcome = 'failed' | 'succeeded' | readonly number[];
 
 /** How a rule's units are taken from the store in batches and spent locally (`lease: {batch: K}`). */
 export interface LocalLease {
@@ -347,9 +209,6 @@ export interface Decision {
   /** With `reason: 'ban'`: epoch ms when the ban of `rule` on this key ends (`retryAfterMs` is the rest). */
   readonly bannedUntil?: number;
 }
-
-/** Kinds of store failure, as reported to observers and metrics. */
-export type StoreErrorKind = 'timeout' | 'error' | 'breaker_open';
 
 /**
  * Hooks for metrics and logs. Every method is optional and may be sync or async; a hook that throws or rejects

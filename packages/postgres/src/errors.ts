@@ -1,15 +1,3 @@
-/** A check this store cannot decide yet: a rule with a policy (ban, penalty, idempotency) before core's evaluator. */
-export class UnsupportedCheckError extends Error {
-  readonly code = 'ERR_SLUICE_POSTGRES_UNSUPPORTED';
-
-  constructor(rule: string) {
-    super(
-      `rule ${rule}: policies (ban, penalty, idempotent) need the evaluator of @sluice/core/store, not yet released`,
-    );
-    this.name = 'UnsupportedCheckError';
-  }
-}
-
 /** The store's table is missing and the store was told not to create it (`createTable: false`). */
 export class MissingTableError extends Error {
   readonly code = 'ERR_SLUICE_POSTGRES_NO_TABLE';

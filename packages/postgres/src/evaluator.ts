@@ -1,10 +1,10 @@
-// The one module through which this package reaches the evaluator. When `@sluice/core/store` ships, this line
-// becomes `export { ... } from '@sluice/core/store';` and evaluatorStandIn.ts is deleted.
+// The one module through which this package reaches core's evaluator (the contract every store decides with).
 export {
+  banKey,
   evaluateChecks,
   leaseStateKeys,
   releaseLeases,
   type StateKey,
   type StateTable,
   stateKeys,
-} from './evaluatorStandIn.js';
+} from '@sluice/core/store';

@@ -1,4 +1,4 @@
-export { MissingTableError, UnsupportedCheckError } from './errors.js';
+export { MissingTableError } from './errors.js';
 export {
   DEFAULT_POOL_SIZE,
   DEFAULT_TIMEOUT_MS,

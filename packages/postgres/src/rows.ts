@@ -57,13 +57,10 @@ export class RowTable implements StateTable {
     return row.state;
   }
 
-  /** A live row's expiry (a release that keeps the TTL reads it); undefined when none. */
-  expiresAt(rule: string, tag: string): number | undefined {
-    return this.get(rule, tag) === undefined ? undefined : this.#row(rule, tag)?.expiresAt;
-  }
-
-  set(rule: string, tag: string, state: unknown, expiresAt: number): void {
-    this.#writes.set(keyOf(rule, tag), { rule, tag, state, expiresAt });
+  /** `expiresAt` undefined keeps the row's expiry (a release that gives back no new TTL). */
+  set(rule: string, tag: string, state: unknown, expiresAt: number | undefined): void {
+    const kept = expiresAt ?? this.#row(rule, tag)?.expiresAt ?? Number.NEGATIVE_INFINITY;
+    this.#writes.set(keyOf(rule, tag), { rule, tag, state, expiresAt: kept });
   }
 
   /** What the call writes back, one entry per row. */

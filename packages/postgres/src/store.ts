@@ -9,9 +9,8 @@ import {
   resilientStore,
   type Store,
   type StoreHealth,
-} from '@sluice/core';
+} from '@sluice/core/store';
 import pg from 'pg';
-import { UnsupportedCheckError } from './errors.js';
 import { createTableSql, type TableName, tableName } from './schema.js';
 import { sweepExpired } from './sweep.js';
 import type { PostgresClock, TransactionLimits } from './transaction.js';
@@ -110,14 +109,6 @@ function limitsFor(timeoutMs: number): TransactionLimits {
   };
 }
 
-/**
- * Errors after which PostgreSQL did answer: the call fails, but the breaker counts the database as reachable. The
- * wrapper's own call tracking hands them over wrapped in a StoreError, hence the cause.
- */
-const answered = (error: unknown): boolean =>
-  error instanceof UnsupportedCheckError ||
-  (error as Error | undefined)?.cause instanceof UnsupportedCheckError;
-
 /** Creates the store's schema and table if missing (idempotent, safe from several processes at once). */
 export async function createTable(pool: pg.Pool, table: TableName): Promise<void> {
   const client = await pool.connect();
@@ -176,7 +167,6 @@ export class PostgresStore implements Store {
     this.#resilient = resilientStore(this.#transactions, {
       name: 'PostgreSQL',
       timeoutMs,
-      answered,
       logger: this.#logger,
       ...(options.maxPending === undefined
         ? {}
@@ -215,6 +205,14 @@ export class PostgresStore implements Store {
 
   release(leases: readonly Lease[], now: number): Promise<void> {
     return this.#resilient.release(leases, now);
+  }
+
+  /**
+   * Lifts the ban of key `tag` under `rule` (its violations and escalation level go too); true when it had one.
+   * One transaction, straight to PostgreSQL: an operator's act, not a request's, so no fallback answers it.
+   */
+  unban(rule: string, tag: string): Promise<boolean> {
+    return this.#transactions.unban(rule, tag);
   }
 
   /**

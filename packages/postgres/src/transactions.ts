@@ -1,7 +1,8 @@
-import { type Check, type CheckResult, type Lease, type Store, StoreError } from '@sluice/core';
+import { type Check, type CheckResult, type Lease, type Store, StoreError } from '@sluice/core/store';
 import type { Pool, PoolClient } from 'pg';
 import { MissingTableError } from './errors.js';
 import {
+  banKey,
   evaluateChecks,
   leaseStateKeys,
   releaseLeases,
@@ -50,6 +51,17 @@ export class Transactions implements Store {
 
   async release(leases: readonly Lease[], now: number): Promise<void> {
     await this.#transaction(leaseStateKeys(leases), now, (at, table) => releaseLeases(leases, at, table));
+  }
+
+  /** Lifts a key's ban under a rule (its violations and escalation level go too); true when it had one. */
+  unban(rule: string, tag: string): Promise<boolean> {
+    const key = banKey(rule, tag);
+    return this.#transaction([key], Date.now(), (_at, table) => {
+      const had = table.get(key.rule, key.tag) !== undefined;
+      // Expired at once: the next call reads none, the sweep deletes the row.
+      if (had) table.set(key.rule, key.tag, null, Number.NEGATIVE_INFINITY);
+      return had;
+    });
   }
 
   /** The pool is closed by the store that owns it. */

@@ -2,7 +2,7 @@ import { ConfigError, StoreError, storeErrorKind } from '../errors.js';
 import type { NoticeLogger } from '../observe/misuse.js';
 import { checkOptionNames } from '../optionNames.js';
 import { answersInProcess } from '../storeCall.js';
-import { MemoryStore } from '../stores/memory.js';
+import { MemoryStore } from '../store/memory.js';
 import type { Check, CheckResult, Lease, Store, StoreHealth } from '../types.js';
 import { Breaker, type BreakerOptions, DEFAULT_BREAKER } from './breaker.js';
 import { scaleChecks } from './fallback.js';

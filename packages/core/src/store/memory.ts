@@ -1,11 +1,10 @@
 import { MemoryFactors } from '../adaptive/memoryFactors.js';
 import type { FactorReport } from '../adaptive/types.js';
-import { decideByName, releasedState } from '../algorithms/index.js';
 import { ConfigError } from '../errors.js';
 import { checkOptionNames } from '../optionNames.js';
-import type { Check, CheckPolicy, CheckResult, Lease, Outcome, Store, StoreHealth } from '../types.js';
+import type { Check, CheckResult, Lease, Store, StoreHealth } from './contract.js';
+import { banKey, evaluateOutcomes, releaseLeases, type StateTable, toResult } from './evaluate.js';
 import { addPages, PAGE_SIZE, pageBits } from './pages.js';
-import { type BanState, decidePolicy, isBanState, type PolicyOutcome } from './policies.js';
 import { NONE as LIST_END, protectedLimit, SegmentedLru } from './segmentedLru.js';
 import { SlotIndex } from './slotIndex.js';
 
@@ -58,7 +57,7 @@ const NONE: number = LIST_END;
  * live in parallel arrays (numbers unboxed in typed arrays), so an entry has no wrapper object, in pages
  * made as needed (never one big array to copy).
  */
-export class MemoryStore implements Store {
+export class MemoryStore implements Store, StateTable {
   readonly #maxKeys: number;
   readonly #index: SlotIndex;
   readonly #lru: SegmentedLru;
@@ -78,12 +77,11 @@ export class MemoryStore implements Store {
   #passEarliest = Number.POSITIVE_INFINITY;
   #swept = 0;
   #evictions = 0;
-  /** The slot each check of the call being evaluated found (reused from call to call). */
-  #found = new Int32Array(8);
-  /** Per check of the call: 1 when its outcome must not be written (an answer from an idempotency marker). */
-  #skip = new Uint8Array(8);
-  /** A new counter was written while the call's checks were being decided (a ban or a penalty). */
-  #madeEarly = false;
+  /** The slots `get` found in the call being evaluated (reused from call to call; past 16, looked up again). */
+  readonly #found = new Int32Array(16);
+  #gets = 0;
+  /** The clock of the call being evaluated. */
+  #now = 0;
 
   constructor(options: MemoryStoreOptions = {}) {
     checkOptionNames('MemoryStore', options, ['maxKeys'] satisfies (keyof MemoryStoreOptions)[]);
@@ -130,73 +128,50 @@ export class MemoryStore implements Store {
    */
   evaluateNow(checks: readonly Check[], now: number): CheckResult[] {
     this.#sweep(now);
-    const outcomes: Outcome<unknown>[] = new Array(checks.length);
-    let blocked = false;
-    let policies = false;
-    this.#madeEarly = false;
-    if (this.#found.length < checks.length) {
-      this.#found = new Int32Array(checks.length);
-      this.#skip = new Uint8Array(checks.length);
-    }
-    for (let i = 0; i < checks.length; i++) {
-      const check = checks[i]!;
-      const slot = this.#find(check, now);
-      this.#found[i] = slot;
-      const state = slot === NONE ? undefined : this.#page(slot).states[slot & MASK];
-      let outcome: Outcome<unknown>;
-      if (check.policy === undefined)
-        outcome = decideByName(check.algorithm, state, now, check.params, check.cost, check.leaseId);
-      else {
-        outcome = this.#decidePolicy(check, check.policy, i, state, now);
-        policies = true;
-      }
-      outcomes[i] = outcome;
-      if (!outcome.allowed && check.mode === 'enforce') blocked = true;
-    }
-    if (blocked) return outcomes;
-    // A new counter written in this call may have taken a found slot.
-    let made = this.#madeEarly;
-    for (let i = 0; i < checks.length; i++) {
-      const outcome = outcomes[i]!;
-      const check = checks[i]!;
-      // #skip holds only for checks with a policy (others keep what an earlier call left there).
-      if (!outcome.allowed || (policies && check.policy !== undefined && this.#skip[i] === 1)) continue;
-      made = this.#write(check, this.#found[i]!, outcome.state, now + outcome.ttlMs, made) || made;
-      if (check.idempotencyId !== undefined) made = this.#mark(check, now, made) || made;
-    }
-    // An outcome is a CheckResult with its state and TTL besides: no copy per check.
-    return outcomes;
+    this.#begin(now);
+    return evaluateOutcomes(checks, now, this);
   }
 
   /**
-   * Decides check `i` under its rule's policy (stores/policies.ts): reads the key's ban state and the
-   * request's idempotency marker, writes at once what a denial changes (violations, ban, penalty), and
-   * notes whether the outcome must not be written.
+   * StateTable (evaluate.ts), during a call: the live state of a key at the call's `now`, counted as a use.
+   * The slot found is remembered, so that `set` of the same key finds it without a lookup.
    */
-  #decidePolicy(check: Check, policy: CheckPolicy, i: number, state: unknown, now: number): PolicyOutcome {
-    const banId = policy.ban === undefined ? undefined : { rule: banRule(check.rule), tag: check.tag };
-    const banSlot = banId === undefined ? NONE : this.#find(banId, now);
-    const banValue = banSlot === NONE ? undefined : this.#page(banSlot).states[banSlot & MASK];
-    const ban: BanState | undefined = isBanState(banValue) ? banValue : undefined;
-    const marked =
-      check.idempotencyId !== undefined && this.#find(markerId(check, check.idempotencyId), now) !== NONE;
-    const step = decidePolicy(check, policy, state, ban, marked, now);
-    this.#skip[i] = step.commit ? 0 : 1;
-    if (step.penalty !== undefined) {
-      const { state: charged, ttlMs } = step.penalty;
-      this.#madeEarly = this.#write(check, this.#found[i]!, charged, now + ttlMs, true) || this.#madeEarly;
-    }
-    if (step.ban !== undefined && banId !== undefined)
-      this.#madeEarly =
-        this.#write(banId, banSlot, step.ban.state, now + step.ban.ttlMs, true) || this.#madeEarly;
-    return step.outcome;
+  get(rule: string, tag: string): unknown {
+    const slot = this.#find(rule, tag, this.#now);
+    if (slot === NONE) return undefined;
+    if (this.#gets < this.#found.length) this.#found[this.#gets++] = slot;
+    return this.#page(slot).states[slot & MASK];
   }
 
-  /** Sets a committed request's idempotency marker, for the rule's `idempotentMs`; true when a new slot. */
-  #mark(check: Check, now: number, made: boolean): boolean {
-    const ttlMs = check.policy?.idempotentMs;
-    if (ttlMs === undefined) return false;
-    return this.#write(markerId(check, check.idempotencyId!), NONE, true, now + ttlMs, made);
+  /** StateTable (evaluate.ts), during a call: sets a key's state; `expiresAt` undefined keeps its expiry. */
+  set(rule: string, tag: string, state: unknown, expiresAt: number | undefined): void {
+    let slot = this.#foundSlot(rule, tag);
+    if (slot === NONE) {
+      slot = this.#allocate();
+      this.#index.add(rule, tag, slot);
+      this.#lru.insert(slot);
+    }
+    const page = this.#page(slot);
+    page.states[slot & MASK] = state;
+    if (expiresAt !== undefined) this.#expireAt(page, slot & MASK, expiresAt);
+  }
+
+  /** Starts a call at `now`: `get` and `set` read the clock from here. */
+  #begin(now: number): void {
+    this.#now = now;
+    this.#gets = 0;
+  }
+
+  /**
+   * The slot of a key `get` found in this call, checked (a new key set since may have evicted it), else looked
+   * up; NONE when the key has none.
+   */
+  #foundSlot(rule: string, tag: string): number {
+    for (let i = 0; i < this.#gets; i++) {
+      const slot = this.#found[i]!;
+      if (this.#index.holds(slot, rule, tag)) return slot;
+    }
+    return this.#index.find(rule, tag);
   }
 
   /**
@@ -204,23 +179,15 @@ export class MemoryStore implements Store {
    * state. The next request of the key is decided by the rule's limit alone.
    */
   unban(rule: string, tag: string): Promise<boolean> {
-    const slot = this.#index.find(banRule(rule), tag);
+    const id = banKey(rule, tag);
+    const slot = this.#index.find(id.rule, id.tag);
     if (slot !== NONE) this.#drop(slot);
     return Promise.resolve(slot !== NONE);
   }
 
   release(leases: readonly Lease[], now: number): Promise<void> {
-    for (const lease of leases) {
-      const slot = this.#find(lease, now);
-      if (slot === NONE) continue;
-      const page = this.#page(slot);
-      const at = slot & MASK;
-      // The lease's algorithm says how it goes back (and whether the stored state is its own).
-      const released = releasedState(page.states[at], lease, now);
-      if (released === undefined) continue;
-      page.states[at] = released.state;
-      if (released.ttlMs !== undefined) this.#expireAt(page, at, now + released.ttlMs);
-    }
+    this.#begin(now);
+    releaseLeases(leases, now, this);
     return Promise.resolve();
   }
 
@@ -235,8 +202,8 @@ export class MemoryStore implements Store {
   }
 
   /** The live slot of a counter, counted as a use; an expired one is dropped (NONE). */
-  #find(id: { rule: string; tag: string }, now: number): number {
-    const slot = this.#index.find(id.rule, id.tag);
+  #find(rule: string, tag: string, now: number): number {
+    const slot = this.#index.find(rule, tag);
     if (slot === NONE) return NONE;
     if (this.#page(slot).expiresAt[slot & MASK]! <= now) {
       this.#drop(slot);
@@ -274,34 +241,6 @@ export class MemoryStore implements Store {
     page.expiresAt[at] = expiresAt;
     if (expiresAt < this.#passEarliest) this.#passEarliest = expiresAt;
     if (expiresAt < this.#quietUntil) this.#quietUntil = expiresAt;
-  }
-
-  /**
-   * Stores a counter's new state in the slot `#find` gave (NONE: none then); true when it made a new counter.
-   * `made`: a new counter was written earlier in the call.
-   */
-  #write(
-    check: { rule: string; tag: string },
-    found: number,
-    state: unknown,
-    expiresAt: number,
-    made: boolean,
-  ): boolean {
-    let slot = found;
-    // Looked up again when the slot may have changed hands: a new counter written for an earlier check of
-    // the call may have evicted it, or (the same counter twice in one call) made it.
-    if (slot === NONE || (made && !this.#index.holds(slot, check.rule, check.tag)))
-      slot = this.#index.find(check.rule, check.tag);
-    const fresh = slot === NONE;
-    if (fresh) {
-      slot = this.#allocate();
-      this.#index.add(check.rule, check.tag, slot);
-      this.#lru.insert(slot);
-    }
-    const page = this.#page(slot);
-    page.states[slot & MASK] = state;
-    this.#expireAt(page, slot & MASK, expiresAt);
-    return fresh;
   }
 
   /** A free slot: a dropped one, a new one, or the eviction victim. */
@@ -350,30 +289,4 @@ export class MemoryStore implements Store {
   #page(slot: number): SlotPage {
     return this.#pages[slot >>> BITS]!;
   }
-}
-
-/** The id of a rule's ban state for a key: the rule name with a suffix no rule name can have. */
-function banRule(rule: string): string {
-  return `${rule}:ban`;
-}
-
-/** The id of a request's idempotency marker: per rule, key tag and idempotency id. */
-function markerId(check: Check, id: string): { rule: string; tag: string } {
-  return { rule: `${check.rule}:idem`, tag: `${check.tag}.${id}` };
-}
-
-/** A result holding only CheckResult's fields: an outcome's state must not leave the store. */
-function toResult(outcome: CheckResult): CheckResult {
-  const { allowed, limit, remaining, resetMs, retryAfterMs, delayMs } = outcome;
-  const result: CheckResult =
-    delayMs === undefined
-      ? { allowed, limit, remaining, resetMs, retryAfterMs }
-      : { allowed, limit, remaining, resetMs, retryAfterMs, delayMs };
-  if (outcome.bannedUntil === undefined && outcome.replayed === undefined) return result;
-  const { bannedUntil, banStarted, replayed } = outcome;
-  return {
-    ...result,
-    ...(bannedUntil === undefined ? {} : { bannedUntil, banStarted: banStarted === true }),
-    ...(replayed === undefined ? {} : { replayed }),
-  };
 }

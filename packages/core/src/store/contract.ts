@@ -1,0 +1,153 @@
+/**
+ * The store contract: what the engine hands a store (checks, leases) and what it answers. Store authors
+ * implement {@link Store}, usually over the evaluator (evaluate.ts).
+ */
+
+import type { FactorStore } from '../adaptive/types.js';
+import type { AlgorithmName } from '../algorithms/index.js';
+import type { LimitParams } from '../algorithms/limits.js';
+
+/** `enforce` rules can deny; `shadow` rules are counted and reported, never acted on. */
+export type Mode = 'enforce' | 'shadow';
+
+/** One rule's counting work for one request, as the engine hands it to a store. */
+export interface Check {
+  /** Rule name: part of the counter identity. */
+  readonly rule: string;
+  /** Hash of the rule's key descriptor values; identifies the counter and is the Redis hash tag. */
+  readonly tag: string;
+  readonly algorithm: AlgorithmName;
+  readonly params: LimitParams;
+  readonly cost: number;
+  /** Effective mode after rollout: a denying `enforce` check stops every check of the call from committing. */
+  readonly mode: Mode;
+  /** concurrency only: the id of the lease this request takes. */
+  readonly leaseId?: string;
+  /** The rule's bans, penalty and idempotency, decided in the same call; absent for rules with none. */
+  readonly policy?: CheckPolicy;
+  /** The request's hashed Idempotency-Key, for a rule with `policy.idempotentMs`; absent without one. */
+  readonly idempotencyId?: string;
+}
+
+/** What a store does around a rule's algorithm in the same call (see store/policies.ts). */
+export interface CheckPolicy {
+  /** Denials of the key are counted and, at `ban.after`, the key is banned. */
+  readonly ban?: BanPolicy;
+  /** Units a denied request is charged, as far as the limit has room. */
+  readonly penalty?: number;
+  /** How long a charged request's idempotency marker lasts: a retry with the same id is not charged again. */
+  readonly idempotentMs?: number;
+}
+
+/** A store's answer for one check: the algorithm outcome without its state. */
+export interface CheckResult {
+  readonly allowed: boolean;
+  readonly limit: number;
+  readonly remaining: number;
+  readonly resetMs: number;
+  readonly retryAfterMs: number;
+  readonly delayMs?: number;
+  /** Set when a store answered from its in-process fallback instead of the real store. */
+  readonly degraded?: StoreErrorKind;
+  /** Denied by a ban of the key: epoch ms when the ban ends. */
+  readonly bannedUntil?: number;
+  /** With `bannedUntil`: this denial started the ban. */
+  readonly banStarted?: boolean;
+  /** Allowed by an idempotency marker: a retry of a request already charged, charged nothing. */
+  readonly replayed?: boolean;
+}
+
+/**
+ * Something a request holds in a store until its response ends: a concurrency lease, or (with `refund`) a
+ * leaky_bucket place in the queue, handed back only if the request is never served, or (with `refund.count`)
+ * a charge handed back when the response's status is not one the rule counts.
+ */
+export interface Lease {
+  readonly rule: string;
+  readonly tag: string;
+  /**
+   * The algorithm whose state holds it, so a store asks that algorithm's descriptor how to give it back.
+   * Absent in leases made before it existed: a refund then goes to leaky_bucket, an id to concurrency.
+   */
+  readonly algorithm?: AlgorithmName;
+  /** The concurrency lease id ('' for a refund). */
+  readonly id: string;
+  readonly scope: RuleScope;
+  /** The units to give back and the rule's params; with `at`, when they were charged (see algorithms' Charge). */
+  readonly refund?: {
+    readonly cost: number;
+    readonly params: LimitParams;
+    readonly at?: number;
+    readonly resetMs?: number;
+    /** Counting by outcome: the statuses the rule keeps; any other status refunds the charge. */
+    readonly count?: CountOutcome;
+  };
+}
+
+/**
+ * Where counters live. `evaluate` runs all checks of one request in ONE round trip and commits
+ * nothing if an `enforce` check denies.
+ */
+export interface Store {
+  evaluate(checks: readonly Check[], now: number): Promise<CheckResult[]>;
+  /**
+   * A store that answers in process declares it with this: `evaluate` without the promise (MemoryStore). The
+   * engine then calls it instead of `evaluate`, with no promise and no time limit; results are only read.
+   */
+  evaluateNow?(checks: readonly Check[], now: number): CheckResult[];
+  /**
+   * True when every call settles (resolves or rejects) within the store's own time limit, as RedisStore's
+   * do: the engine then adds no backstop timer of its own to each call.
+   */
+  readonly timeLimited?: boolean;
+  release(leases: readonly Lease[], now: number): Promise<void>;
+  close(): Promise<void>;
+  /** What a readiness probe reads; stores without a connection of their own may leave it out. */
+  health?(): StoreHealth;
+  /**
+   * Lifts the ban of key `tag` under `rule` (its violations and escalation level go too); true when it had
+   * one. Stores that enforce `ban` have it (MemoryStore, RedisStore).
+   */
+  unban?(rule: string, tag: string): Promise<boolean>;
+  /**
+   * Optional: shares adaptive factors across the fleet (one small key per rule, a few writes a second);
+   * without it a limiter keeps them in process.
+   */
+  adaptFactor?: FactorStore['adaptFactor'];
+}
+
+/** A store's state for readiness probes and metrics, read without a round trip. */
+export interface StoreHealth {
+  /** False while the store cannot be reached (connection down, breaker open). */
+  readonly connected: boolean;
+  /** `closed`: calls go through; `open`: calls skip the store for a cool-down; `half_open`: one probe is out. */
+  readonly breaker: 'closed' | 'open' | 'half_open';
+  /** Calls sent and not yet settled. */
+  readonly pending: number;
+  /** Epoch ms since which calls have been failing open (or answered by the fallback); undefined when healthy. */
+  readonly failingOpenSince?: number;
+  /** Keys held, for stores that count them (MemoryStore). */
+  readonly keys?: number;
+  /** Keys evicted to stay within the store's bound since it started (MemoryStore). */
+  readonly evictions?: number;
+}
+
+/** `store`: the limiter's store; `local`: an in-process MemoryStore even when the store is remote. */
+export type RuleScope = 'store' | 'local';
+
+/** Bans after repeated denials: `ban: {after, within, for}` with `escalate: [...]`. */
+export interface BanPolicy {
+  /** Denials within `withinMs` that start a ban. */
+  readonly after: number;
+  readonly withinMs: number;
+  /** Length of a first ban. */
+  readonly forMs: number;
+  /** Lengths of the following bans, growing; the last repeats. */
+  readonly escalateMs?: readonly number[];
+}
+
+/** Which responses a rule's counter keeps: failures (status >= 400), successes, or these statuses. */
+export type CountOutcome = 'failed' | 'succeeded' | readonly number[];
+
+/** Kinds of store failure, as reported to observers and metrics. */
+export type StoreErrorKind = 'timeout' | 'error' | 'breaker_open';
