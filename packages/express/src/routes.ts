@@ -1,12 +1,12 @@
-import { type CheckScope, type RouteScope, UNMATCHED_ROUTE } from '@sluice/core/http';
+import {
+  type CheckScope,
+  firstScope,
+  type LimitedRoute,
+  pathOf,
+  type RouteMiddlewares,
+  UNMATCHED_ROUTE,
+} from '@sluice/core/http';
 import type { Request } from 'express';
-
-/** The route a request will be served by, and the scope the global middleware checks for it. */
-export interface LimitedRoute {
-  readonly scope: RouteScope;
-  /** The route's template (`/users/:id`), mount paths included. */
-  readonly template: string;
-}
 
 /** The parts of Express's router (the `router` package) read here; typed loosely, they are not public types. */
 interface RouterLayer {
@@ -22,9 +22,6 @@ interface RouterLayer {
 
 const ALL_RULES: CheckScope = Object.freeze({});
 
-/** Route middleware of one limiter, each with the scope it checks. */
-export type RouteMiddlewares = WeakMap<object, RouteScope>;
-
 /**
  * The route Express will dispatch this request to: the first route, in the app router's order and through
  * mounted routers, matching the path and method, as Express's router walks them; its template, and the scope
@@ -36,15 +33,10 @@ export function routeOf(req: Request, ours: RouteMiddlewares): LimitedRoute | un
   if (req.baseUrl !== '') return undefined;
   const stack = (req.app as { router?: { stack?: unknown } }).router?.stack;
   const method = req.method;
-  const found = firstRoute(stack, pathname(req.url), method, '');
+  const found = firstRoute(stack, pathOf(req.url), method, '');
   if (found === 'unknown') return undefined;
   if (found === 'none') return { scope: ALL_RULES, template: UNMATCHED_ROUTE };
   return { scope: routeScope(found.layer, method, ours) ?? ALL_RULES, template: found.template };
-}
-
-function pathname(url: string): string {
-  const end = url.search(/[?#]/);
-  return end === -1 ? url : url.slice(0, end);
 }
 
 type Found = { layer: RouterLayer; template: string } | 'none' | 'unknown';
@@ -81,16 +73,12 @@ function firstRoute(stack: unknown, path: string, method: string, base: string):
 
 /** The scope of the first of our middleware the route runs for this method. */
 function routeScope(layer: RouterLayer, method: string, ours: RouteMiddlewares): CheckScope | undefined {
-  const route = layer.route;
-  const stack = route?.stack;
+  const stack = layer.route?.stack;
   if (!Array.isArray(stack)) return undefined;
   let name = method.toLowerCase();
   // Express serves HEAD with a route's GET handlers when it has none for HEAD.
   if (name === 'head' && !(stack as RouterLayer[]).some((entry) => entry.method === 'head')) name = 'get';
-  for (const entry of stack as RouterLayer[]) {
-    if (entry.method !== undefined && entry.method !== name) continue;
-    const scope = typeof entry.handle === 'function' ? ours.get(entry.handle) : undefined;
-    if (scope !== undefined) return scope;
-  }
-  return undefined;
+  return firstScope(stack as RouterLayer[], ours, (entry) =>
+    entry.method === undefined || entry.method === name ? entry.handle : undefined,
+  );
 }

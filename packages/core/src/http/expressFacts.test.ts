@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ExpressFacts, type ExpressRequestFields, expressTrust } from './expressFacts.js';
-import { fastifyTrust } from './fastifyTrust.js';
+import { fastifyTrust } from './fastifyFacts.js';
 
 describe('expressTrust', () => {
   it("reads Express's 'trust proxy' as settingTrust does, a hop count of 0 as bounded", () => {

@@ -7,8 +7,9 @@ export {
   type RequestFacts,
 } from './descriptors.js';
 export { ExpressFacts, type ExpressRequestFields, expressTrust } from './expressFacts.js';
-export { fastifyTrust } from './fastifyTrust.js';
+export { FastifyFacts, type FastifyRequestFields, fastifyTrust } from './fastifyFacts.js';
 export { FetchFacts, type ForwardedTrust, forwardedTrust, requestTarget, type TrustProxy } from './fetch.js';
+export { type FetchFramework, type FetchNext, fetchVerdictWriter } from './fetchWriter.js';
 export {
   type AdapterTraits,
   type CheckScope,
@@ -20,6 +21,13 @@ export { type RateLimitInfo, rateLimitInfo } from './info.js';
 export { type InlineLimit, inlineRules, isInlineLimit, parseInlineLimit, routeRuleName } from './inline.js';
 export { DEFAULT_IPV6_SUBNET, normalizeIp } from './ip.js';
 export { isResponseClosed, reportWhenDone, setHeaders, waitUnlessClosed } from './node.js';
+export {
+  callbackStyle,
+  type MiddlewareStyle,
+  type NodeFramework,
+  nodeVerdictWriter,
+  promiseStyle,
+} from './nodeWriter.js';
 export { ADAPTER_NOTICES, type AdapterNotice } from './notices.js';
 export {
   type AdapterObserver,
@@ -42,7 +50,17 @@ export {
   rateLimitHeaders,
   retryAfterSeconds,
 } from './responses.js';
-export { normalizePath, type PathOptions, UNMATCHED_ROUTE } from './route.js';
+export { normalizePath, type PathOptions, pathOf, UNMATCHED_ROUTE } from './route.js';
+export {
+  firstScope,
+  type LimitedRoute,
+  type RateLimitMiddleware,
+  type RoutedFramework,
+  type RouteMiddlewares,
+  type RouteRules,
+  routedMiddleware,
+} from './routed.js';
+export { type RouteNaming, RouteScopes } from './routeScopes.js';
 export { DEFAULT_RULES } from './rules-option.js';
 export { constrainsMore, shownResult } from './shown.js';
 export type { OutcomeLimiter, ResponseListener } from './verdict.js';

@@ -13,7 +13,7 @@ export interface PathOptions {
 export function normalizePath(url: string, options: PathOptions = {}): string {
   // Most paths are already normal: lower-case segments without escapes, empty or repeated slashes.
   if (NORMAL_PATH.test(url)) return url;
-  let path = stripQuery(url);
+  let path = pathOf(url);
   if (!path.startsWith('/')) path = absoluteFormPath(path);
   path = decodePath(path).replace(/\/{2,}/g, '/');
   if (path.length > 1 && path.endsWith('/')) path = path.slice(0, -1);
@@ -23,7 +23,8 @@ export function normalizePath(url: string, options: PathOptions = {}): string {
 /** A path normalizePath would return unchanged, whether or not the router is case-sensitive. */
 const NORMAL_PATH = /^\/(?:[a-z0-9._~-]+(?:\/[a-z0-9._~-]+)*)?$/;
 
-function stripQuery(url: string): string {
+/** A request target without its query and fragment. */
+export function pathOf(url: string): string {
   const end = url.search(/[?#]/);
   return end === -1 ? url : url.slice(0, end);
 }

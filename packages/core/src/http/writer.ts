@@ -37,8 +37,11 @@ export interface VerdictIO<A, B, N, R> {
   sendDenied(a: A, b: B, denied: DeniedResponse): unknown;
 }
 
-/** Carries out a verdict: on to the route, or a denial; built once per adapter. */
-export type VerdictWriter<A, B, N, R> = (a: A, b: B, next: N, verdict: Verdict) => R;
+/**
+ * Carries out a verdict: on to the route, or a denial; built once per adapter. A pending verdict (what
+ * `check` returns when it had to wait) is carried out once settled, through `later`.
+ */
+export type VerdictWriter<A, B, N, R> = (a: A, b: B, next: N, verdict: Verdict | Promise<Verdict>) => R;
 
 /**
  * The one verdict writer every adapter shares: skip, allow (headers, the response's end reported when the
@@ -49,7 +52,14 @@ export function verdictWriter<A, B, N, R>(
   io: VerdictIO<A, B, N, R>,
   report: (error: unknown, stage: AdapterStage) => void,
 ): VerdictWriter<A, B, N, R> {
-  return function act(a, b, next, verdict) {
+  return function act(a, b, next, verdict): R {
+    if (verdict instanceof Promise)
+      return io.later(
+        a,
+        b,
+        next,
+        verdict.then((v) => act(a, b, next, v)),
+      );
     if (verdict.action === 'skip') return io.proceed(a, b, next);
     io.setInfo(a, b, verdict.info);
     if (verdict.action === 'deny') {

@@ -1,0 +1,70 @@
+import type { RequestFacts } from './facts.js';
+import { type ProxyTrust, settingTrust } from './proxy.js';
+
+/**
+ * A Fastify instance's `trustProxy` setting, as the proxy notices read it (@sluice/fastify, and NestJS on
+ * @nestjs/platform-fastify). Fastify 5 has no public accessor: it is read from the options the instance keeps
+ * under a symbol; undefined when they cannot be found.
+ */
+export function fastifyTrust(instance: object): ProxyTrust | undefined {
+  for (let holder: object | null = instance; holder !== null; holder = Object.getPrototypeOf(holder)) {
+    const key = Object.getOwnPropertySymbols(holder).find(
+      (symbol) => symbol.description === 'fastify.options',
+    );
+    if (key === undefined) continue;
+    return settingTrust((holder as Record<symbol, { trustProxy?: unknown } | undefined>)[key]?.trustProxy);
+  }
+  return undefined;
+}
+
+/**
+ * What the limiter reads of a Fastify request (@sluice/fastify, and NestJS on @nestjs/platform-fastify): the
+ * fields of Fastify's own `FastifyRequest` it needs, so core imports no framework.
+ */
+export interface FastifyRequestFields {
+  readonly ip: string;
+  readonly method: string;
+  readonly url: string;
+  readonly headers: Readonly<Record<string, string | string[] | undefined>>;
+  readonly socket: { readonly remoteAddress?: string | undefined };
+  /** The Fastify instance: it keeps the app's `trustProxy`. */
+  readonly server?: object;
+}
+
+/** What the limiter reads off a Fastify request; a class, so no closure is made per request. */
+export class FastifyFacts implements RequestFacts {
+  readonly ip: string;
+  readonly method: string;
+  readonly url: string;
+  readonly route: string | undefined;
+  readonly #request: FastifyRequestFields;
+  readonly #trust: ProxyTrust | undefined;
+
+  /** `trust`: the app's `trustProxy` when read at start-up; else read off `request.server` when asked. */
+  constructor(request: FastifyRequestFields, route: string | undefined, trust?: ProxyTrust) {
+    this.ip = request.ip;
+    this.method = request.method;
+    this.url = request.url;
+    this.route = route;
+    this.#request = request;
+    this.#trust = trust;
+  }
+
+  /**
+   * The app's setting; when it could not be read, 'none' if a forwarded header did not change the address.
+   * A getter: only read until every start-up notice has been given.
+   */
+  get proxyTrust(): ProxyTrust | undefined {
+    const request = this.#request;
+    const configured =
+      this.#trust ?? (request.server === undefined ? undefined : fastifyTrust(request.server));
+    if (configured !== undefined) return configured;
+    return request.headers['x-forwarded-for'] !== undefined && this.ip === request.socket.remoteAddress
+      ? 'none'
+      : undefined;
+  }
+
+  header(name: string): string | readonly string[] | undefined {
+    return this.#request.headers[name];
+  }
+}

@@ -1,0 +1,205 @@
+import type { CheckOptions, Limiter } from '../engine.js';
+import { isThenable, type Maybe } from '../maybe.js';
+import type { CompiledRules, Decision, Descriptors, RuleResult } from '../types.js';
+import { buildDescriptors, headerApiKey } from './descriptors.js';
+import type { RequestFacts } from './facts.js';
+import { type AdapterReport, runHook, validCost } from './hooks.js';
+import { retryJitterOf } from './jitter.js';
+import { ALL_RULES, type CheckScope, type RequestNotes, remainingScope } from './notes.js';
+import type { NoticeWatch } from './notices.js';
+import type { AdapterStage, ResolvedOptions } from './options.js';
+import { shownResult } from './shown.js';
+import { type UsedDescriptors, usedByBoth, usedDescriptors } from './used.js';
+import { allowVerdict, denyVerdict, type Verdict } from './verdict.js';
+
+/**
+ * What a request's way through the HTTP layer reads, built once by `createHttpLimiter`; only `usedTable` and
+ * `usedGlobal` change (when the limiter's table is reloaded). A plain object, so each step below is a function
+ * of it that a test can call alone.
+ */
+export interface RequestFlow<Req> {
+  readonly options: ResolvedOptions<Req>;
+  readonly limiter: Limiter;
+  readonly notices: NoticeWatch;
+  readonly report: AdapterReport;
+  readonly clock: () => number;
+  /** This limiter's notes on a request (see notes.ts). */
+  readonly notesFor: (req: Req) => RequestNotes | undefined;
+  /** Keys read from the header unchecked (no `apiKey` nor `validateApiKey`). */
+  readonly rawKeys: boolean;
+  /** Built-in descriptors no rule reads are left out (no decision log, no observer reading descriptors). */
+  readonly onlyUsed: boolean;
+  /** The adapter checks each request once, global and route rules together (Fastify): nothing noted. */
+  readonly checksOnce: boolean;
+  /** Hooks first or not, chosen once from the options: a request pays only for the hooks the app gave. */
+  readonly decide: (
+    flow: RequestFlow<Req>,
+    req: Req,
+    facts: RequestFacts,
+    scope: CheckScope,
+  ) => Maybe<Verdict>;
+  /** The table whose descriptor names `usedGlobal` holds: looked up again only on a reload. */
+  usedTable: CompiledRules | undefined;
+  usedGlobal: UsedDescriptors;
+}
+
+const SKIP: Verdict = Object.freeze({ action: 'skip' });
+const NO_OPTIONS: CheckOptions = Object.freeze({});
+
+/** `next(value)`, at once when the value is there, after it resolves when it is a promise or any thenable. */
+function then<T, U>(value: Maybe<T>, next: (value: T) => Maybe<U>): Maybe<U> {
+  return isThenable(value) ? value.then(next) : next(value);
+}
+
+function hook<T>(
+  flow: Pick<RequestFlow<unknown>, 'report'>,
+  stage: AdapterStage,
+  call: () => T | Promise<T>,
+): Maybe<T | undefined> {
+  return runHook(flow.report, stage, call);
+}
+
+/** Decides one request: what is left to check of it, the `skip` hook, then the decision; never throws. */
+export function checkRequest<Req>(
+  flow: RequestFlow<Req>,
+  req: Req,
+  facts: RequestFacts,
+  requested: CheckScope,
+): Maybe<Verdict> {
+  const scope = flow.checksOnce ? requested : remainingScope(flow.notesFor(req), requested);
+  flow.notices.request(facts, scope === undefined || scope.global === false ? undefined : flow.limiter.rules);
+  if (scope === undefined) return SKIP;
+  const { skip } = flow.options;
+  const verdict = skip
+    ? then(
+        hook(flow, 'skip', () => skip(req)),
+        (skipped) => (skipped === true ? SKIP : flow.decide(flow, req, facts, scope)),
+      )
+    : flow.decide(flow, req, facts, scope);
+  // A user hook may return any thenable: adapters get a verdict or a native promise, nothing else.
+  return isThenable(verdict) && !(verdict instanceof Promise) ? Promise.resolve(verdict) : verdict;
+}
+
+/** Hooks in order (api key and its validation, descriptors, cost), then the engine; the verdict. */
+export function decideWithHooks<Req>(
+  flow: RequestFlow<Req>,
+  req: Req,
+  facts: RequestFacts,
+  scope: CheckScope,
+): Maybe<Verdict> {
+  const { descriptors, cost } = flow.options;
+  return then(apiKeyOf(flow, req, facts), (keyValue) => {
+    const own = descriptors ? hook(flow, 'descriptors', () => descriptors(req)) : undefined;
+    return then(own, (ownValue) => {
+      flow.notices.descriptors(ownValue);
+      const extra = flow.rawKeys ? { descriptors: ownValue } : { apiKey: keyValue, descriptors: ownValue };
+      const costOf = cost ? hook(flow, 'cost', () => cost(req)) : undefined;
+      return then(costOf, (costValue) => {
+        const built = buildDescriptors(facts, flow.options, extra, usedBy(flow, scope), flow.onlyUsed);
+        return judge(flow, req, built, costValue, scope);
+      });
+    });
+  });
+}
+
+/** No hook configured (no API key reader or validator, no descriptors, no cost): no continuation at all. */
+export function decideWithoutHooks<Req>(
+  flow: RequestFlow<Req>,
+  req: Req,
+  facts: RequestFacts,
+  scope: CheckScope,
+): Maybe<Verdict> {
+  const built = buildDescriptors(facts, flow.options, undefined, usedBy(flow, scope), flow.onlyUsed);
+  return judge(flow, req, built, undefined, scope);
+}
+
+/** The descriptor names the rules of this check read (the limiter's own and the route's). */
+export function usedBy<Req>(flow: RequestFlow<Req>, scope: CheckScope): UsedDescriptors {
+  const table = flow.limiter.rules;
+  if (table !== flow.usedTable) {
+    flow.usedTable = table;
+    flow.usedGlobal = usedDescriptors(table);
+  }
+  const { usedGlobal } = flow;
+  return scope.rules === undefined ? usedGlobal : usedByBoth(usedGlobal, usedDescriptors(scope.rules));
+}
+
+/** True when a rule of the current global table reads `route` (asked per request: a reload takes effect). */
+export function readsRoute<Req>(flow: RequestFlow<Req>): boolean {
+  return usedBy(flow, ALL_RULES).has('route');
+}
+
+/**
+ * The request's API key when the app reads or validates it (`apiKey`, `validateApiKey`); undefined when
+ * there is none or the validator refused it (so the request is anonymous). Read from the header by
+ * buildDescriptors otherwise.
+ */
+function apiKeyOf<Req>(flow: RequestFlow<Req>, req: Req, facts: RequestFacts): Maybe<unknown> {
+  const { apiKey, validateApiKey } = flow.options;
+  if (flow.rawKeys) return undefined;
+  const key = apiKey ? hook(flow, 'api_key', () => apiKey(req)) : headerApiKey(facts, flow.options);
+  if (validateApiKey === undefined) return key;
+  return then(key, (value) => {
+    if (typeof value !== 'string' || value === '') return undefined;
+    const notes = flow.notesFor(req);
+    const judged = notes?.judgedKey;
+    if (judged !== undefined && judged.key === value) return judged.valid ? value : undefined;
+    // A validator that throws refuses the key: failing towards the per-IP rules is the safe side.
+    const valid = hook(flow, 'validate_api_key', () => validateApiKey(value, req));
+    return then(valid, (ok) => {
+      if (notes !== undefined) notes.judgedKey = { key: value, valid: ok === true };
+      return ok === true ? value : undefined;
+    });
+  });
+}
+
+/** The engine's decision on the built descriptors; a limiter failure lets the request through, reported. */
+function judge<Req>(
+  flow: RequestFlow<Req>,
+  req: Req,
+  descriptors: Descriptors,
+  cost: number | undefined,
+  scope: CheckScope,
+): Maybe<Verdict> {
+  const valid = validCost(flow.report, cost);
+  const checkOptions: CheckOptions =
+    valid === undefined && scope.rules === undefined && scope.global !== false
+      ? NO_OPTIONS
+      : { cost: valid, rules: scope.rules, global: scope.global };
+  let decision: Decision | Promise<Decision>;
+  try {
+    decision = flow.limiter.decide(descriptors, checkOptions);
+  } catch (error) {
+    flow.report(error, 'check');
+    return SKIP;
+  }
+  if (!isThenable(decision)) return verdictOf(flow, req, decision, scope);
+  return decision.then(
+    (settled) => verdictOf(flow, req, settled, scope),
+    (error: unknown) => {
+      flow.report(error, 'check');
+      return SKIP;
+    },
+  );
+}
+
+function verdictOf<Req>(flow: RequestFlow<Req>, req: Req, decision: Decision, scope: CheckScope): Verdict {
+  const { options, clock, limiter } = flow;
+  if (!decision.allowed) {
+    const jitter = retryJitterOf(decision, limiter.rules, scope.rules);
+    return denyVerdict(decision, options.headers, clock, jitter);
+  }
+  return allowVerdict(decision, shownFor(flow, req, decision), options.headers, clock, limiter, flow.report);
+}
+
+/**
+ * The rule an allowed response's headers show. Global and route checks run apart in Express and Koa: the
+ * most constrained of both, chosen as in one call (Fastify), so every adapter shows the same rule.
+ */
+function shownFor<Req>(flow: RequestFlow<Req>, req: Req, decision: Decision): RuleResult | undefined {
+  if (flow.checksOnce) return shownResult(decision.results, undefined);
+  const notes = flow.notesFor(req);
+  const shown = shownResult(decision.results, notes?.shown);
+  if (notes !== undefined) notes.shown = shown;
+  return shown;
+}
