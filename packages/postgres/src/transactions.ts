@@ -56,7 +56,8 @@ export class Transactions implements Store {
   /** Lifts a key's ban under a rule (its violations and escalation level go too); true when it had one. */
   unban(rule: string, tag: string): Promise<boolean> {
     const key = banKey(rule, tag);
-    return this.#transaction([key], Date.now(), (_at, table) => {
+    // On the app clock, the latest `now` a call ran at: the engine's clock may not be this process's.
+    return this.#transaction([key], this.#latestNow ?? Date.now(), (_at, table) => {
       const had = table.get(key.rule, key.tag) !== undefined;
       // Expired at once: the next call reads none, the sweep deletes the row.
       if (had) table.set(key.rule, key.tag, null, Number.NEGATIVE_INFINITY);

@@ -3,7 +3,8 @@
  * compiles to require calls) and under `moduleResolution: bundler`; the node16 build is also run. The
  * `@ts-expect-error` lines prove the types are real: were any package typed `any`, they would be unused. Core's
  * subpath entries are used as their authors would: `@sluice/core/http` (adapters), `@sluice/core/testing` (stores:
- * the shared vectors run here without a test runner; the contract suite takes one's functions).
+ * the shared vectors run here without a test runner; the contract suite takes one's functions), `@sluice/core/store`
+ * (a store author's table of states, decided by the evaluator).
  */
 import {
   compileRules,
@@ -14,6 +15,7 @@ import {
   RulesError,
 } from '@sluice/core';
 import { retryAfterSeconds } from '@sluice/core/http';
+import { evaluateChecks, type StateTable } from '@sluice/core/store';
 import { describeStoreContract, loadVectors, runVectorCase, type TestApi } from '@sluice/core/testing';
 import { rateLimit as expressRateLimit } from '@sluice/express';
 import { rateLimit as fastifyRateLimit } from '@sluice/fastify';
@@ -55,6 +57,24 @@ async function vectorMismatches(): Promise<{ cases: number; mismatches: number }
   return { cases, mismatches };
 }
 
+/** A store author's call: one check decided by the evaluator over a Map of states, twice (the second denied). */
+function evaluatedOnMap(): boolean[] {
+  const states = new Map<string, unknown>();
+  const table: StateTable = {
+    get: (rule, tag) => states.get(`${rule} ${tag}`),
+    set: (rule, tag, state) => void states.set(`${rule} ${tag}`, state),
+  };
+  const check = {
+    rule: 'r',
+    tag: 't',
+    algorithm: 'fixed_window' as const,
+    params: { limit: 1, windowMs: 1000, burst: 1 },
+    cost: 1,
+    mode: 'enforce' as const,
+  };
+  return [0, 1].map((at) => evaluateChecks([check], at, table)[0]!.allowed);
+}
+
 function isRulesError(text: string): boolean {
   try {
     parseRules(text);
@@ -80,6 +100,7 @@ async function main(): Promise<void> {
       retryAfter: retryAfter !== undefined && retryAfter > 0,
       ...vectors,
       cases: vectors.cases > 0,
+      evaluated: evaluatedOnMap(),
     }),
   );
 }

@@ -1,4 +1,7 @@
-import type { Check, LimitParams, Store } from '../types.js';
+import type { LimitParams } from '../algorithms/limits.js';
+import type { Check, Store } from '../store/contract.js';
+import { describePolicyContract } from './policyContract.js';
+import { describeRefundContract } from './refundContract.js';
 
 // The store contract suite, published for store authors. It takes the test runner's functions as an argument
 // (vitest's, Jest's), so that importing @sluice/core/testing loads no test runner: a user without vitest can
@@ -23,20 +26,7 @@ export interface TestApi {
 /** Builds a fresh, empty store for one test; `cleanup` closes it. */
 export type StoreFactory = () => Promise<{ store: Store; cleanup?: () => Promise<void> }>;
 
-const T0 = Date.UTC(2026, 10, 30, 12, 0, 0);
-const perMinute = (limit: number): LimitParams => ({ limit, windowMs: 60_000, burst: limit });
-
-function check(rule: string, tag: string, overrides: Partial<Check> = {}): Check {
-  return {
-    rule,
-    tag,
-    algorithm: 'fixed_window',
-    params: perMinute(3),
-    cost: 1,
-    mode: 'enforce',
-    ...overrides,
-  };
-}
+import { check, perMinute, T0 } from './checks.js';
 
 async function repeat(store: Store, checks: Check[], times: number, now = T0) {
   const results = [];
@@ -178,5 +168,8 @@ export function describeStoreContract(test: TestApi, name: string, factory: Stor
         expect((await store.evaluate([lease('l3')], T0 + 30_000))[0]!.allowed).toBe(true);
       });
     });
+
+    describePolicyContract(test, () => store);
+    describeRefundContract(test, () => store);
   });
 }
