@@ -1,22 +1,17 @@
-import type { Limiter, RuleSpec } from '@sluice/core';
 import {
-  type CheckScope,
   createHttpLimiter,
   type DeniedResponse,
-  type InlineLimit,
+  nodeVerdictWriter,
   type ProxyTrust,
+  promiseStyle,
   type RateLimitInfo,
+  type RateLimitMiddleware,
   type RateLimitOptions,
   type RequestFacts,
-  type RouteOptions,
-  reportWhenDone,
-  setHeaders,
-  type Verdict,
-  verdictWriter,
-  waitUnlessClosed,
+  routedMiddleware,
 } from '@sluice/core/http';
 import type { Context, Middleware, Next } from 'koa';
-import { type RouteMiddlewares, routeOf } from './routes.js';
+import { routeOf } from './routes.js';
 
 declare module 'koa' {
   interface DefaultState {
@@ -34,85 +29,22 @@ export interface KoaRateLimitOptions extends RateLimitOptions<Context> {
   onDenied?: (ctx: Context, denied: DeniedResponse) => unknown;
 }
 
-/** The global middleware, with per-route middleware and the limiter behind both. */
-export interface KoaRateLimit extends Middleware {
-  /**
-   * Middleware adding rules for one route (`router.get('/search', limiter.route({...rule}), handler)`), or
-   * the shorthand (`limiter.route({limit: 5, per: '1m'})`), compiled once here. The global middleware finds
-   * the route a request goes to and checks its rules with the global ones, in one store call (all or nothing).
-   * With `{afterBody: true}`, this middleware does (put it after the body parser): `cost(ctx)` reads
-   * `ctx.request.body`.
-   */
-  route(
-    rules: RuleSpec | readonly RuleSpec[] | (InlineLimit & RouteOptions),
-    options?: RouteOptions,
-  ): Middleware;
-  readonly limiter: Limiter;
-}
-
-const ALL_RULES: CheckScope = Object.freeze({});
-const nothing = (): void => {};
+/** The global middleware (`app.use(limiter)`), with `limiter.route(...)` and the limiter behind both. */
+export type KoaRateLimit = RateLimitMiddleware<Middleware>;
 
 /** Koa middleware: `app.use(rateLimit(options))`. Without options: 60 requests a minute per IP. */
 export function rateLimit(options?: KoaRateLimitOptions): KoaRateLimit {
   // Mounted with app.use, the middleware runs before @koa/router: it finds the template itself (routes.ts).
   const http = createHttpLimiter<Context, KoaRateLimitOptions>(options, { globalSeesPaths: true });
-
-  /** This limiter's route middleware, each with the scope the global middleware checks for its route. */
-  const routeMiddlewares: RouteMiddlewares = new WeakMap();
-  let routeLimited = false;
-
-  // No async function: a request decided in process goes on to `next` without an extra promise.
-  function sluiceRateLimit(ctx: Context, next: Next): Promise<void> {
-    // Only apps with limiter.route() or rules reading `route` look the route up.
-    const route = routeLimited || http.readsRoute() ? routeOf(ctx, routeMiddlewares) : undefined;
-    // A route decided after its body is parsed: its middleware checks the global rules too.
-    if (route?.scope.afterBody === true) return next();
-    const verdict =
-      route === undefined
-        ? http.check(ctx, new KoaFacts(ctx, undefined), ALL_RULES)
-        : http.check(ctx, new KoaFacts(ctx, route.template), route.scope);
-    return settle(ctx, next, verdict);
-  }
-
-  /** A route's middleware: its rules alone, unless the global middleware checked them already. */
-  function routeMiddleware(
-    rules: RuleSpec | readonly RuleSpec[] | (InlineLimit & RouteOptions),
-    options?: RouteOptions,
-  ): Middleware {
-    const scope = http.routeScope(rules, options);
-    const handler = function sluiceRouteRateLimit(ctx: Context, next: Next): Promise<void> {
-      return settle(ctx, next, http.check(ctx, new KoaFacts(ctx, undefined), scope));
-    };
-    routeMiddlewares.set(handler, { rules: scope.rules, afterBody: scope.afterBody });
-    routeLimited = true;
-    return handler;
-  }
-
-  function settle(ctx: Context, next: Next, verdict: Verdict | Promise<Verdict>): Promise<void> {
-    if (verdict instanceof Promise) return verdict.then((settled) => act(ctx, ctx, next, settled));
-    return act(ctx, ctx, next, verdict);
-  }
-
   const { onDenied } = http.options;
   // Koa's middleware gets the context alone: it stands for both the request and the response here.
-  const act = verdictWriter<Context, Context, Next, Promise<void>>(
+  const act = nodeVerdictWriter<Context, Context, Next, Promise<void>>(
     {
-      proceed: (_ctx, _same, next) => next(),
-      stop: () => Promise.resolve(),
-      later: (_ctx, _same, _next, pending) => pending.then(nothing),
+      response: (ctx) => ctx.res,
       setInfo: (ctx, _same, info) => {
         ctx.state.rateLimit = info;
       },
       sent: (ctx) => ctx.headerSent,
-      // Node's own setHeader: what ctx.set comes to for text values, without its per-field wrapper.
-      setHeaders: (ctx, _same, headers) => setHeaders(ctx.res, headers),
-      whenDone: (ctx, _same, next, onResponse) => {
-        reportWhenDone(ctx.res, onResponse);
-        return next;
-      },
-      wait: (ctx, _same, ms) => waitUnlessClosed(ctx.res, ms),
-      left: nothing,
       onDenied: onDenied && ((ctx, _same, denied) => onDenied(ctx, denied)),
       // What onDenied set stands, as in Express and Fastify; one that threw gets the default.
       answered: (ctx, _same, _own, threw) => (!threw && setResponse(ctx) ? ctx : undefined),
@@ -122,10 +54,15 @@ export function rateLimit(options?: KoaRateLimitOptions): KoaRateLimit {
         ctx.body = denied.body;
       },
     },
+    promiseStyle(),
     http.report,
   );
-
-  return Object.assign(sluiceRateLimit, { route: routeMiddleware, limiter: http.limiter });
+  return routedMiddleware<Context, Context, Next, Promise<void>, Middleware>(http, {
+    routeOf: (ctx, _same, ours) => routeOf(ctx, ours),
+    facts: (ctx, _same, template) => new KoaFacts(ctx, template),
+    middleware: (run) => (ctx, next) => run(ctx, ctx, next),
+    act,
+  });
 }
 
 /** True once the context holds a response: a body, a status other than Koa's untouched 404, or bytes sent. */

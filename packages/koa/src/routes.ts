@@ -1,17 +1,13 @@
-import { type CheckScope, type RouteScope, UNMATCHED_ROUTE } from '@sluice/core/http';
+import {
+  type CheckScope,
+  firstScope,
+  type LimitedRoute,
+  type RouteMiddlewares,
+  UNMATCHED_ROUTE,
+} from '@sluice/core/http';
 import type { Context } from 'koa';
 
-/** The route a request will be served by, and the scope the global middleware checks for it. */
-export interface LimitedRoute {
-  readonly scope: RouteScope;
-  /** The route's template (`/users/:id`), the router's prefix included. */
-  readonly template: string;
-}
-
 const ALL_RULES: CheckScope = Object.freeze({});
-
-/** Route middleware of one limiter, each with the scope it checks. */
-export type RouteMiddlewares = WeakMap<object, RouteScope>;
 
 /** The parts of @koa/router read here (its `match` is what its own dispatch calls). */
 interface KoaRouter {
@@ -54,9 +50,5 @@ export function routeOf(ctx: Context, ours: RouteMiddlewares): LimitedRoute | un
 
 function foundRoute(route: RouterLayer, ours: RouteMiddlewares): LimitedRoute | undefined {
   if (typeof route.path !== 'string') return undefined;
-  for (const handler of route.stack ?? []) {
-    const scope = typeof handler === 'function' ? ours.get(handler) : undefined;
-    if (scope !== undefined) return { scope, template: route.path };
-  }
-  return { scope: ALL_RULES, template: route.path };
+  return { scope: firstScope(route.stack ?? [], ours) ?? ALL_RULES, template: route.path };
 }
