@@ -1,25 +1,24 @@
+import { ServerResponse } from 'node:http';
 import { getConnInfo as nodeConnInfo } from '@hono/node-server/conninfo';
-import { ConfigError, type Limiter, type RuleSpec } from '@sluice/core';
+import { ConfigError } from '@sluice/core';
 import {
-  type CheckScope,
   createHttpLimiter,
   type DeniedResponse,
   FetchFacts,
   type ForwardedTrust,
+  fetchVerdictWriter,
   forwardedTrust,
-  type InlineLimit,
   type RateLimitInfo,
+  type RateLimitMiddleware,
   type RateLimitOptions,
-  type RouteOptions,
+  routedMiddleware,
   type TrustProxy,
-  type Verdict,
-  verdictWriter,
 } from '@sluice/core/http';
 import type { Context, MiddlewareHandler, Next } from 'hono';
 import type { GetConnInfo } from 'hono/conninfo';
 import { routePath } from 'hono/route';
-import { reportingNext, waitUnlessGone } from './lifecycle.js';
-import { type RouteMiddlewares, routeOf } from './routes.js';
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import { routeOf } from './routes.js';
 
 declare module 'hono' {
   interface ContextVariableMap {
@@ -44,20 +43,12 @@ export interface HonoRateLimitOptions extends RateLimitOptions<Context> {
   getConnInfo?: GetConnInfo;
 }
 
-/** The global middleware, with per-route middleware and the limiter behind both. */
-export interface HonoRateLimit extends MiddlewareHandler {
-  /**
-   * Middleware adding rules for one route (`app.get('/search', limiter.route({...rule}), handler)`), or the
-   * shorthand (`limiter.route({limit: 5, per: '1m'})`), compiled once here; the global rules, already checked
-   * by the global middleware, are not recounted. With `{afterBody: true}`, this middleware checks both, and an
-   * async `cost(c)` may read `await c.req.json()` (Hono keeps the parsed body for the handler).
-   */
-  route(
-    rules: RuleSpec | readonly RuleSpec[] | (InlineLimit & RouteOptions),
-    options?: RouteOptions,
-  ): MiddlewareHandler;
-  readonly limiter: Limiter;
-}
+/**
+ * The global middleware (`app.use(limiter)`), with `limiter.route(...)` and the limiter behind both. Hono
+ * matches every route before the first middleware runs: a route's rules are checked by the global middleware,
+ * in the same call; with `{afterBody: true}` an async `cost(c)` may read `await c.req.json()`.
+ */
+export type HonoRateLimit = RateLimitMiddleware<MiddlewareHandler>;
 
 /** Hono middleware: `app.use(rateLimit(options))`. Without options: 60 requests a minute per IP. */
 export function rateLimit(options?: HonoRateLimitOptions): HonoRateLimit {
@@ -67,102 +58,34 @@ export function rateLimit(options?: HonoRateLimitOptions): HonoRateLimit {
     throw new ConfigError('invalid rate limit options: option "getConnInfo": must be a function');
   // Hono has matched the routes before the global middleware runs: it reads the template there (routes.ts).
   const http = createHttpLimiter<Context, HonoRateLimitOptions>(options && shared, { globalSeesPaths: true });
-
-  /** This limiter's route middleware, each with the scope the global middleware checks for its route. */
-  const routeMiddlewares: RouteMiddlewares = new WeakMap();
-  let routeLimited = false;
-
   const facts = (c: Context, route: string | undefined): FetchFacts =>
     new FetchFacts(c.req.raw, clientAddress(c, trust, getConnInfo), trust.trust, route);
-
-  /** Hono has matched the request's handlers already: a route's rules are checked here, in the same call. */
-  function sluiceRateLimit(c: Context, next: Next): Promise<Response | undefined> {
-    // Only apps with limiter.route() or rules reading `route` look the route up.
-    const route = routeLimited || http.readsRoute() ? routeOf(c, routeMiddlewares) : undefined;
-    // A route decided after its body is read: its middleware checks the global rules too.
-    if (route?.scope?.afterBody === true) return next().then(nothing);
-    const scope = route?.scope === undefined ? ALL_RULES : { rules: route.scope.rules };
-    const verdict = http.check(c, facts(c, route?.template), scope);
-    return settle(c, next, verdict);
-  }
-
-  /** A route's middleware: its rules alone, unless the global middleware checked them already. */
-  function routeMiddleware(
-    rules: RuleSpec | readonly RuleSpec[] | (InlineLimit & RouteOptions),
-    options?: RouteOptions,
-  ): MiddlewareHandler {
-    const scope = http.routeScope(rules, options);
-    const handler = function sluiceRouteRateLimit(c: Context, next: Next): Promise<Response | undefined> {
-      return settle(c, next, http.check(c, facts(c, routePath(c)), scope));
-    };
-    routeMiddlewares.set(handler, scope);
-    routeLimited = true;
-    return handler;
-  }
-
-  function settle(
-    c: Context,
-    next: Next,
-    verdict: Verdict | Promise<Verdict>,
-  ): Promise<Response | undefined> {
-    return verdict instanceof Promise
-      ? verdict.then((settled) => act(c, c, next, settled))
-      : act(c, c, next, verdict);
-  }
-
-  const { onDenied } = http.options;
-  // A response an earlier middleware already set (`c.finalized`) is left alone: counted, never touched.
-  const act = verdictWriter<Context, Context, Next, Promise<Response | undefined>>(
+  const act = fetchVerdictWriter<Context, Next>(
     {
-      proceed: (_c, _same, next) => next().then(nothing),
-      stop: () => Promise.resolve(undefined),
-      later: (_c, _same, _next, pending) => pending.then(responseOrNothing),
-      setInfo: (c, _same, info) => c.set('rateLimit', info),
+      request: (c) => c.req.raw,
+      response: (c) => c.res,
       sent: (c) => c.finalized,
-      // On c.res, not c.header(): Hono merges these into a Response the handler returns itself, too.
-      setHeaders: (c, _same, headers) => setHeaders(c.res.headers, headers),
-      whenDone: (c, _same, next, onResponse) => reportingNext(c, next, onResponse),
-      wait: (c, _same, ms) => waitUnlessGone(c, ms),
-      // The client left while waiting: nothing is served (the status is for logs only).
-      left: () => new Response(null, { status: 499 }),
-      // Hono lays the headers already on `c.res` over the response returned: the denial's go there first, so
-      // a response of your own keeps the headers it sets.
-      onDenied:
-        onDenied &&
-        ((c, _same, denied) => {
-          setHeaders(c.res.headers, denied.headers);
-          return onDenied(c, denied);
-        }),
-      // Your Response, or what you set on `c.res`; none (or a throw): the default, as in Koa.
-      answered: (c, _same, own, threw) => {
-        if (threw) return undefined;
-        if (own instanceof Response) return keepingHeaders(c.res.headers, own);
-        return c.finalized ? c.res : undefined;
-      },
-      sendDenied: (c, _same, denied) => {
-        setHeaders(c.res.headers, denied.headers);
-        return c.json(denied.body, denied.status);
-      },
+      nodeResponse,
+      setInfo: (c, info) => c.set('rateLimit', info),
+      onDenied: http.options.onDenied,
+      json: (c, body, status) => c.json(body, status as ContentfulStatusCode),
     },
     http.report,
   );
-
-  return Object.assign(sluiceRateLimit, { route: routeMiddleware, limiter: http.limiter });
+  return routedMiddleware<Context, Context, Next, Promise<Response | undefined>, MiddlewareHandler>(http, {
+    routeOf: (c, _same, ours) => routeOf(c, ours),
+    facts: (c, _same, template) => facts(c, template),
+    routeFacts: (c) => facts(c, routePath(c)),
+    middleware: (run) => (c, next) => run(c, c, next),
+    act,
+  });
 }
 
-const ALL_RULES: CheckScope = Object.freeze({});
-const nothing = (): undefined => undefined;
-const responseOrNothing = (value: unknown): Response | undefined =>
-  value instanceof Response ? value : undefined;
-
-function setHeaders(target: Headers, headers: Readonly<Record<string, string>>): void {
-  for (const name in headers) target.set(name, headers[name] as string);
-}
-
-/** `own`, its headers left as they are when Hono merges `earlier` into it. */
-function keepingHeaders(earlier: Headers, own: Response): Response {
-  for (const name of own.headers.keys()) earlier.delete(name);
-  return own;
+/** The Node response under a context served by @hono/node-server; undefined on other runtimes. */
+function nodeResponse(c: Context): ServerResponse | undefined {
+  const env = c.env as { server?: { outgoing?: unknown }; outgoing?: unknown } | undefined;
+  const outgoing = env?.server?.outgoing ?? env?.outgoing;
+  return outgoing instanceof ServerResponse ? outgoing : undefined;
 }
 
 /** The client: the connection's peer, or the forwarded hop `trustProxy` trusts to name it. */

@@ -1,17 +1,15 @@
-import { type RouteScope, UNMATCHED_ROUTE } from '@sluice/core/http';
+import {
+  type CheckScope,
+  firstScope,
+  type LimitedRoute,
+  type RouteMiddlewares,
+  UNMATCHED_ROUTE,
+} from '@sluice/core/http';
 import type { Context } from 'hono';
 import { matchedRoutes } from 'hono/route';
 
-/** This limiter's `limiter.route()` middleware, each with the scope it checks. */
-export type RouteMiddlewares = WeakMap<object, RouteScope>;
-
-/** The route a request will be served by, and the scope the global middleware checks for it. */
-export interface LimitedRoute {
-  /** The first of this limiter's `limiter.route()` scopes on the route; undefined when it has none. */
-  readonly scope: RouteScope | undefined;
-  /** The route's path as registered (`/users/:id`), mount paths included; `UNMATCHED_ROUTE` for a 404. */
-  readonly template: string;
-}
+const ALL_RULES: CheckScope = Object.freeze({});
+const handlerOf = (route: { readonly handler: unknown }): unknown => route.handler;
 
 /**
  * What Hono matched for this request (it matches every route at once, before the first middleware runs): the
@@ -21,11 +19,7 @@ export interface LimitedRoute {
  */
 export function routeOf(c: Context, ours: RouteMiddlewares): LimitedRoute {
   const routes = matchedRoutes(c);
-  let scope: RouteScope | undefined;
-  for (const route of routes) {
-    scope = ours.get(route.handler);
-    if (scope !== undefined) break;
-  }
+  const scope = firstScope(routes, ours, handlerOf) ?? ALL_RULES;
   const last = routes[routes.length - 1];
   const isRoute = last !== undefined && !(last.method === 'ALL' && last.path.endsWith('*'));
   return { scope, template: isRoute ? last.path : UNMATCHED_ROUTE };
