@@ -1,4 +1,5 @@
 import {
+  ALL_RULES,
   type CheckScope,
   firstScope,
   type LimitedRoute,
@@ -19,8 +20,6 @@ interface RouterLayer {
   readonly method?: string;
   match?(path: string): { readonly path?: string } | false;
 }
-
-const ALL_RULES: CheckScope = Object.freeze({});
 
 /**
  * The route Express will dispatch this request to: the first route, in the app router's order and through

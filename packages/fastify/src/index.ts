@@ -1,19 +1,20 @@
-import type { CompiledRules, Limiter, RuleSpec } from '@sluice/core';
+import type { Limiter, RuleSpec } from '@sluice/core';
 import {
-  type CheckScope,
+  ALL_RULES,
+  callbackStyle,
   createHttpLimiter,
   type DeniedResponse,
+  FastifyFacts,
   fastifyTrust,
   type InlineLimit,
+  nodeVerdictWriter,
   type RateLimitInfo,
   type RateLimitOptions,
   type RouteOptions as RouteConfigOptions,
-  reportWhenDone,
+  RouteScopes,
   routeRuleName,
   splitAfterBody,
   UNMATCHED_ROUTE,
-  verdictWriter,
-  waitUnlessClosed,
 } from '@sluice/core/http';
 import type {
   HookHandlerDoneFunction as Done,
@@ -23,7 +24,6 @@ import type {
   RouteOptions,
 } from 'fastify';
 import fp from 'fastify-plugin';
-import { FastifyFacts } from './facts.js';
 
 /** Options of the Fastify plugin: the shared adapter options plus a Fastify-typed `onDenied`. */
 export interface FastifyRateLimitOptions extends RateLimitOptions<FastifyRequest> {
@@ -56,9 +56,6 @@ declare module 'fastify' {
   }
 }
 
-const ALL_RULES: CheckScope = Object.freeze({});
-const nothing = (): void => {};
-
 // Keys Fastify itself gives every plugin's options; they are not limiter options.
 const REGISTER_KEYS = new Set(['prefix', 'logLevel', 'logSerializers']);
 
@@ -70,7 +67,10 @@ const plugin: FastifyPluginAsync<FastifyRateLimitOptions> = async (fastify, give
   /** The `config.rateLimit` objects of routes decided after their body is parsed. */
   const afterBody = new WeakSet<object>();
   /** Each route's scope by its `config.rateLimit` object (shared by a GET route and its HEAD twin). */
-  const routeScopes = new WeakMap<object, CheckScope>();
+  const scopes = new RouteScopes(http, (method, url = '') => ({
+    label: `route ${method} ${url}`,
+    rule: routeRuleName(method, url),
+  }));
 
   fastify.decorate('rateLimiter', http.limiter);
   fastify.decorateRequest('rateLimit', undefined);
@@ -80,7 +80,7 @@ const plugin: FastifyPluginAsync<FastifyRateLimitOptions> = async (fastify, give
   fastify.addHook('onRoute', (route: RouteOptions) => {
     const config = (route.config as { rateLimit?: unknown } | undefined)?.rateLimit;
     if (config === undefined || config === false) return;
-    routeRulesOf(config, route);
+    scopes.compile(config, String(route.method), route.url);
     // `afterBody`: the route is decided once Fastify has parsed its body, in a hook of its own.
     if (!splitAfterBody(config, `route ${String(route.method)} ${route.url}`).afterBody) return;
     afterBody.add(config as object);
@@ -92,53 +92,14 @@ const plugin: FastifyPluginAsync<FastifyRateLimitOptions> = async (fastify, give
   fastify.addHook('onRequest', (request, reply, done) => {
     // Fastify builds this object anew on every read: read it once.
     const route = request.routeOptions;
-    const config = (route.config as { rateLimit?: unknown } | undefined)?.rateLimit;
-    if (config === false || afterBody.has(config as object)) {
-      done();
-      return;
-    }
-    // A request no route matches (Fastify's 404 handler) has no url: every one has the same `route`.
-    const template = route.url ?? UNMATCHED_ROUTE;
-    limit(request, reply, done, config === undefined ? ALL_RULES : scopeOf(config, route), template);
+    const config = configOf(route);
+    if (config === false || afterBody.has(config as object)) done();
+    else limit(request, reply, done, route, config);
   });
 
   function afterBodyHook(request: FastifyRequest, reply: FastifyReply, done: Done): void {
     const route = request.routeOptions;
-    const config = (route.config as { rateLimit?: unknown }).rateLimit;
-    limit(request, reply, done, scopeOf(config, route), route.url ?? UNMATCHED_ROUTE);
-  }
-
-  /**
-   * A route's scope. Its rules were compiled at onRoute, unless the route was declared before the plugin had
-   * loaded (a register not awaited): then they are compiled on its first request, and a wrong config is
-   * reported and leaves the global rules only.
-   */
-  function scopeOf(config: unknown, route: { method: unknown; url?: string }): CheckScope {
-    const known = routeScopes.get(config as object);
-    if (known !== undefined) return known;
-    let scope: CheckScope = ALL_RULES;
-    try {
-      scope = { rules: routeRulesOf(config, route) };
-    } catch (error) {
-      http.report(error, 'check');
-    }
-    // A config that is not an object cannot be remembered (nor compiled): it is reported on each request.
-    if (typeof config === 'object' && config !== null) routeScopes.set(config, scope);
-    return scope;
-  }
-
-  /** Compiles a route's rules once (a GET route and its HEAD twin share their config). */
-  function routeRulesOf(config: unknown, route: { method: unknown; url?: string }): CompiledRules {
-    const known = typeof config === 'object' && config !== null ? routeScopes.get(config)?.rules : undefined;
-    if (known !== undefined) return known;
-    const { method, url = '' } = route;
-    const rules = http.compileRouteConfig(
-      config,
-      `route ${String(method)} ${url}`,
-      routeRuleName(String(method), url),
-    );
-    routeScopes.set(config as object, { rules });
-    return rules;
+    limit(request, reply, done, route, configOf(route));
   }
 
   // A callback hook, not an async one: a request decided in process waits on no promise at all.
@@ -146,40 +107,41 @@ const plugin: FastifyPluginAsync<FastifyRateLimitOptions> = async (fastify, give
     request: FastifyRequest,
     reply: FastifyReply,
     done: Done,
-    scope: CheckScope,
-    template: string,
+    route: Route,
+    config: unknown,
   ): void {
-    const verdict = http.check(request, new FastifyFacts(request, template, trust), scope);
-    if (verdict instanceof Promise) verdict.then((settled) => act(request, reply, done, settled)).catch(done);
-    else act(request, reply, done, verdict);
+    const scope = config === undefined ? ALL_RULES : scopes.scopeOf(config, String(route.method), route.url);
+    // A request no route matches (Fastify's 404 handler) has no url: every one has the same `route`.
+    const facts = new FastifyFacts(request, route.url ?? UNMATCHED_ROUTE, trust);
+    act(request, reply, done, http.check(request, facts, scope));
   }
 
   /** Carries out a verdict: on to the route (`done`), or a denial sent here (and no `done`). */
-  const act = verdictWriter<FastifyRequest, FastifyReply, Done, void>(
+  const act = nodeVerdictWriter<FastifyRequest, FastifyReply, Done, void>(
     {
-      proceed: (_request, _reply, done) => done(),
-      stop: nothing,
-      later: (_request, _reply, done, pending) => void pending.catch(done),
+      response: (_request, reply) => reply.raw,
       setInfo: (request, _reply, info) => {
         request.rateLimit = info;
       },
       sent: (_request, reply) => reply.sent,
       setHeaders: (_request, reply, headers) => void reply.headers(headers),
-      whenDone: (_request, reply, done, onResponse) => {
-        reportWhenDone(reply.raw, onResponse);
-        return done;
-      },
-      wait: (_request, reply, ms) => waitUnlessClosed(reply.raw, ms),
       // The client left while waiting: the route never runs, and nothing is sent.
       left: (_request, reply) => reply.hijack(),
       onDenied: http.options.onDenied,
-      answered: (_request, reply) => (reply.sent ? reply : undefined),
       sendDenied: (_request, reply, denied) =>
         reply.code(denied.status).headers(denied.headers).send(denied.body),
     },
+    callbackStyle(),
     http.report,
   );
 };
+
+type Route = FastifyRequest['routeOptions'];
+
+/** A route's `config.rateLimit`. */
+function configOf(route: Route): unknown {
+  return (route.config as { rateLimit?: unknown } | undefined)?.rateLimit;
+}
 
 /** A route's hooks of one kind as a list (Fastify takes one function or a list). */
 function hooksOf<T>(hooks: T | readonly T[] | undefined): readonly T[] {

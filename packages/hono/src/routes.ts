@@ -1,5 +1,5 @@
 import {
-  type CheckScope,
+  ALL_RULES,
   firstScope,
   type LimitedRoute,
   type RouteMiddlewares,
@@ -8,7 +8,6 @@ import {
 import type { Context } from 'hono';
 import { matchedRoutes } from 'hono/route';
 
-const ALL_RULES: CheckScope = Object.freeze({});
 const handlerOf = (route: { readonly handler: unknown }): unknown => route.handler;
 
 /**

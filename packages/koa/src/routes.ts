@@ -1,13 +1,11 @@
 import {
-  type CheckScope,
+  ALL_RULES,
   firstScope,
   type LimitedRoute,
   type RouteMiddlewares,
   UNMATCHED_ROUTE,
 } from '@sluice/core/http';
 import type { Context } from 'koa';
-
-const ALL_RULES: CheckScope = Object.freeze({});
 
 /** The parts of @koa/router read here (its `match` is what its own dispatch calls). */
 interface KoaRouter {

@@ -3,7 +3,7 @@ import type { Maybe } from '../maybe.js';
 import type { RuleSpec } from '../rules/schema.js';
 import type { CompiledRules } from '../types.js';
 
-export type { CheckScope } from './notes.js';
+export { ALL_RULES, type CheckScope } from './notes.js';
 export type { Verdict } from './verdict.js';
 
 import type { RouteOptions, RouteScope } from './afterBody.js';

@@ -12,6 +12,7 @@ export { FetchFacts, type ForwardedTrust, forwardedTrust, requestTarget, type Tr
 export { type FetchFramework, type FetchNext, fetchVerdictWriter } from './fetchWriter.js';
 export {
   type AdapterTraits,
+  ALL_RULES,
   type CheckScope,
   createHttpLimiter,
   type HttpLimiter,
