@@ -36,8 +36,14 @@ interface CoreModule {
   createLimiter(options: { rules: unknown; clock: () => number }): {
     decide(d: Record<string, string>): unknown;
   };
-  readonly algorithms: Readonly<Record<string, unknown>>;
+  readonly algorithms?: Readonly<Record<string, unknown>>;
   descriptorOf?(name: string): { readonly limit: string; readonly calendar: boolean };
+}
+
+/** What the bench uses of `@sluice/core/store`, where the algorithm registry is read since issue 23. */
+interface StoreModule {
+  readonly ALGORITHM_NAMES: readonly string[];
+  descriptorOf(name: string): { readonly limit: string; readonly calendar: boolean };
 }
 
 /** What the bench uses of core's HTTP layer. */
@@ -113,8 +119,13 @@ async function worker(root: string): Promise<void> {
   const src = join(root, 'packages/core/src');
   const core = (await import(pathToFileURL(join(src, 'index.ts')).href)) as CoreModule;
   const http = (await import(pathToFileURL(join(src, 'http/index.ts')).href)) as HttpModule;
+  // Since issue 23 the algorithm registry is read through @sluice/core/store (store.ts), no longer the root.
+  const store = existsSync(join(src, 'store.ts'))
+    ? ((await import(pathToFileURL(join(src, 'store.ts')).href)) as StoreModule)
+    : undefined;
+  if (store !== undefined) core.descriptorOf = store.descriptorOf;
   const only = process.argv.find((a) => a.startsWith('--algorithms='))?.slice('--algorithms='.length);
-  const names = Object.keys(core.algorithms).filter(
+  const names = (store?.ALGORITHM_NAMES ?? Object.keys(core.algorithms ?? {})).filter(
     (name) => only === undefined || only.split(',').includes(name),
   );
   let now = T0;

@@ -9,7 +9,8 @@
  */
 import { openSync, readSync } from 'node:fs';
 import { constants, type PerformanceEntry, PerformanceObserver } from 'node:perf_hooks';
-import { type Check, compileRules, createLimiter, hashText, type Limiter, MemoryStore } from '@sluice/core';
+import { compileRules, createLimiter, hashText, type Limiter, MemoryStore } from '@sluice/core';
+import type { Check } from '@sluice/core/store';
 import { RESULT_PREFIX } from './lib/micro.js';
 
 const KEYS = Number(process.argv[2] ?? 1_000_000);

@@ -8,7 +8,8 @@ import { execFileSync } from 'node:child_process';
 import { unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { type Check, compileRules, createLimiter, hashText, MemoryStore } from '@sluice/core';
+import { compileRules, createLimiter, hashText, MemoryStore } from '@sluice/core';
+import type { Check } from '@sluice/core/store';
 import { RESULT_PREFIX } from './lib/micro.js';
 
 const gc = (globalThis as { gc?: () => void }).gc;

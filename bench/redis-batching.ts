@@ -7,7 +7,9 @@
  * hits them alike; medians with min–max, and ratios to "one call per request".
  * Run: npx tsx bench/redis-batching.ts   (BENCH_ROUNDS, default 7; BENCH_CALLS per run, default 20000)
  */
-import { type Check, hashText } from '@sluice/core';
+
+import { hashText } from '@sluice/core';
+import type { Check } from '@sluice/core/store';
 import { RedisStore, type RedisStoreOptions, recommendedRedisOptions } from '@sluice/redis';
 import { Redis } from 'ioredis';
 import { ready, startRedis } from '../test/support/redis.js';

@@ -5,7 +5,9 @@
  * bench/redis-batching.ts.
  * Run: npx tsx bench/redis-ops.ts   (N keys per algorithm: BENCH_KEYS, default 20000)
  */
-import { ALGORITHMS, type AlgorithmName, type Check, hashText } from '@sluice/core';
+
+import { hashText } from '@sluice/core';
+import { ALGORITHM_NAMES, type AlgorithmName, type Check } from '@sluice/core/store';
 import { luaAlgorithms, RedisStore } from '@sluice/redis';
 import { Redis } from 'ioredis';
 import { ready, startRedis } from '../test/support/redis.js';
@@ -69,7 +71,7 @@ async function main(): Promise<void> {
   const rows: Record<string, string | number>[] = [];
   try {
     await store.evaluate([check('fixed_window', -1)], T0); // load the script
-    for (const algorithm of ALGORITHMS) {
+    for (const algorithm of ALGORITHM_NAMES) {
       await admin.flushall();
       const before = await usedMemory(admin);
       await rate(KEYS, (i) => store.evaluate([check(algorithm, i, 'bench', SEED, 300)], Date.now()));

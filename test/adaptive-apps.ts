@@ -5,7 +5,8 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Router from '@koa/router';
-import type { Limiter, RuleSpec, Store } from '@sluice/core';
+import type { Limiter, RuleSpec } from '@sluice/core';
+import type { Store } from '@sluice/core/store';
 import { rateLimit as expressRateLimit } from '@sluice/express';
 import { rateLimit as fastifyRateLimit } from '@sluice/fastify';
 import { rateLimit as koaRateLimit } from '@sluice/koa';

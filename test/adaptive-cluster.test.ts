@@ -2,9 +2,13 @@
  * Adaptive factors through every client kind (ioredis, node-redis; one server, a 3-master Cluster): the same steps
  * as core's, shared by two stores, each rule's key in a slot of its own.
  */
-import { ADAPTIVE_DEFAULTS, type AdaptivePolicy, type FactorReport, MemoryFactors } from '@sluice/core';
+
+import type { AdaptivePolicy } from '@sluice/core';
+import type { FactorReport } from '@sluice/core/store';
 import { RedisStore } from '@sluice/redis';
 import { describe, expect, it } from 'vitest';
+import { MemoryFactors } from '../packages/core/src/adaptive/memoryFactors.js';
+import { ADAPTIVE_DEFAULTS } from '../packages/core/src/adaptive/policy.js';
 import { CLIENT_KINDS, clientKinds } from './support/client-kinds.js';
 import { randomPrefix } from './support/redis.js';
 

@@ -2,19 +2,14 @@
  * Adaptive factors shared through one redis-server: the Lua step agrees with core's, one small hashed key per
  * rule with a TTL, a few reports a second, and two gateways tightening together.
  */
-import {
-  ADAPTIVE_DEFAULTS,
-  type AdaptivePolicy,
-  compileRules,
-  createLimiter,
-  type FactorReport,
-  type Limiter,
-  MemoryFactors,
-  type RuleSpec,
-} from '@sluice/core';
+
+import { type AdaptivePolicy, compileRules, createLimiter, type Limiter, type RuleSpec } from '@sluice/core';
+import type { FactorReport } from '@sluice/core/store';
 import { FACTOR_TTL_MS, factorKey, RedisStore } from '@sluice/redis';
 import { Redis } from 'ioredis';
 import { describe, expect, it, vi } from 'vitest';
+import { MemoryFactors } from '../packages/core/src/adaptive/memoryFactors.js';
+import { ADAPTIVE_DEFAULTS } from '../packages/core/src/adaptive/policy.js';
 import { randomPrefix, ready, redisSuite, scanKeys } from './support/redis.js';
 
 const redis = redisSuite();

@@ -3,7 +3,8 @@
  * seconds, and gets it back after it heals. Real HTTP through Express, a fake clock (one simulated second is 60
  * requests), on a MemoryStore and on two gateways sharing their factor through one redis-server.
  */
-import type { RuleSpec, Store } from '@sluice/core';
+import type { RuleSpec } from '@sluice/core';
+import type { Store } from '@sluice/core/store';
 import { RedisStore } from '@sluice/redis';
 import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';

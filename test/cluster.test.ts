@@ -1,5 +1,7 @@
 /** RedisStore over a real 3-master Redis Cluster started by the harness. */
-import { type Check, compileRules, createLimiter, hashText, parseRules } from '@sluice/core';
+
+import { compileRules, createLimiter, hashText, parseRules } from '@sluice/core';
+import type { Check } from '@sluice/core/store';
 import { RedisStore, slotOfTag } from '@sluice/redis';
 import { Cluster } from 'ioredis';
 import { describe, expect, it } from 'vitest';

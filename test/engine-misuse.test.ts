@@ -1,15 +1,9 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import {
-  type CompiledRules,
-  ConfigError,
-  compileRules,
-  createLimiter,
-  type LimiterNotice,
-  MemoryStore,
-  PER_REQUEST_THRESHOLD,
-} from '@sluice/core';
+import { ConfigError, compileRules, createLimiter, type LimiterNotice, MemoryStore } from '@sluice/core';
+import type { CompiledRules } from '@sluice/core/store';
 import { afterEach, describe, expect, it } from 'vitest';
+import { PER_REQUEST_THRESHOLD } from '../packages/core/src/observe/misuse.js';
 
 /** Rules of their own per test: the per-request smell is judged by rule version. */
 function rulesOf(domain: string, name = 'per_ip'): CompiledRules {

@@ -11,11 +11,10 @@ import {
   type FileList,
   fileList,
   RulesError,
-  type ValueSet,
   valueList,
-  valueSetInSteps,
   watchRules,
 } from '@sluice/core';
+import { type ValueSet, valueSetInSteps } from '@sluice/core/store';
 import { afterEach, describe, expect, it } from 'vitest';
 
 const cleanups: (() => unknown)[] = [];

@@ -3,7 +3,8 @@
  * (never a Redis call per request), and keeps the last good copy through an outage or a bad entry. Real
  * redis-servers on private loopback ports.
  */
-import { compileRules, createLimiter, RulesError, type ValueSet } from '@sluice/core';
+import { compileRules, createLimiter, RulesError } from '@sluice/core';
+import type { ValueSet } from '@sluice/core/store';
 import { type RedisList, redisList } from '@sluice/redis';
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';

@@ -4,7 +4,9 @@
  * notice each way, health()), a lease key of the wrong type (TYPE and DEL through the transport), an
  * evicting maxmemory-policy (CONFIG GET through the transport); and one script call per turn.
  */
-import { type Check, compileRules, createLimiter, parseRules, StoreError } from '@sluice/core';
+
+import { compileRules, createLimiter, parseRules, StoreError } from '@sluice/core';
+import type { Check } from '@sluice/core/store';
 import { KeyStateError, RedisStore } from '@sluice/redis';
 import { Redis } from 'ioredis';
 import type { RedisClientType } from 'redis';

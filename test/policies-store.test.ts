@@ -4,7 +4,9 @@
  * a denial by the policy's own rule records (its violation, its penalty) although the request is refused, a
  * shadow rule's ban, and MemoryStore's bound holding idempotency markers too.
  */
-import { type Check, type CheckPolicy, hashText, MemoryStore, type Store } from '@sluice/core';
+
+import { hashText, MemoryStore } from '@sluice/core';
+import type { Check, CheckPolicy, Store } from '@sluice/core/store';
 import { RedisStore, slotOfTag } from '@sluice/redis';
 import { describe, expect, it } from 'vitest';
 import { clientKinds } from './support/client-kinds.js';

@@ -5,7 +5,8 @@
  */
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { type Check, compileRules, createLimiter, parseRules, type RuleSpec, StoreError } from '@sluice/core';
+import { compileRules, createLimiter, parseRules, type RuleSpec, StoreError } from '@sluice/core';
+import type { Check } from '@sluice/core/store';
 import { migrate, PostgresStore, type PostgresStoreOptions } from '@sluice/postgres';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

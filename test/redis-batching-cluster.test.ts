@@ -1,5 +1,7 @@
 /** RedisStore coalescing on a real 3-master Redis Cluster: one script call per hash slot per turn. */
-import { type Check, hashText } from '@sluice/core';
+
+import { hashText } from '@sluice/core';
+import type { Check } from '@sluice/core/store';
 import { RedisStore, slotOfTag } from '@sluice/redis';
 import { describe, expect, it } from 'vitest';
 import { clusterSuite } from './support/cluster-suite.js';

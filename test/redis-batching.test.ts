@@ -2,14 +2,9 @@
  * RedisStore coalescing: the evaluations made in one turn of the event loop go to Redis as one script
  * call, each request keeping its own all-or-nothing; a failed call fails each of its requests.
  */
-import {
-  ALGORITHMS,
-  type AlgorithmName,
-  type Check,
-  ConfigError,
-  type LimitParams,
-  MemoryStore,
-} from '@sluice/core';
+
+import { ConfigError, MemoryStore } from '@sluice/core';
+import { ALGORITHM_NAMES, type AlgorithmName, type Check, type LimitParams } from '@sluice/core/store';
 import { RedisStore, type RedisStoreOptions } from '@sluice/redis';
 import fc from 'fast-check';
 import { Redis } from 'ioredis';
@@ -245,7 +240,7 @@ interface Spec {
 }
 
 const specArb: fc.Arbitrary<Spec> = fc.record({
-  algorithm: fc.constantFrom(...ALGORITHMS),
+  algorithm: fc.constantFrom(...ALGORITHM_NAMES),
   params: fc
     .record({ limit: fc.integer({ min: 0, max: 6 }), windowMs: fc.constantFrom(1000, 60_000) })
     .map(({ limit, windowMs }) => ({ limit, windowMs, burst: limit })),

@@ -4,7 +4,7 @@
  * the end of its turn; and a held request keeps the store's time limit from its own turn, the hold included,
  * against a real Redis slowed by DEBUG SLEEP.
  */
-import type { Check } from '@sluice/core';
+import type { Check } from '@sluice/core/store';
 import { RedisStore, type RedisStoreOptions } from '@sluice/redis';
 import { describe, expect, it, vi } from 'vitest';
 import { randomPrefix, redisSuite, scriptCalls } from './support/redis.js';

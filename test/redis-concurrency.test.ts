@@ -2,7 +2,9 @@
  * Many gateways at once: concurrent checks on one key from several limiters, each with its own RedisStore
  * and connection. Nothing is lost or counted twice: the count in Redis equals the allowed requests.
  */
-import { type AlgorithmName, type Check, compileRules, createLimiter, parseRules } from '@sluice/core';
+
+import { compileRules, createLimiter, parseRules } from '@sluice/core';
+import type { AlgorithmName, Check } from '@sluice/core/store';
 import { RedisStore } from '@sluice/redis';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,5 +1,7 @@
 /** RedisStore when Redis fails: outage and restart, a slow Redis, the breaker, the fallback, bounded queues. */
-import { type Check, compileRules, createLimiter, type Decision, parseRules, StoreError } from '@sluice/core';
+
+import { compileRules, createLimiter, type Decision, parseRules, StoreError } from '@sluice/core';
+import type { Check } from '@sluice/core/store';
 import { RedisStore, recommendedRedisOptions } from '@sluice/redis';
 import { Redis, type RedisOptions } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';

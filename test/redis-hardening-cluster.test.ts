@@ -3,7 +3,9 @@
  * slot's state is unreadable; the lease its other slot took is handed back, the bad key is removed, and
  * the other requests of the same calls are decided normally, even those after it on the same key.
  */
-import { type Check, hashText } from '@sluice/core';
+
+import { hashText } from '@sluice/core';
+import type { Check } from '@sluice/core/store';
 import { KeyStateError, RedisStore, slotOfTag } from '@sluice/redis';
 import { describe, expect, it } from 'vitest';
 import { clusterSuite } from './support/cluster-suite.js';

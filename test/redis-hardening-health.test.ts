@@ -4,7 +4,9 @@
  * for a client without an error listener); a warning for an evicting maxmemory-policy; and redisRules()
  * closing its subscription with the app's client.
  */
-import { type Check, StoreError } from '@sluice/core';
+
+import { StoreError } from '@sluice/core';
+import type { Check } from '@sluice/core/store';
 import { publishRules, RedisStore, recommendedRedisOptions, redisRules } from '@sluice/redis';
 import { Redis, type RedisOptions } from 'ioredis';
 import { afterEach, describe, expect, it, vi } from 'vitest';

@@ -2,7 +2,9 @@
  * RedisStore through real connection resets (a TCP proxy that sends RST): calls in flight when a connection
  * dies settle once and free their pending slot, whatever ioredis does with them, so limiting goes on.
  */
-import { type Check, compileRules, createLimiter, parseRules, StoreError } from '@sluice/core';
+
+import { compileRules, createLimiter, parseRules, StoreError } from '@sluice/core';
+import type { Check } from '@sluice/core/store';
 import { RedisStore, recommendedRedisOptions } from '@sluice/redis';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';

@@ -2,7 +2,7 @@
  * Corrupt or huge counter state in Redis (a value past 2^53 written by hand, a restored dump, another tool): the
  * scripts deny or count afresh, never admit beyond the limit, and the numbers they answer are exact integers.
  */
-import { ALGORITHM_NAMES, type AlgorithmName, type Check } from '@sluice/core';
+import { ALGORITHM_NAMES, type AlgorithmName, type Check } from '@sluice/core/store';
 import { RedisStore } from '@sluice/redis';
 import { describe, expect, it } from 'vitest';
 import { randomPrefix, redisSuite, scanKeys } from './support/redis.js';

@@ -5,7 +5,7 @@
  * written must be the same. Plus: a key it cannot read fails its own request only, and RedisStore takes the
  * lean script for one plain check and the general one otherwise.
  */
-import { ALGORITHMS, type AlgorithmName, type Check, type LimitParams } from '@sluice/core';
+import { ALGORITHM_NAMES, type AlgorithmName, type Check, type LimitParams } from '@sluice/core/store';
 import { EVALUATE_SCRIPT, luaAlgorithms, RedisStore } from '@sluice/redis';
 import fc from 'fast-check';
 import type { Redis } from 'ioredis';
@@ -70,7 +70,7 @@ async function dump(client: Redis, prefix: string): Promise<Record<string, unkno
 }
 
 describe('one-rule script against the general script', () => {
-  for (const algorithm of ALGORITHMS) {
+  for (const algorithm of ALGORITHM_NAMES) {
     it(`${algorithm}: the same replies and the same keys for random turns`, async () => {
       const lean = luaAlgorithms[algorithm];
       await fc.assert(

@@ -4,14 +4,9 @@
  * limit, breaker, fallback and bound on pending calls, each call settling once; and withResilience
  * leaving alone the stores that need nothing.
  */
-import {
-  type Check,
-  MemoryStore,
-  resilientStore,
-  type Store,
-  StoreError,
-  withResilience,
-} from '@sluice/core';
+
+import { MemoryStore, StoreError } from '@sluice/core';
+import { type Check, resilientStore, type Store, withResilience } from '@sluice/core/store';
 import { RedisStore } from '@sluice/redis';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { randomPrefix, redisSuite, scriptCalls } from './support/redis.js';

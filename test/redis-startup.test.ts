@@ -4,7 +4,9 @@
  * they wait for the first connection within the store's time limit, and past it fail as a store error (the rule's
  * on_store_error decides), never reaching Redis late.
  */
-import { type Check, StoreError } from '@sluice/core';
+
+import { StoreError } from '@sluice/core';
+import type { Check } from '@sluice/core/store';
 import { RedisStore, type RedisStoreOptions, recommendedRedisOptions } from '@sluice/redis';
 import { Redis } from 'ioredis';
 import { createClient } from 'redis';

@@ -4,7 +4,7 @@
  * sharing Redis during an upgrade read each other's state; and a key that already ends where its new state
  * does keeps its TTL (KEEPTTL) rather than having it set again, while a new window or period sets it anew.
  */
-import type { AlgorithmName, Check, LimitParams } from '@sluice/core';
+import type { AlgorithmName, Check, LimitParams } from '@sluice/core/store';
 import { RedisStore } from '@sluice/redis';
 import { describe, expect, it } from 'vitest';
 import { randomPrefix, redisSuite, scanKeys } from './support/redis.js';

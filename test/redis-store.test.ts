@@ -1,14 +1,7 @@
 /** RedisStore on one private redis-server: round trips, atomicity, scripts, TTLs, clocks, leases, key safety. */
-import {
-  ALGORITHMS,
-  type AlgorithmName,
-  type Check,
-  ConfigError,
-  compileRules,
-  createLimiter,
-  type LimitParams,
-  parseRules,
-} from '@sluice/core';
+
+import { ConfigError, compileRules, createLimiter, parseRules } from '@sluice/core';
+import { ALGORITHM_NAMES, type AlgorithmName, type Check, type LimitParams } from '@sluice/core/store';
 import { RedisStore } from '@sluice/redis';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -123,12 +116,14 @@ describe('atomic decisions', () => {
   it('a call denied by an enforcing check leaves every key of every algorithm unchanged', async () => {
     const prefix = randomPrefix();
     const store = storeFor(prefix);
-    const wide = ALGORITHMS.map((algorithm) => check(algorithm, { limit: 100, burst: 100 }, { cost: 2 }));
+    const wide = ALGORITHM_NAMES.map((algorithm) =>
+      check(algorithm, { limit: 100, burst: 100 }, { cost: 2 }),
+    );
     const narrow = check('fixed_window', { limit: 1 }, { rule: 'narrow' });
     const first = await store.evaluate([...wide, narrow], 1_000_000);
     expect(first.every((r) => r.allowed)).toBe(true);
     const before = await snapshot(prefix);
-    expect(Object.keys(before)).toHaveLength(ALGORITHMS.length + 2); // + narrow, + concurrency cost hash
+    expect(Object.keys(before)).toHaveLength(ALGORITHM_NAMES.length + 2); // + narrow, + concurrency cost hash
 
     const denied = await store.evaluate([...wide, narrow], 1_000_001);
     expect(denied.map((r) => r.allowed)).toEqual([...wide.map(() => true), false]);
@@ -167,7 +162,7 @@ describe('scripts', () => {
 });
 
 describe('key lifetimes', () => {
-  it.each(ALGORITHMS)(
+  it.each(ALGORITHM_NAMES)(
     '%s: every key it writes has a TTL covering its state, plus a margin',
     async (algorithm) => {
       const prefix = randomPrefix();

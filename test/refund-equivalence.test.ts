@@ -3,16 +3,17 @@
  * charges made any time before, some in windows long gone, some twice) give the same answers on RedisStore
  * and on MemoryStore, for every algorithm that refunds.
  */
+
+import { MemoryStore } from '@sluice/core';
 import {
-  ALGORITHMS,
+  ALGORITHM_NAMES,
   type AlgorithmName,
   type CheckResult,
   descriptorOf,
   type Lease,
   type LimitParams,
-  MemoryStore,
   type Store,
-} from '@sluice/core';
+} from '@sluice/core/store';
 import { RedisStore } from '@sluice/redis';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -20,7 +21,7 @@ import { randomPrefix, redisSuite } from './support/redis.js';
 
 const redis = redisSuite();
 const T0 = Date.UTC(2026, 0, 31, 23, 59, 0);
-const REFUNDING = ALGORITHMS.filter((name) => descriptorOf(name).release === 'refund');
+const REFUNDING = ALGORITHM_NAMES.filter((name) => descriptorOf(name).release === 'refund');
 
 type Step =
   | { readonly kind: 'charge'; readonly advance: number; readonly cost: number }

@@ -4,7 +4,7 @@
  * and a manual SENTINEL FAILOVER. Measured each time: how long limiting paused (checks failed as store errors,
  * never decided silently) and how many counts the new primary lacked (replication is asynchronous).
  */
-import type { Check, CheckResult } from '@sluice/core';
+import type { Check, CheckResult } from '@sluice/core/store';
 import { RedisStore, type RedisStoreOptions, recommendedRedisOptions } from '@sluice/redis';
 import { Redis } from 'ioredis';
 import { createSentinel } from 'redis';

@@ -2,7 +2,8 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Decision, RateLimitOptions, Store } from '@sluice/core';
+import type { Decision, RateLimitOptions } from '@sluice/core';
+import type { Store } from '@sluice/core/store';
 import { RedisStore, recommendedRedisOptions } from '@sluice/redis';
 import { Redis } from 'ioredis';
 import {

@@ -12,11 +12,11 @@ import {
   type Descriptors,
   decisionLogObserver,
   loadRules,
-  rolloutBucket,
   tagFor,
 } from '@sluice/core';
 import { redisRules } from '@sluice/redis';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { rolloutBucket } from '../../packages/core/src/keys.js';
 import { freePort, type RedisServer, randomPrefix, startRedis } from '../support/redis.js';
 import { sluiceProcess as sluice } from './fixtures/sluice.js';
 

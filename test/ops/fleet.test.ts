@@ -5,7 +5,8 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createLimiter, type RulesSource } from '@sluice/core';
+import { createLimiter } from '@sluice/core';
+import type { RulesSource } from '@sluice/core/store';
 import { type PrometheusObserver, prometheusObserver } from '@sluice/prometheus';
 import { publishRules, recommendedRedisOptions, redisRules } from '@sluice/redis';
 import { Redis } from 'ioredis';

@@ -1,5 +1,5 @@
 /** A store wrapper for tests of what goes back when responses end: it counts the release calls completed. */
-import type { Lease, Store } from '@sluice/core';
+import type { Lease, Store } from '@sluice/core/store';
 import { expect } from 'vitest';
 
 /** Counts the release calls it passed on (once each completed) and the `count` refunds among their leases. */

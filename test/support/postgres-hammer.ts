@@ -3,7 +3,7 @@
  * REVERSED` sends N evaluate() calls, as fast as its pool of 4 allows, each with the same two checks (one hot key
  * and a per-process key), in reversed order when REVERSED is 1; prints `{allowed, failed}` as JSON.
  */
-import type { Check } from '@sluice/core';
+import type { Check } from '@sluice/core/store';
 import pg from 'pg';
 import { PostgresStore } from '../../packages/postgres/src/index.js';
 

@@ -1,4 +1,4 @@
-import type { CompiledRules, RulesSource } from '@sluice/core';
+import type { CompiledRules, RulesSource } from '@sluice/core/store';
 
 /** Resolves with the next table or error a reloading rules source reports. */
 export function nextEvent(source: RulesSource): Promise<CompiledRules | Error> {

@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import type { AlgorithmName, BanPolicy, Check, CheckPolicy, CheckResult, Store } from '@sluice/core';
+import type { AlgorithmName, BanPolicy, Check, CheckPolicy, CheckResult, Store } from '@sluice/core/store';
 import { paramsOf, type StoredVectorCase } from '@sluice/core/testing';
 
 /*

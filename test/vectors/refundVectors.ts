@@ -6,15 +6,7 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import {
-  type AlgorithmName,
-  type CheckResult,
-  decideByName,
-  type Lease,
-  type LimitParams,
-  releasedState,
-  type Store,
-} from '@sluice/core';
+import type { AlgorithmName, CheckResult, Lease, LimitParams, Store } from '@sluice/core/store';
 import {
   compareStep,
   type Mismatch,
@@ -22,6 +14,7 @@ import {
   type StoredVectorCase,
   type VectorExpect,
 } from '@sluice/core/testing';
+import { decideByName, releasedState } from '../../packages/core/src/algorithms/index.js';
 
 /** A request at `at`, or the refund at `at` of the charge made by request step number `refund` (0-based). */
 export type RefundStep =

@@ -1,5 +1,4 @@
-import type { ConcurrencyState } from '@sluice/core';
-import { decideByName, MemoryStore, releaseLease } from '@sluice/core';
+import { MemoryStore } from '@sluice/core';
 import {
   compareStep,
   loadVectors,
@@ -9,6 +8,8 @@ import {
   type VectorCase,
 } from '@sluice/core/testing';
 import { describe, expect, it } from 'vitest';
+import type { ConcurrencyState } from '../../packages/core/src/algorithms/index.js';
+import { decideByName, releaseLease } from '../../packages/core/src/algorithms/index.js';
 import { loadPolicyVectors, runPolicyCase } from './policyVectors.js';
 
 const files = loadVectors();

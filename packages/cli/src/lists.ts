@@ -1,14 +1,6 @@
 import { readFile, stat } from 'node:fs/promises';
-import {
-  type CompiledRules,
-  formatProblem,
-  type Lists,
-  MAX_LIST_BYTES,
-  parseList,
-  RulesError,
-  type ValueList,
-  valueList,
-} from '@sluice/core';
+import { formatProblem, type Lists, MAX_LIST_BYTES, parseList, RulesError, valueList } from '@sluice/core';
+import type { CompiledRules, ValueList } from '@sluice/core/store';
 import { listOption, type ParsedArgs } from './args.js';
 import { describeFsError, EXIT, type ExitCode, type Io, UsageError } from './io.js';
 import { countOf } from './rulesFile.js';

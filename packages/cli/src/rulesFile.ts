@@ -1,11 +1,5 @@
-import {
-  type CompiledRules,
-  compileRules,
-  formatProblem,
-  loadRules,
-  type RulesDocument,
-  RulesError,
-} from '@sluice/core';
+import { compileRules, formatProblem, loadRules, type RulesDocument, RulesError } from '@sluice/core';
+import type { CompiledRules } from '@sluice/core/store';
 import { describeFsError, EXIT, type ExitCode, type Io } from './io.js';
 
 /** A rules file read, validated and compiled. */

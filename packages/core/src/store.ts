@@ -12,9 +12,14 @@ export { hashText } from './keys.js';
 export { valueSetInSteps } from './lists/valueList.js';
 export { EMPTY_SET, type ValueSet } from './lists/valueSet.js';
 export { checkOptionNames } from './optionNames.js';
-export type { BreakerOptions } from './resilience/breaker.js';
+export { type BreakerOptions, DEFAULT_BREAKER } from './resilience/breaker.js';
 export { PendingCalls, strandedAfterMs } from './resilience/pending.js';
-export { type ResilientStore, resilientStore } from './resilience/resilientStore.js';
+export {
+  type ResilienceOptions,
+  type ResilientStore,
+  resilientStore,
+  withResilience,
+} from './resilience/resilientStore.js';
 export { withTimeout } from './resilience/timeout.js';
 export { compileRules } from './rules/compile.js';
 export { loadRules, parseRules } from './rules/parse.js';

@@ -3,7 +3,9 @@
  * `rate_limit` becomes one rule that matches the descriptors of exactly its key path (through the
  * `envoy_path` descriptor the service adds) and its values, counted in a fixed window as Envoy's service does.
  */
-import { type CompiledRules, compileRules, type RuleProblem, type RuleSpec, RulesError } from '@sluice/core';
+
+import { compileRules, type RuleProblem, type RuleSpec, RulesError } from '@sluice/core';
+import type { CompiledRules } from '@sluice/core/store';
 import { isMap, isScalar, isSeq, LineCounter, type Node, parseDocument, type YAMLMap } from 'yaml';
 
 /** The descriptor naming an Envoy descriptor's keys in order (`a/b`): what makes a rule match one depth only. */

@@ -1,7 +1,8 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type CheckResult, MemoryStore, RulesError, type Store } from '@sluice/core';
+import { MemoryStore, RulesError } from '@sluice/core';
+import type { CheckResult, Store } from '@sluice/core/store';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseEnvoyConfig } from './envoyConfig.js';
 import { createRateLimitService, type RateLimitService } from './service.js';

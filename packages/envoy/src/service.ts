@@ -4,7 +4,6 @@
  */
 import * as grpc from '@grpc/grpc-js';
 import {
-  type CompiledRules,
   ConfigError,
   checkOptionNames,
   createLimiter,
@@ -13,8 +12,8 @@ import {
   type Observer,
   type RulesInput,
   resolveRulesSync,
-  type Store,
 } from '@sluice/core';
+import type { CompiledRules, Store } from '@sluice/core/store';
 import {
   costOf,
   type DescriptorSet,

@@ -1,4 +1,4 @@
-import { ConfigError } from '@sluice/core';
+import { ConfigError } from '@sluice/core/store';
 
 /** Where the store's table lives: a schema and the table's name, each validated and quoted. */
 export interface TableName {

@@ -5,7 +5,7 @@ import {
   hashText,
   QUIET_INTERVALS,
   StoreError,
-} from '@sluice/core';
+} from '@sluice/core/store';
 import { compact } from './script.js';
 import { type RedisScript, type RedisTransport, redisScript } from './transport.js';
 

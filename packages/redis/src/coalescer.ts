@@ -1,4 +1,4 @@
-import { type CheckResult, StoreError } from '@sluice/core';
+import { type CheckResult, StoreError } from '@sluice/core/store';
 import type { Group, GroupAnswer } from './scriptCall.js';
 
 /**

@@ -6,7 +6,7 @@ import {
   KEY_PREFIX_RULE,
   type Lease,
   type LimitParams,
-} from '@sluice/core';
+} from '@sluice/core/store';
 import { luaAlgorithms, type RefundCheck } from './algorithms/index.js';
 import { slotOfTag } from './slot.js';
 

@@ -1,7 +1,8 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ConfigError, createLimiter, RulesError, type RulesSource } from '@sluice/core';
+import { ConfigError, createLimiter, RulesError } from '@sluice/core';
+import type { RulesSource } from '@sluice/core/store';
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import {

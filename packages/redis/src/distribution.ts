@@ -6,7 +6,7 @@ import {
   parseRules,
   type RulesSource,
   withTimeout,
-} from '@sluice/core';
+} from '@sluice/core/store';
 import type { Cluster, Redis } from 'ioredis';
 
 /** A client to publish with or read from: a single Redis or a Cluster. */

@@ -1,4 +1,4 @@
-import { StoreError } from '@sluice/core';
+import { StoreError } from '@sluice/core/store';
 
 /**
  * One request's counter state in Redis could not be read (a key of the wrong type, or a value the script

@@ -1,4 +1,4 @@
-import { StoreError } from '@sluice/core';
+import { StoreError } from '@sluice/core/store';
 
 /**
  * Calls made before the client's first connection is up (`new Redis(url, recommendedRedisOptions)` and a

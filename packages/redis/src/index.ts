@@ -1,4 +1,4 @@
-export { type BreakerOptions, DEFAULT_BREAKER } from '@sluice/core';
+export { type BreakerOptions, DEFAULT_BREAKER } from '@sluice/core/store';
 export { ADAPT_SCRIPT, FACTOR_TTL_MS, factorKey, RedisFactors } from './adaptiveFactors.js';
 export { type LuaAlgorithm, luaAlgorithms } from './algorithms/index.js';
 export {

@@ -1,4 +1,4 @@
-import { EMPTY_SET, type ValueList, type ValueSet, valueSetInSteps } from '@sluice/core';
+import { EMPTY_SET, type ValueList, type ValueSet, valueSetInSteps } from '@sluice/core/store';
 import type { Cluster, Redis } from 'ioredis';
 
 /** Options of {@link redisList}. */

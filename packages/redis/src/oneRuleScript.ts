@@ -1,4 +1,4 @@
-import type { LimitParams } from '@sluice/core';
+import type { LimitParams } from '@sluice/core/store';
 import { type LuaAlgorithm, luaAlgorithms } from './algorithms/index.js';
 import { noExtra } from './algorithms/types.js';
 import { compact, PRELUDE, RESULTS_PER_CHECK } from './script.js';

@@ -1,4 +1,10 @@
-import { type BanState, type Check, type CheckPolicy, type CheckResult, counterKey } from '@sluice/core';
+import {
+  type BanState,
+  type Check,
+  type CheckPolicy,
+  type CheckResult,
+  counterKey,
+} from '@sluice/core/store';
 
 /*
  * A rule's policy (bans, penalty, idempotency) in the evaluation script: the Lua port of core's

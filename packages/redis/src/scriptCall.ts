@@ -1,4 +1,4 @@
-import { type Check, type CheckResult, counterKey, type LimitParams, StoreError } from '@sluice/core';
+import { type Check, type CheckResult, counterKey, type LimitParams, StoreError } from '@sluice/core/store';
 import { giveBackFragmentOf, type LuaAlgorithm, luaAlgorithms } from './algorithms/index.js';
 import { KeyStateError } from './errors.js';
 import { flagFields, policySuffixes, policyText } from './policy.js';

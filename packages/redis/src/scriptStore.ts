@@ -1,4 +1,4 @@
-import type { Check, CheckResult, Lease, PendingCalls, Store } from '@sluice/core';
+import type { Check, CheckResult, Lease, PendingCalls, Store } from '@sluice/core/store';
 import { Coalescer } from './coalescer.js';
 import { bySlot, giveBackChecks, groupsFor, strandedLeases } from './codec.js';
 import type { FirstConnection } from './firstConnection.js';

@@ -12,7 +12,7 @@ import {
   type Store,
   type StoreHealth,
   strandedAfterMs,
-} from '@sluice/core';
+} from '@sluice/core/store';
 import type { Cluster, Redis } from 'ioredis';
 import { RedisFactors } from './adaptiveFactors.js';
 import type { ClientWatcher } from './clientEvents.js';

@@ -1,4 +1,5 @@
-import type { CompiledRule, CompiledRules, Descriptors, Lists } from '@sluice/core';
+import type { CompiledRule, Descriptors, Lists } from '@sluice/core';
+import type { CompiledRules } from '@sluice/core/store';
 import {
   BAN_STATE_BYTES,
   CALL_US,

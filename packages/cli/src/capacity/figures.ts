@@ -1,4 +1,4 @@
-import type { AlgorithmName } from '@sluice/core';
+import type { AlgorithmName } from '@sluice/core/store';
 
 /**
  * What one key and one check cost Redis, per algorithm: the figures measured by `bench/redis-ops.ts` and published

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { type CompiledRules, createLimiter, type Descriptors, type Lists } from '@sluice/core';
+import { createLimiter, type Descriptors, type Lists } from '@sluice/core';
+import type { CompiledRules } from '@sluice/core/store';
 import { RedisStore } from '@sluice/redis';
 import type { Redis } from 'ioredis';
 

@@ -1,4 +1,5 @@
-import type { CompiledRules, Descriptors, Lists } from '@sluice/core';
+import type { Descriptors, Lists } from '@sluice/core';
+import type { CompiledRules } from '@sluice/core/store';
 import { countOption, type ParsedArgs, parseCommandArgs, stringOption } from '../args.js';
 import { parseBytes } from '../capacity/bytes.js';
 import { type CapacityEstimate, type CapacityInput, estimateCapacity } from '../capacity/estimate.js';

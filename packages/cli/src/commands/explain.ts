@@ -1,5 +1,7 @@
-import type { BanState, CompiledRule, CompiledRules, Descriptors, ExplainedRule } from '@sluice/core';
-import { counterKey, createLimiter, descriptorOf, isKeyPrefix, KEY_PREFIX_RULE, scaled } from '@sluice/core';
+import type { CompiledRule, Descriptors, ExplainedRule } from '@sluice/core';
+import { createLimiter, scaled } from '@sluice/core';
+import type { BanState, CompiledRules } from '@sluice/core/store';
+import { counterKey, descriptorOf, isKeyPrefix, KEY_PREFIX_RULE } from '@sluice/core/store';
 import { type ParsedArgs, parseCommandArgs, stringOption } from '../args.js';
 import { type Command, EXIT, type Io, UsageError } from '../io.js';
 import { emptyLists, LIST_OPTION, listHelp, listsOf } from '../lists.js';

@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
-import { type CompiledRules, createLimiter, type Decision, type Lists, MemoryStore } from '@sluice/core';
+import { createLimiter, type Decision, type Lists, MemoryStore } from '@sluice/core';
+import type { CompiledRules } from '@sluice/core/store';
 import { parseCommandArgs } from '../args.js';
 import { type Case, CasesError, type Expectation, parseCases, type Step } from '../cases.js';
 import { type Command, describeFsError, EXIT, type Io, UsageError } from '../io.js';

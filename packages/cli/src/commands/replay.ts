@@ -1,6 +1,6 @@
 import { constants } from 'node:fs';
 import { access, writeFile } from 'node:fs/promises';
-import type { CompiledRules } from '@sluice/core';
+import type { CompiledRules } from '@sluice/core/store';
 import { countOption, listOption, type ParsedArgs, parseCommandArgs, stringOption } from '../args.js';
 import { type Command, describeFsError, EXIT, type ExitCode, type Io, UsageError } from '../io.js';
 import { LIST_OPTION, listHelp, listsOf } from '../lists.js';

@@ -1,4 +1,5 @@
-import { formatProblem, RulesError, type Store } from '@sluice/core';
+import { formatProblem, RulesError } from '@sluice/core';
+import type { Store } from '@sluice/core/store';
 import { createRateLimitService } from '@sluice/envoy';
 import { parseCommandArgs, stringOption } from '../args.js';
 import { type Command, describeFsError, EXIT, type ExitCode, type Io, UsageError } from '../io.js';

@@ -1,4 +1,5 @@
-import { isKeyPrefix, KEY_PREFIX_RULE, type KeyedRule, tagFor } from '@sluice/core';
+import { type KeyedRule, tagFor } from '@sluice/core';
+import { isKeyPrefix, KEY_PREFIX_RULE } from '@sluice/core/store';
 import { listOption, parseCommandArgs, stringOption } from '../args.js';
 import { type Command, EXIT, type ExitCode, type Io, UsageError } from '../io.js';
 import { connectRedis, loadRedisModules, redactUrl } from '../redis.js';

@@ -1,4 +1,5 @@
-import { type CompiledRule, type CompiledRules, type Decision, decisionOutcome } from '@sluice/core';
+import { type CompiledRule, type Decision, decisionOutcome } from '@sluice/core';
+import type { CompiledRules } from '@sluice/core/store';
 import { keyId, keyLabel } from './keys.js';
 import { createReplay, type ReplayOptions } from './replayer.js';
 import type { ReplayReport } from './report.js';

@@ -1,6 +1,7 @@
-import { type LimitParams, type SlidingLogState, slidingLog } from '@sluice/core';
+import type { LimitParams } from '@sluice/core/store';
 import fc from 'fast-check';
 import { expect, test } from 'vitest';
+import { type SlidingLogState, slidingLog } from '../../../core/src/algorithms/index.js';
 import { ExactWindow } from './exactWindow.js';
 
 /**

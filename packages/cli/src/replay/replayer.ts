@@ -1,4 +1,5 @@
-import { type CompiledRules, createLimiter, type Decision, type Lists, MemoryStore } from '@sluice/core';
+import { createLimiter, type Decision, type Lists, MemoryStore } from '@sluice/core';
+import type { CompiledRules } from '@sluice/core/store';
 import { keyId } from './keys.js';
 import type { ReplayReport } from './report.js';
 import type { ReplayRequest } from './request.js';

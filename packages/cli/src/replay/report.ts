@@ -1,4 +1,4 @@
-import type { AlgorithmName, Mode } from '@sluice/core';
+import type { AlgorithmName, Mode } from '@sluice/core/store';
 
 /** One key's figures under one rule. */
 export interface KeyRow {

@@ -79,7 +79,6 @@ function waitToFree(
  */
 export const concurrency: AlgorithmDescriptor<'concurrency', ConcurrencyState, ConcurrencyParams> = {
   name: 'concurrency',
-  lua: 'cc',
   limit: 'concurrent',
   burst: false,
   calendar: false,
@@ -88,7 +87,6 @@ export const concurrency: AlgorithmDescriptor<'concurrency', ConcurrencyState, C
   release: 'lease',
   withLease: (params, leaseId) => ({ ...params, leaseId }),
   releaseLease,
-  releaseLua: 'ccr',
   isState: (value): value is ConcurrencyState => isRecord(value) && Array.isArray(value.leases),
   decide(state, now, params, cost) {
     const t = Math.floor(now);

@@ -14,8 +14,6 @@ export type ReleaseKind = 'none' | 'lease' | 'refund';
 interface AlgorithmCore<N extends string, S, P extends LimitParams> {
   /** The name rules give in `algorithm:`. */
   readonly name: N;
-  /** Short code of its Lua fragment in @sluice/redis (`ALGORITHMS.<lua>` in the script, the key suffix). */
-  readonly lua: string;
   /** Which limit form a rule of this algorithm writes. */
   readonly limit: LimitForm;
   /** Whether `limit.burst` applies (a capacity beyond the rate). */
@@ -42,8 +40,6 @@ interface LeaseRelease<S, P extends LimitParams> {
   withLease(params: LimitParams, id: string): P;
   /** The state without lease `id`. Idempotent. */
   releaseLease(state: S, id: string, now: number): S;
-  /** Short code of the release's Lua fragment in @sluice/redis (the same, in the script). */
-  readonly releaseLua: string;
 }
 
 /** Counts units that can be given back: a queue place never served, a charge the rule's `count` refunds. */
@@ -55,8 +51,6 @@ interface RefundRelease<S> {
    * at most the charge and never takes a counter below empty.
    */
   refund(state: S, now: number, params: LimitParams, charge: Charge): { state: S; ttlMs: number } | undefined;
-  /** Short code of the refund's Lua fragment in @sluice/redis (the same semantics, in the script). */
-  readonly refundLua: string;
 }
 
 /**

@@ -12,13 +12,11 @@ export type FixedWindowState = PeriodCountState;
  */
 export const fixedWindow: AlgorithmDescriptor<'fixed_window', FixedWindowState> = {
   name: 'fixed_window',
-  lua: 'fw',
   limit: 'requests',
   burst: false,
   calendar: false,
   leasable: true,
   release: 'refund',
-  refundLua: 'fwr',
   // Only into the window the charge was counted in.
   refund(state, now, params, charge) {
     if (charge.at === undefined) return undefined;

@@ -11,13 +11,11 @@ export type GcraState = DebtState;
  */
 export const gcra: AlgorithmDescriptor<'gcra', GcraState> = {
   name: 'gcra',
-  lua: 'gc',
   limit: 'requests',
   burst: true,
   calendar: false,
   leasable: true,
   release: 'refund',
-  refundLua: 'gcr',
   refund: refundDebt,
   isState: isDebtState,
   decide: (state, now, params, cost) => spendDebt(state, now, params, cost, false),

@@ -12,7 +12,6 @@ export type LeakyBucketState = DebtState;
  */
 export const leakyBucket: AlgorithmDescriptor<'leaky_bucket', LeakyBucketState> = {
   name: 'leaky_bucket',
-  lua: 'lb',
   limit: 'requests',
   burst: true,
   calendar: false,
@@ -21,7 +20,6 @@ export const leakyBucket: AlgorithmDescriptor<'leaky_bucket', LeakyBucketState> 
   // A place never served (the client left while it waited), or a charge the rule's `count` does not keep.
   release: 'refund',
   refund: refundDebt,
-  refundLua: 'lr',
   isState: isDebtState,
   // The same arithmetic as gcra, the debt read as the queue: an allowed request waits behind what is queued.
   decide: (state, now, params, cost) => spendDebt(state, now, params, cost, true),

@@ -72,13 +72,11 @@ function periodOf(params: LimitParams, now: number): { start: number; end: numbe
  */
 export const quota: AlgorithmDescriptor<'quota', QuotaState> = {
   name: 'quota',
-  lua: 'qt',
   limit: 'requests',
   burst: false,
   calendar: true,
   leasable: true,
   release: 'refund',
-  refundLua: 'qtr',
   // Only into the period the charge was counted in.
   refund(state, now, params, charge) {
     if (charge.at === undefined) return undefined;

@@ -103,13 +103,11 @@ function refundEntry(
  */
 export const slidingLog: AlgorithmDescriptor<'sliding_log', SlidingLogState> = {
   name: 'sliding_log',
-  lua: 'sl',
   limit: 'requests',
   burst: false,
   calendar: false,
   leasable: true,
   release: 'refund',
-  refundLua: 'slr',
   refund: refundEntry,
   isState: (value): value is SlidingLogState => isRecord(value) && Array.isArray(value.entries),
   decide(state, now, params, cost) {

@@ -122,13 +122,11 @@ function msUntilEmpty(prev: number, curr: number, w: number, now: number, size: 
  */
 export const slidingWindow: AlgorithmDescriptor<'sliding_window', SlidingWindowState> = {
   name: 'sliding_window',
-  lua: 'sw',
   limit: 'requests',
   burst: false,
   calendar: false,
   leasable: true,
   release: 'refund',
-  refundLua: 'swr',
   refund: refundInWindow,
   isState: (value): value is SlidingWindowState => hasNumbers(value, 'window', 'prev', 'curr'),
   decide(state, now, params, cost) {

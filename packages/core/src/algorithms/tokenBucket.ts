@@ -67,13 +67,11 @@ function refundTokens(
  */
 export const tokenBucket: AlgorithmDescriptor<'token_bucket', TokenBucketState> = {
   name: 'token_bucket',
-  lua: 'tb',
   limit: 'requests',
   burst: true,
   calendar: false,
   leasable: true,
   release: 'refund',
-  refundLua: 'tbr',
   refund: refundTokens,
   isState: (value): value is TokenBucketState => hasNumbers(value, 'tokens', 'at'),
   decide(state, now, params, cost) {

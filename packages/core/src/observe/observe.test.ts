@@ -3,7 +3,8 @@ import { createLimiter } from '../engine.js';
 import { hashText, tagFor } from '../keys.js';
 import { compileRules } from '../rules/compile.js';
 import type { Observer, Store } from '../types.js';
-import { combineObservers, type DecisionLogEntry, decisionLogObserver } from './index.js';
+import { combineObservers } from './combine.js';
+import { type DecisionLogEntry, decisionLogObserver } from './decisionLog.js';
 
 const API_KEY = 'sk_live_VERYSECRET_4242';
 const IP = '203.0.113.77';

@@ -1,4 +1,4 @@
-import { type AlgorithmName, ConfigError, descriptorOf } from '@sluice/core';
+import { type AlgorithmName, ConfigError, descriptorOf } from '@sluice/core/store';
 import { concurrencyLua, concurrencyReleaseLua } from './concurrency.js';
 import { fixedWindowLua, fixedWindowRefundLua } from './fixedWindow.js';
 import { gcraLua, gcraRefundLua } from './gcra.js';
@@ -23,7 +23,8 @@ interface LuaEntry {
 
 /**
  * The registry: one line per algorithm (the type checker names a missing one), its Lua and the Lua that gives
- * back what its requests hold (`algorithms/index.test.ts` checks the codes against the descriptors).
+ * back what its requests hold, found by algorithm name (`algorithms/index.test.ts` checks them against the
+ * descriptors' `release`). Core's descriptors know nothing of Lua: the codes are the fragments' own.
  */
 const LUA: { readonly [K in AlgorithmName]: LuaEntry } = {
   fixed_window: { run: fixedWindowLua, giveBack: fixedWindowRefundLua },
@@ -45,8 +46,7 @@ export const luaAlgorithms = Object.freeze(
 
 /**
  * The Lua that gives back what a request of algorithm `name` holds, as its descriptor says: a charge or queue
- * place refunded (`release: 'refund'`, under its `refundLua` code), or a lease dropped (`release: 'lease'`,
- * `releaseLua`): the same question MemoryStore asks, so both stores give back alike. Throws for an algorithm
+ * place refunded (`release: 'refund'`), or a lease dropped (`release: 'lease'`): the same question MemoryStore asks, so both stores give back alike. Throws for an algorithm
  * whose requests hold nothing.
  */
 export function giveBackFragmentOf(name: AlgorithmName): LuaAlgorithm {

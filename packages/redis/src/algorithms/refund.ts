@@ -1,4 +1,4 @@
-import type { Charge, Check } from '@sluice/core';
+import type { Charge, Check } from '@sluice/core/store';
 
 /** A check of a refund fragment: the charge it gives back rides with it (see `chargeExtra`). */
 export interface RefundCheck extends Check {

@@ -1,4 +1,4 @@
-import type { AlgorithmName, Check } from '@sluice/core';
+import type { AlgorithmName, Check } from '@sluice/core/store';
 
 /**
  * One algorithm as the Redis script runs it: a Lua fragment that registers `ALGORITHMS.<code>`, the
