@@ -1,12 +1,21 @@
 import { type CanActivate, type ExecutionContext, Inject, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import { reportWhenDone, type Verdict, waitUnlessClosed } from '@sluice/core/http';
+import { type MiddlewareStyle, nodeVerdictWriter, type Verdict, type VerdictWriter } from '@sluice/core/http';
 import type { RateLimitMetadata } from './decorators.js';
 import { RateLimitException } from './exception.js';
 import type { SluiceRequest } from './options.js';
 import { rawResponse, requestFacts, setHeaders } from './platform.js';
 import { SluiceService } from './service.js';
 import { RATE_LIMIT_METADATA } from './tokens.js';
+
+type Activation = boolean | Promise<boolean>;
+
+/** A guard goes on by returning true; what it waits for, it returns (a denial rejects it). */
+const GUARD_STYLE: MiddlewareStyle<SluiceRequest, object, undefined, Activation> = {
+  proceed: () => true,
+  stop: () => true,
+  later: (_req, _res, _next, pending) => pending as Promise<boolean>,
+};
 
 /**
  * Decides every HTTP request (registered as APP_GUARD by SluiceModule): global and route rules in one store
@@ -16,13 +25,35 @@ import { RATE_LIMIT_METADATA } from './tokens.js';
 export class SluiceGuard implements CanActivate {
   readonly #sluice: SluiceService;
   readonly #reflector: Reflector;
+  /** The shared writer: headers, the response's end, a leaky_bucket wait; a denial, Nest's exception filters'. */
+  readonly #act: VerdictWriter<SluiceRequest, object, undefined, Activation>;
 
   constructor(sluice: SluiceService, reflector: Reflector) {
     this.#sluice = sluice;
     this.#reflector = reflector;
+    this.#act = nodeVerdictWriter<SluiceRequest, object, undefined, Activation>(
+      {
+        response: (_req, res) => rawResponse(res),
+        setInfo: (req, _res, info) => {
+          req.rateLimit = info;
+        },
+        // Headers are set unless sent (setHeaders checks); a denial is thrown even so.
+        sent: () => false,
+        setHeaders: (_req, res, headers) => setHeaders(res, headers),
+        // The client left while waiting: serve nothing (its queue place was given back).
+        left: () => false,
+        onDenied: undefined,
+        sendDenied: (_req, res, denied) => {
+          setHeaders(res, denied.headers);
+          throw new RateLimitException(denied);
+        },
+      },
+      GUARD_STYLE,
+      sluice.http.report,
+    );
   }
 
-  canActivate(context: ExecutionContext): boolean | Promise<boolean> {
+  canActivate(context: ExecutionContext): Activation {
     if (context.getType() !== 'http') return true;
     const handler = context.getHandler();
     const controller = context.getClass();
@@ -34,7 +65,6 @@ export class SluiceGuard implements CanActivate {
     if (scope === undefined) return true;
     const http = context.switchToHttp();
     const req = http.getRequest<SluiceRequest>();
-    const res = http.getResponse<object>();
     let verdict: Verdict | Promise<Verdict>;
     try {
       verdict = this.#sluice.http.check(req, requestFacts(req), scope);
@@ -43,29 +73,7 @@ export class SluiceGuard implements CanActivate {
       this.#sluice.http.report(error, 'check');
       return true;
     }
-    if (!(verdict instanceof Promise)) return this.#act(req, res, verdict);
-    return verdict.then((settled) => this.#act(req, res, settled));
-  }
-
-  /** Carries out a verdict: true to go on to the handler, or the denial thrown. */
-  #act(req: SluiceRequest, res: object, verdict: Verdict): boolean | Promise<boolean> {
-    if (verdict.action === 'skip') return true;
-    req.rateLimit = verdict.info;
-    if (verdict.action === 'deny') {
-      setHeaders(res, verdict.denied.headers);
-      throw new RateLimitException(verdict.denied);
-    }
-    setHeaders(res, verdict.headers);
-    const raw = rawResponse(res);
-    // How the response ends (leases, `count` refunds, adaptive rules); nothing to hear (the usual case): no listener.
-    if (verdict.onResponse !== undefined) reportWhenDone(raw, verdict.onResponse);
-    if (verdict.delayMs <= 0) return true;
-    return waitUnlessClosed(raw, verdict.delayMs).then(async (stillThere) => {
-      if (stillThere) return true;
-      // The client left while waiting: serve nothing, give its queue place back.
-      await verdict.cancel();
-      return false;
-    });
+    return this.#act(req, http.getResponse<object>(), undefined, verdict);
   }
 }
 

@@ -2,17 +2,17 @@ import { Inject, Injectable, type OnApplicationShutdown, type OnModuleInit } fro
 import { DiscoveryService, Reflector } from '@nestjs/core';
 import { ConfigError, type Limiter } from '@sluice/core';
 import {
+  ALL_RULES,
   type CheckScope,
   createHttpLimiter,
   type HttpLimiter,
   type RateLimitOptions,
+  RouteScopes,
 } from '@sluice/core/http';
 import type { RateLimitMetadata } from './decorators.js';
 import { ownerLabel, ruleNameOf } from './names.js';
 import type { SluiceModuleOptions, SluiceRequest } from './options.js';
 import { RATE_LIMIT_METADATA, SLUICE_OPTIONS } from './tokens.js';
-
-const ALL_RULES: CheckScope = Object.freeze({});
 
 // The other adapters' onDenied sends a denial itself; in Nest an exception filter does, after the guard throws.
 const ON_DENIED =
@@ -30,7 +30,7 @@ type Target = abstract new (...args: never[]) => unknown;
 export class SluiceService implements OnModuleInit, OnApplicationShutdown {
   readonly http: HttpLimiter<SluiceRequest, RateLimitOptions<SluiceRequest>>;
   /** Each `@RateLimit` config's scope: a config shared by two handlers shares its rules and counters. */
-  readonly #scopes = new WeakMap<object, CheckScope>();
+  readonly #scopes: RouteScopes;
   readonly #discovery: DiscoveryService;
   readonly #reflector: Reflector;
 
@@ -38,6 +38,10 @@ export class SluiceService implements OnModuleInit, OnApplicationShutdown {
     if (typeof options === 'object' && options !== null && 'onDenied' in options)
       throw new ConfigError(ON_DENIED);
     this.http = createHttpLimiter<SluiceRequest, RateLimitOptions<SluiceRequest>>(options);
+    this.#scopes = new RouteScopes(this.http, (controller, handler) => ({
+      label: `@RateLimit on ${ownerLabel(controller, handler)}`,
+      rule: ruleNameOf(controller, handler),
+    }));
     this.#discovery = discovery;
     this.#reflector = reflector;
   }
@@ -74,31 +78,12 @@ export class SluiceService implements OnModuleInit, OnApplicationShutdown {
     handler: string,
   ): CheckScope | undefined {
     if (config === false) return undefined;
-    if (config === undefined) return ALL_RULES;
-    const known = this.#scopes.get(config);
-    if (known !== undefined) return known;
-    try {
-      return this.#compile(config, controller, handler) ?? ALL_RULES;
-    } catch (error) {
-      this.http.report(error, 'check');
-      this.#scopes.set(config, ALL_RULES);
-      return ALL_RULES;
-    }
+    return config === undefined ? ALL_RULES : this.#scopes.scopeOf(config, controller, handler);
   }
 
   /** Compiles a config once; throws ConfigError/RulesError naming the controller or handler. */
-  #compile(
-    config: RateLimitMetadata | undefined,
-    controller: string,
-    handler?: string,
-  ): CheckScope | undefined {
-    if (config === undefined || config === false) return undefined;
-    const known = this.#scopes.get(config);
-    if (known !== undefined) return known;
-    const label = `@RateLimit on ${ownerLabel(controller, handler)}`;
-    const scope = { rules: this.http.compileRouteConfig(config, label, ruleNameOf(controller, handler)) };
-    this.#scopes.set(config, scope);
-    return scope;
+  #compile(config: RateLimitMetadata | undefined, controller: string, handler?: string): void {
+    if (config !== undefined && config !== false) this.#scopes.compile(config, controller, handler);
   }
 }
 
