@@ -1,5 +1,5 @@
-import { ConfigError } from '../errors.js';
-import { checkOptionNames } from '../optionNames.js';
+import { ConfigError } from '../base/errors.js';
+import { checkOptionNames } from '../base/optionNames.js';
 import type { CheckScope } from './notes.js';
 
 /**

@@ -1,7 +1,7 @@
-import { hashText, IDEMPOTENCY_DESCRIPTOR, idempotencyDescriptor } from '../keys.js';
-import type { Descriptors } from '../types.js';
+import { clientAddress, normalizeIp } from '../net/ip.js';
+import type { Descriptors } from '../rules/contract.js';
+import { hashText, IDEMPOTENCY_DESCRIPTOR, idempotencyDescriptor } from '../rules/keys.js';
 import type { RequestFacts } from './facts.js';
-import { clientAddress, normalizeIp } from './ip.js';
 import { normalizePath } from './route.js';
 
 /** Still importable from here, where adapters and http/index.ts have always found it. */

@@ -1,5 +1,5 @@
-import { ConfigError } from '../errors.js';
-import { type AddressBits, covers, parseAddress, parseRange } from '../lists/address.js';
+import { ConfigError } from '../base/errors.js';
+import { type AddressBits, covers, parseAddress, parseRange } from '../net/address.js';
 import type { ProxyTrust, RequestFacts } from './facts.js';
 
 /**

@@ -1,7 +1,7 @@
-import type { Limiter } from '../engine.js';
-import type { Maybe } from '../maybe.js';
+import type { Maybe } from '../base/maybe.js';
+import type { Limiter } from '../engine/engine.js';
+import type { CompiledRules } from '../rules/contract.js';
 import type { RuleSpec } from '../rules/schema.js';
-import type { CompiledRules } from '../types.js';
 
 export { ALL_RULES, type CheckScope } from './notes.js';
 export type { Verdict } from './verdict.js';

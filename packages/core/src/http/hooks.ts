@@ -1,5 +1,5 @@
-import { ConfigError } from '../errors.js';
-import { isThenable, type Maybe } from '../storeCall.js';
+import { ConfigError } from '../base/errors.js';
+import { isThenable, type Maybe } from '../engine/storeCall.js';
 import type { AdapterObserver, AdapterStage, RateLimitLogger } from './options.js';
 
 /** Reports a failure inside the adapter: to the observer each time, to the log once per stage. */

@@ -1,3 +1,4 @@
+export { DEFAULT_IPV6_SUBNET, normalizeIp } from '../net/ip.js';
 export { afterBodyOf, type RouteOptions, type RouteScope, splitAfterBody } from './afterBody.js';
 export {
   buildDescriptors,
@@ -20,7 +21,6 @@ export {
 } from './flow.js';
 export { type RateLimitInfo, rateLimitInfo } from './info.js';
 export { type InlineLimit, inlineRules, isInlineLimit, parseInlineLimit, routeRuleName } from './inline.js';
-export { DEFAULT_IPV6_SUBNET, normalizeIp } from './ip.js';
 export { isResponseClosed, reportWhenDone, setHeaders, waitUnlessClosed } from './node.js';
 export {
   callbackStyle,

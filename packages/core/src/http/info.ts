@@ -1,4 +1,4 @@
-import type { Decision, RuleResult } from '../types.js';
+import type { Decision, RuleResult } from '../observe/contract.js';
 
 /**
  * What a handler reads of its request's limit (`req.rateLimit` in Express, `request.rateLimit` in Fastify,

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ConfigError } from '../errors.js';
+import { ConfigError } from '../base/errors.js';
 import { parseDuration } from '../rules/index.js';
 import type { RuleSpec } from '../rules/schema.js';
 

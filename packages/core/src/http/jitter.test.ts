@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import type { Decision } from '../observe/contract.js';
 import { compileRules } from '../rules/index.js';
-import type { Decision } from '../types.js';
 import { jitteredSeconds, retryJitterOf } from './jitter.js';
 import { deniedResponse, retryAfterSeconds } from './responses.js';
 

@@ -1,4 +1,5 @@
-import type { CompiledRules, Decision } from '../types.js';
+import type { Decision } from '../observe/contract.js';
+import type { CompiledRules } from '../rules/contract.js';
 
 /**
  * Retry-After seconds of an exact wait lengthened by `share * random` of itself (`random` in [0, 1)): never

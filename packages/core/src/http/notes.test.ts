@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { CompiledRules } from '../types.js';
+import type { CompiledRules } from '../rules/contract.js';
 import { ALL_RULES, notesOf, remainingScope } from './notes.js';
 
 const routeRules = {} as CompiledRules;

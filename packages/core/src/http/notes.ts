@@ -1,4 +1,5 @@
-import type { CompiledRules, RuleResult } from '../types.js';
+import type { RuleResult } from '../observe/contract.js';
+import type { CompiledRules } from '../rules/contract.js';
 
 /** Which rules a check evaluates: the limiter's own (global) and/or a route's. */
 export interface CheckScope {

@@ -1,4 +1,4 @@
-import type { CompiledRules } from '../types.js';
+import type { CompiledRules } from '../rules/contract.js';
 import type { RequestFacts } from './facts.js';
 import { PROXY_NOTICES, proxyNotice } from './proxy.js';
 import { rawIpv6Descriptor, ruleSmells } from './smells.js';

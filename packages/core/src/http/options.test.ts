@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError } from '../errors.js';
+import { ConfigError } from '../base/errors.js';
 import { resolveOptions } from './options.js';
 
 describe('resolveOptions', () => {

@@ -1,6 +1,7 @@
-import type { CheckOptions, Limiter } from '../engine.js';
-import { isThenable, type Maybe } from '../maybe.js';
-import type { CompiledRules, Decision, Descriptors, RuleResult } from '../types.js';
+import { isThenable, type Maybe } from '../base/maybe.js';
+import type { CheckOptions, Limiter } from '../engine/engine.js';
+import type { Decision, RuleResult } from '../observe/contract.js';
+import type { CompiledRules, Descriptors } from '../rules/contract.js';
 import { buildDescriptors, headerApiKey } from './descriptors.js';
 import type { RequestFacts } from './facts.js';
 import { type AdapterReport, runHook, validCost } from './hooks.js';

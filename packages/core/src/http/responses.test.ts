@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { createLimiter } from '../engine.js';
+import { createLimiter } from '../engine/engine.js';
+import type { Decision, RuleResult } from '../observe/contract.js';
 import { compileRules } from '../rules/compile.js';
-import type { Decision, RuleResult } from '../types.js';
 import { deniedResponse, rateLimitHeaders, retryAfterSeconds } from './responses.js';
 
 function result(overrides: Partial<RuleResult> = {}): RuleResult {

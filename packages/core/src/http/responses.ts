@@ -1,4 +1,4 @@
-import type { Decision, RuleResult } from '../types.js';
+import type { Decision, RuleResult } from '../observe/contract.js';
 import { jitteredSeconds } from './jitter.js';
 import { shownResult } from './shown.js';
 

@@ -1,6 +1,6 @@
-import { ConfigError } from '../errors.js';
+import { ConfigError } from '../base/errors.js';
+import type { CompiledRules } from '../rules/contract.js';
 import type { RuleSpec } from '../rules/schema.js';
-import type { CompiledRules } from '../types.js';
 import { afterBodyOf, type RouteOptions, type RouteScope, splitAfterBody } from './afterBody.js';
 import { type InlineLimit, inlineRules, isInlineLimit, parseInlineLimit } from './inline.js';
 import type { NoticeWatch } from './notices.js';

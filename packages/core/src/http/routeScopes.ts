@@ -1,4 +1,4 @@
-import type { CompiledRules } from '../types.js';
+import type { CompiledRules } from '../rules/contract.js';
 import { ALL_RULES, type CheckScope } from './notes.js';
 import type { AdapterStage } from './options.js';
 

@@ -1,4 +1,4 @@
-import type { Limiter } from '../engine.js';
+import type { Limiter } from '../engine/engine.js';
 import type { RuleSpec } from '../rules/schema.js';
 import type { RouteOptions, RouteScope } from './afterBody.js';
 import type { RequestFacts } from './facts.js';

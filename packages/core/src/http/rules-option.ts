@@ -1,8 +1,11 @@
-import { createLimiter, type Limiter } from '../engine.js';
-import { ConfigError, formatProblem, RulesError } from '../errors.js';
+import { ConfigError, formatProblem, RulesError } from '../base/errors.js';
+import { createLimiter, type Limiter } from '../engine/engine.js';
+import type { Lists } from '../lists/contract.js';
 import { combineObservers } from '../observe/combine.js';
+import type { Observer } from '../observe/contract.js';
 import { type DecisionLogger, decisionLogObserver } from '../observe/decisionLog.js';
 import { LIMITER_NOTICES, type LimiterNotice } from '../observe/misuse.js';
+import type { CompiledRules, RulesSource } from '../rules/contract.js';
 import {
   compileRules,
   isRulesSource,
@@ -12,7 +15,6 @@ import {
   type RulesLike,
   resolveRulesSync,
 } from '../rules/index.js';
-import type { CompiledRules, Lists, Observer, RulesSource } from '../types.js';
 import { inlineRules } from './inline.js';
 import type { RateLimitLogger, ResolvedOptions } from './options.js';
 

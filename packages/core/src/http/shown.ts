@@ -1,4 +1,4 @@
-import type { RuleResult } from '../types.js';
+import type { RuleResult } from '../observe/contract.js';
 
 /** Share of a result's limit still available (0 for a zero limit). */
 function roomLeft(result: RuleResult): number {

@@ -1,5 +1,5 @@
 import { isIPv6 } from 'node:net';
-import type { CompiledRules } from '../types.js';
+import type { CompiledRules } from '../rules/contract.js';
 
 /** Rules of a table that deserve a notice, by name. */
 export interface RuleSmells {

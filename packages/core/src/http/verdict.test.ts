@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Decision } from '../types.js';
+import type { Decision } from '../observe/contract.js';
 import { allowVerdict } from './verdict.js';
 
 const clock = () => 0;

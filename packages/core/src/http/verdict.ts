@@ -1,5 +1,5 @@
-import type { Limiter } from '../engine.js';
-import type { Decision, RuleResult } from '../types.js';
+import type { Limiter } from '../engine/engine.js';
+import type { Decision, RuleResult } from '../observe/contract.js';
 import type { AdapterReport } from './hooks.js';
 import { type RateLimitInfo, rateLimitInfo } from './info.js';
 import type { HeaderFormat } from './responses.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Decision } from '../types.js';
+import type { Decision } from '../observe/contract.js';
 import type { Verdict } from './flow.js';
 import { rateLimitInfo } from './info.js';
 import type { DeniedResponse } from './responses.js';
@@ -157,5 +157,20 @@ describe('verdictWriter', () => {
       'settled default',
     ]);
     expect(reported).toEqual(['on_denied: onDenied bug']);
+  });
+
+  it('carries out a pending verdict once it settles, handing the work over through later', async () => {
+    const exchange: Exchange = { sent: false, log: [] };
+    const act = verdictWriter(io(), () => {});
+    expect(act(exchange, exchange, 'next', Promise.resolve(allow()))).toBe('later');
+    expect(exchange.log).toEqual(['later']);
+    await flush();
+    expect(exchange.log).toEqual([
+      'later',
+      'info 1',
+      'headers RateLimit',
+      'proceed next',
+      'settled proceeded',
+    ]);
   });
 });
