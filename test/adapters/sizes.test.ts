@@ -48,12 +48,13 @@ describe('adapter sizes', () => {
     expect(source('hono')).toMatch(/fetchVerdictWriter[<(]/);
     for (const name of ['express', 'koa', 'fastify', 'hono', 'nestjs']) {
       // The writer's parts (the response's end, the leaky_bucket wait) are the layers' alone.
-      expect({ name, own: /reportWhenDone|waitUnlessClosed|[^.]verdictWriter[<(]/.test(source(name)) }).toEqual(
-        {
-          name,
-          own: false,
-        },
-      );
+      expect({
+        name,
+        own: /reportWhenDone|waitUnlessClosed|[^.]verdictWriter[<(]/.test(source(name)),
+      }).toEqual({
+        name,
+        own: false,
+      });
     }
   });
 
