@@ -1,3 +1,4 @@
+import type { NOTICE_CODES } from '../base/notices.js';
 import type { CompiledRules } from '../rules/contract.js';
 import type { RequestFacts } from './facts.js';
 import { PROXY_NOTICES, proxyNotice } from './proxy.js';
@@ -22,7 +23,7 @@ export const ADAPTER_NOTICES = {
   SLUICE_ROUTE_KEY_PATH:
     'is keyed by route, which the global middleware sees as the path: every distinct path (/users/1, ' +
     '/users/2, ...) gets a counter of its own. Key it by route in limiter.route() to count per template.',
-} as const;
+} as const satisfies Record<(typeof NOTICE_CODES.adapter)[number], string>;
 
 /** An adapter notice code. */
 export type AdapterNotice = keyof typeof ADAPTER_NOTICES;

@@ -1,18 +1,16 @@
 import { z } from 'zod';
 import { ConfigError } from '../base/errors.js';
+import { NOTICE_CODES as CODES } from '../base/notices.js';
 import { closest } from '../base/show.js';
 import type { Lists } from '../lists/contract.js';
 import { DEFAULT_IPV6_SUBNET } from '../net/ip.js';
 import type { Observer } from '../observe/contract.js';
 import type { SampleRates } from '../observe/decisionLog.js';
-import { LIMITER_NOTICES, type LimiterNotice } from '../observe/misuse.js';
 import type { RulesSource } from '../rules/contract.js';
 import type { RulesLike } from '../rules/index.js';
 import type { Store } from '../store/contract.js';
 import { DEFAULT_RETRY_HEADER, MAX_DESCRIPTOR_LENGTH } from './descriptors.js';
 import { inlineDuration } from './inline.js';
-import { ADAPTER_NOTICES, type AdapterNotice } from './notices.js';
-import { PROXY_NOTICES, type ProxyNotice } from './proxy.js';
 import type { HeaderFormat } from './responses.js';
 
 /** Where a limiter step failed inside an adapter (never surfaced to the user's route). */
@@ -38,8 +36,8 @@ export interface RateLimitLogger {
   info?(entry: object): void;
 }
 
-/** A notice code the `silence` option accepts. */
-export type NoticeCode = ProxyNotice | AdapterNotice | LimiterNotice;
+/** A notice code the `silence` option accepts: a proxy trust smell's, an adapter's or a limiter's. */
+export type NoticeCode = (typeof CODES)['proxy' | 'adapter' | 'limiter'][number];
 
 /** A descriptor value the app may return; numbers and booleans are stringified. */
 export type DescriptorValue = string | number | boolean | undefined;
@@ -166,11 +164,8 @@ const sampleRates = z
 // Shorter prefixes lump many subscribers into one counter; longer ones let one subscriber hop between many.
 const IPV6_SUBNET_RANGE = 'must be a prefix length from 32 to 64 (64: one subscriber)';
 
-const NOTICE_CODES = [
-  ...Object.keys(PROXY_NOTICES),
-  ...Object.keys(ADAPTER_NOTICES),
-  ...Object.keys(LIMITER_NOTICES),
-] as [NoticeCode, ...NoticeCode[]];
+/** The codes `silence` takes, from the one registry of notice codes (base/notices.ts). */
+const SILENCEABLE: [NoticeCode, ...NoticeCode[]] = [...CODES.proxy, ...CODES.adapter, ...CODES.limiter];
 
 /** The one schema of the options all three adapters take (`onDenied` is typed per framework). */
 export const rateLimitOptionsSchema = z
@@ -202,7 +197,7 @@ export const rateLimitOptionsSchema = z
     ipv6Subnet: z.number().int().min(32, IPV6_SUBNET_RANGE).max(64, IPV6_SUBNET_RANGE).optional(),
     caseSensitiveRoutes: z.boolean().optional(),
     maxValueLength: z.number().int().min(16).optional(),
-    silence: z.array(z.enum(NOTICE_CODES)).optional(),
+    silence: z.array(z.enum(SILENCEABLE)).optional(),
     dryRun: z.boolean().optional(),
     logger: z
       .custom<RateLimitLogger>((value) => hasMethods(value, ['warn']), {

@@ -1,3 +1,4 @@
+import type { NOTICE_CODES } from '../base/notices.js';
 import type { ProxyTrust, RequestFacts } from './facts.js';
 
 /** Still importable from here, where adapters and http/index.ts have always found it. */
@@ -17,7 +18,7 @@ export const PROXY_NOTICES = {
     'client IP from X-Forwarded-For only, so the Forwarded header is ignored and every client behind that ' +
     'proxy shares its IP limit. Have the proxy send X-Forwarded-For (and trust it), or set the ip descriptor ' +
     'yourself in descriptors(req).',
-} as const;
+} as const satisfies Record<(typeof NOTICE_CODES.proxy)[number], string>;
 
 /** A proxy notice code. */
 export type ProxyNotice = keyof typeof PROXY_NOTICES;
