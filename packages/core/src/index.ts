@@ -3,9 +3,11 @@
 // @sluice/core/testing. The root's runtime names are counted (index.test.ts): at most 40.
 
 export { scaled } from './adaptive/priority.js';
-export type * from './adaptive/types.js';
 export type { AlgorithmName } from './algorithms/index.js';
-export { costFor } from './cost.js';
+export { parseDuration } from './base/duration.js';
+export { ConfigError, formatProblem, type RuleProblem, RulesError, StoreError } from './base/errors.js';
+export { checkOptionNames } from './base/optionNames.js';
+export { costFor } from './engine/cost.js';
 export {
   type CheckOptions,
   createLimiter,
@@ -13,14 +15,12 @@ export {
   type Explanation,
   type Limiter,
   type LimiterOptions,
-} from './engine.js';
-export { ConfigError, formatProblem, type RuleProblem, RulesError, StoreError } from './errors.js';
+} from './engine/engine.js';
 // Of the HTTP layer, what users of the adapters see: their options' and handlers' types, and normalizeIp for
 // descriptors. The rest is for adapter authors: @sluice/core/http.
 export type { TrustProxy } from './http/fetch.js';
 export type { RateLimitInfo } from './http/info.js';
 export type { InlineLimit } from './http/inline.js';
-export { normalizeIp } from './http/ip.js';
 export type {
   AdapterObserver,
   AdapterStage,
@@ -30,12 +30,14 @@ export type {
   RateLimitOptions,
 } from './http/options.js';
 export type { DeniedBody, DeniedResponse, HeaderFormat } from './http/responses.js';
-export { hashText, type KeyedRule, tagFor } from './keys.js';
+export type * from './lists/contract.js';
 export { type FileList, type FileListOptions, fileList, MAX_LIST_BYTES } from './lists/file.js';
 export { parseList } from './lists/parse.js';
 export { valueList } from './lists/valueList.js';
 export type { ValueSet } from './lists/valueSet.js';
+export { normalizeIp } from './net/ip.js';
 export { combineObservers } from './observe/combine.js';
+export type * from './observe/contract.js';
 export {
   type DecisionLogEntry,
   type DecisionLogger,
@@ -48,12 +50,13 @@ export {
 } from './observe/decisionLog.js';
 export { type EngineView, type LimiterHealth, storeHealth } from './observe/health.js';
 export type { LimiterNotice, NoticeLogger } from './observe/misuse.js';
-export { checkOptionNames } from './optionNames.js';
 export type { BreakerOptions } from './resilience/breaker.js';
 export type { ConnectionState, ResilienceOptions } from './resilience/resilientStore.js';
+export type * from './rules/adaptiveTypes.js';
 export { type CompileOptions, compileRules, type RulesInput } from './rules/compile.js';
-export { parseDuration } from './rules/duration.js';
+export type * from './rules/contract.js';
 export { MAX_RULES_BYTES } from './rules/file.js';
+export { hashText, type KeyedRule, tagFor } from './rules/keys.js';
 export {
   loadRules,
   type ParseOptions,
@@ -64,6 +67,6 @@ export {
 export { type ResolveOptions, type RulesLike, resolveRules, resolveRulesSync } from './rules/resolve.js';
 export { type LimitSpec, type ParsedRule, type RuleSpec, ruleSchema } from './rules/schema.js';
 export { type WatchedRules, type WatchRulesOptions, watchRules } from './rules/watch.js';
+export type * from './store/contract.js';
 export { MemoryStore, type MemoryStoreOptions } from './store/memory.js';
 export type { BanState } from './store/policies.js';
-export type * from './types.js';

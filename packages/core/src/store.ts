@@ -2,16 +2,14 @@
 // resilience wrapper, the key helpers, and what @sluice/redis and @sluice/postgres read of rules and lists.
 // A store package imports this entry (and @sluice/core/testing in its tests), never the root.
 
-export { allowedSlowShare, QUIET_INTERVALS } from './adaptive/aimd.js';
-export type { FactorReport, FactorStore } from './adaptive/types.js';
 export type { Charge } from './algorithms/charge.js';
 export { ALGORITHM_NAMES, type AlgorithmName, descriptorOf } from './algorithms/index.js';
 export type { LimitParams, Outcome } from './algorithms/limits.js';
-export { ConfigError, StoreError } from './errors.js';
-export { hashText } from './keys.js';
+export { ConfigError, StoreError } from './base/errors.js';
+export { checkOptionNames } from './base/optionNames.js';
+export type { ValueList } from './lists/contract.js';
 export { valueSetInSteps } from './lists/valueList.js';
 export { EMPTY_SET, type ValueSet } from './lists/valueSet.js';
-export { checkOptionNames } from './optionNames.js';
 export { type BreakerOptions, DEFAULT_BREAKER } from './resilience/breaker.js';
 export { PendingCalls, strandedAfterMs } from './resilience/pending.js';
 export {
@@ -22,16 +20,23 @@ export {
 } from './resilience/resilientStore.js';
 export { withTimeout } from './resilience/timeout.js';
 export { compileRules } from './rules/compile.js';
-export { loadRules, parseRules } from './rules/parse.js';
 export type {
   BanPolicy,
+  CompiledRules,
+  CountOutcome,
+  Mode,
+  RuleScope,
+  RulesSource,
+} from './rules/contract.js';
+export { hashText } from './rules/keys.js';
+export { loadRules, parseRules } from './rules/parse.js';
+export type {
   Check,
   CheckPolicy,
   CheckResult,
-  CountOutcome,
+  FactorReport,
+  FactorStore,
   Lease,
-  Mode,
-  RuleScope,
   Store,
   StoreErrorKind,
   StoreHealth,
@@ -46,6 +51,6 @@ export {
   type StateTable,
   stateKeys,
 } from './store/evaluate.js';
+export { allowedSlowShare, QUIET_INTERVALS } from './store/factors.js';
+export { counterKey, isKeyPrefix, KEY_PREFIX_RULE } from './store/keys.js';
 export type { BanState } from './store/policies.js';
-export { counterKey, isKeyPrefix, KEY_PREFIX_RULE } from './storeKeys.js';
-export type { CompiledRules, RulesSource, ValueList } from './types.js';

@@ -1,9 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import type { CompiledRule, Decision, RuleResult } from '../types.js';
+import type { Decision, RuleResult } from '../observe/contract.js';
+import { ADAPTIVE_DEFAULTS } from '../rules/adaptivePolicy.js';
+import type { AdaptivePolicy, PriorityClass } from '../rules/adaptiveTypes.js';
+import type { CompiledRule } from '../rules/contract.js';
+import type { FactorReport, FactorStore } from '../store/contract.js';
+import { MemoryFactors } from '../store/memoryFactors.js';
 import { AdaptiveControl, type AdaptiveObserver, REPORT_EVERY_MS } from './controller.js';
-import { MemoryFactors } from './memoryFactors.js';
-import { ADAPTIVE_DEFAULTS } from './policy.js';
-import type { AdaptivePolicy, FactorReport, FactorStore, PriorityClass } from './types.js';
 
 const policy: AdaptivePolicy = { ...ADAPTIVE_DEFAULTS, errorRate: 0.1, minSamples: 10 };
 

@@ -1,13 +1,15 @@
 import { descriptorOf } from '../algorithms/index.js';
-import { ConfigError, StoreError } from '../errors.js';
-import type { PlannedCheck } from '../plan.js';
+import type { LimitParams } from '../algorithms/limits.js';
+import { ConfigError, StoreError } from '../base/errors.js';
+import { isThenable } from '../base/maybe.js';
+import type { Decision } from '../observe/contract.js';
 import { withTimeout } from '../resilience/timeout.js';
-import { isThenable } from '../storeCall.js';
-import type { CompiledRule, CompiledRules, Decision, Descriptors, LimitParams, Store } from '../types.js';
-import { clampFactor } from './aimd.js';
-import { MemoryFactors } from './memoryFactors.js';
+import type { AdaptivePolicy, PriorityClass } from '../rules/adaptiveTypes.js';
+import type { CompiledRule, CompiledRules, Descriptors } from '../rules/contract.js';
+import type { BreakerState, FactorReport, FactorStore, PlannedCheck, Store } from '../store/contract.js';
+import { clampFactor } from '../store/factors.js';
+import { MemoryFactors } from '../store/memoryFactors.js';
 import { classOf, scaledParams, shareOf } from './priority.js';
-import type { AdaptivePolicy, BreakerState, FactorReport, FactorStore, PriorityClass } from './types.js';
 
 /** A gateway reports each adaptive rule's outcomes at most this often (and at least twice an interval). */
 export const REPORT_EVERY_MS = 250;

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { createLimiter } from '../engine.js';
-import { ConfigError } from '../errors.js';
+import { ConfigError } from '../base/errors.js';
+import { createLimiter } from '../engine/engine.js';
+import type { Observer } from '../observe/contract.js';
 import { compileRules } from '../rules/compile.js';
 import type { RuleSpec } from '../rules/schema.js';
-import type { Observer } from '../types.js';
 
 const ADAPTIVE = { error_rate: '10%', min_samples: 10, interval: '1s' } as const;
 

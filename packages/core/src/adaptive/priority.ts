@@ -1,5 +1,6 @@
-import type { Descriptors, LimitParams } from '../types.js';
-import type { PriorityClass, PriorityPolicy } from './types.js';
+import type { LimitParams } from '../algorithms/limits.js';
+import type { PriorityClass, PriorityPolicy } from '../rules/adaptiveTypes.js';
+import type { Descriptors } from '../rules/contract.js';
 
 /**
  * Share of a concurrency rule's leases sheddable requests may hold even at full health: the rest is kept

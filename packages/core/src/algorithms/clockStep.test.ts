@@ -7,7 +7,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ALGORITHMS } from '../rules/schema.js';
-import type { AlgorithmName, Lease, LimitParams, Outcome } from '../types.js';
+import type { Lease } from '../store/contract.js';
+import type { AlgorithmName } from './index.js';
 import {
   decideByName,
   descriptorOf,
@@ -17,6 +18,7 @@ import {
   type TokenBucketState,
   tokenBucket,
 } from './index.js';
+import type { LimitParams, Outcome } from './limits.js';
 
 const NOW = Date.UTC(2026, 10, 30, 9, 30);
 const HOUR = 3_600_000;

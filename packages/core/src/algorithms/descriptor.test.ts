@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { checkRule } from '../rules/check.js';
 import { ALGORITHMS, ruleSchema } from '../rules/schema.js';
-import type { LimitParams, Outcome } from '../types.js';
 import {
   ALGORITHM_NAMES,
   type AlgorithmDescriptor,
@@ -10,6 +9,7 @@ import {
   decideByName,
   releasedState,
 } from './index.js';
+import type { LimitParams, Outcome } from './limits.js';
 
 const PARAMS: LimitParams = { limit: 2, windowMs: 1000, burst: 2 };
 const T = Date.UTC(2026, 0, 1);

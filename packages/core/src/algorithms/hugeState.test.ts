@@ -5,8 +5,10 @@
  */
 import { describe, expect, it } from 'vitest';
 import { rateLimitHeaders, retryAfterSeconds } from '../http/responses.js';
-import type { AlgorithmName, Decision, LimitParams, Outcome, RuleResult } from '../types.js';
+import type { Decision, RuleResult } from '../observe/contract.js';
+import type { AlgorithmName } from './index.js';
 import { decideByName, descriptorOf } from './index.js';
+import type { LimitParams, Outcome } from './limits.js';
 
 const T = Date.UTC(2026, 10, 30, 12, 0); // a multiple of every window here
 const W = 60_000;

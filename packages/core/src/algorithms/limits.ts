@@ -1,10 +1,10 @@
 /**
- * What every algorithm decides with and returns. Kept apart from types.ts so the algorithms import nothing
- * that names the registry: types.ts reads AlgorithmName from algorithms/index.ts, and imports point one way.
+ * What every algorithm decides with and returns. Kept apart from the registry (index.ts) so the algorithms
+ * import nothing that names it.
  */
+import type { CalendarPeriod } from '../base/duration.js';
 
-/** Calendar periods (UTC) a quota can reset on. */
-export type CalendarPeriod = 'day' | 'week' | 'month';
+export type { CalendarPeriod };
 
 /** The numbers an algorithm decides with. Durations are milliseconds. */
 export interface LimitParams {

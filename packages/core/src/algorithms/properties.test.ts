@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ALGORITHMS } from '../rules/schema.js';
-import type { AlgorithmName, CalendarPeriod, LimitParams, Outcome } from '../types.js';
+import type { AlgorithmName } from './index.js';
 import {
   decideByName,
   type GcraState,
@@ -11,6 +11,7 @@ import {
   type TokenBucketState,
   tokenBucket,
 } from './index.js';
+import type { CalendarPeriod, LimitParams, Outcome } from './limits.js';
 
 const NOW = Date.UTC(2026, 10, 30, 9, 30); // 2026-11-30, a Monday
 

@@ -1,7 +1,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { AlgorithmName, Lease, LimitParams, Outcome } from '../types.js';
+import type { Lease } from '../store/contract.js';
+import type { AlgorithmName } from './index.js';
 import { ALGORITHM_NAMES, decideByName, descriptorOf, releasedState } from './index.js';
+import type { LimitParams, Outcome } from './limits.js';
 
 const T = Date.UTC(2026, 10, 30, 9, 30); // on a whole minute
 const PARAMS: LimitParams = { limit: 10, windowMs: 60_000, burst: 10 };

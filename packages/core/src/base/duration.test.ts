@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError } from '../errors.js';
-import { expiryMs } from './dates.js';
+import { expiryMs } from '../rules/dates.js';
 import { parseDuration } from './duration.js';
+import { ConfigError } from './errors.js';
 
 describe('parseDuration', () => {
   it.each([

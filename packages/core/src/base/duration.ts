@@ -1,5 +1,7 @@
-import { ConfigError } from '../errors.js';
-import type { CalendarPeriod } from '../types.js';
+/** Calendar periods (UTC) a quota can reset on. */
+export type CalendarPeriod = 'day' | 'week' | 'month';
+
+import { ConfigError } from './errors.js';
 
 const UNIT_MS = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
 const DURATION = /^(\d+)(ms|s|m|h|d)$/;

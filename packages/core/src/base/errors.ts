@@ -1,4 +1,5 @@
-import type { StoreErrorKind } from './types.js';
+/** Kinds of store failure, as reported to observers and metrics. */
+export type StoreErrorKind = 'timeout' | 'error' | 'breaker_open';
 
 /** Where a problem sits in a rules file. */
 export interface RuleProblem {

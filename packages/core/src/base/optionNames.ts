@@ -1,5 +1,5 @@
 import { ConfigError } from './errors.js';
-import { closest } from './rules/show.js';
+import { closest } from './show.js';
 
 /**
  * Refuses an options object with a name its owner does not know, with a did-you-mean:

@@ -1,5 +1,5 @@
-import { ConfigError } from './errors.js';
-import type { CostSpec, Descriptors } from './types.js';
+import { ConfigError } from '../base/errors.js';
+import type { CostSpec, Descriptors } from '../rules/contract.js';
 
 /** Throws ConfigError unless `cost` is a finite non-negative integer. */
 export function assertCost(cost: number): number {

@@ -1,16 +1,8 @@
+import type { Decision, DecisionReason, RuleResult } from '../observe/contract.js';
+import type { CompiledRule, Descriptors, RuleScope } from '../rules/contract.js';
+import type { CheckResult, Lease, StoreErrorKind } from '../store/contract.js';
 import { chargeLease } from './outcome.js';
 import type { PlannedCheck } from './plan.js';
-import type {
-  CheckResult,
-  CompiledRule,
-  Decision,
-  DecisionReason,
-  Descriptors,
-  Lease,
-  RuleResult,
-  RuleScope,
-  StoreErrorKind,
-} from './types.js';
 
 /** What a store call produced: results, or the kind of failure that replaced them. */
 export type StoreOutcome =

@@ -10,7 +10,7 @@ import {
   type Observer,
   type Store,
   StoreError,
-} from './index.js';
+} from '../index.js';
 
 const T0 = Date.UTC(2026, 10, 30, 12, 0, 0);
 

@@ -1,14 +1,20 @@
-import { AdaptiveControl, factorsOf } from './adaptive/controller.js';
-import type { BreakerState } from './adaptive/types.js';
-import { ConfigError } from './errors.js';
+import { AdaptiveControl, factorsOf } from '../adaptive/controller.js';
+import { ConfigError } from '../base/errors.js';
+import { isPromise } from '../base/maybe.js';
+import { checkOptionNames } from '../base/optionNames.js';
+import type { Lists } from '../lists/contract.js';
+import type { Decision, Observer } from '../observe/contract.js';
+import { guardObserver } from '../observe/guarded.js';
+import { type LimiterHealth, limiterHealth } from '../observe/health.js';
+import { LIMITER_NOTICES, type LimiterNotice, misuseWatch, type NoticeLogger } from '../observe/misuse.js';
+import { withResilience } from '../resilience/resilientStore.js';
+import type { CompiledRules, Descriptors, RulesSource } from '../rules/contract.js';
+import { TagCache } from '../rules/keys.js';
+import { assertNotPromise, isCompiledRules, isRulesSource } from '../rules/resolve.js';
+import type { BreakerState, Lease, Store } from '../store/contract.js';
+import { MemoryStore } from '../store/memory.js';
 import { type Explanation, explainRequest } from './explain.js';
-import { TagCache } from './keys.js';
 import { LocalLeases } from './localLeases.js';
-import { isPromise } from './maybe.js';
-import { guardObserver } from './observe/guarded.js';
-import { type LimiterHealth, limiterHealth } from './observe/health.js';
-import { LIMITER_NOTICES, type LimiterNotice, misuseWatch, type NoticeLogger } from './observe/misuse.js';
-import { checkOptionNames } from './optionNames.js';
 import {
   type CheckOptions,
   decideOne,
@@ -17,21 +23,8 @@ import {
   type RequestPath,
   releaseLeases,
 } from './requestPath.js';
-import { withResilience } from './resilience/resilientStore.js';
-import { assertNotPromise, isCompiledRules, isRulesSource } from './rules/resolve.js';
 import { steadyClock } from './steadyClock.js';
 import { answersInProcess, StoreCaller } from './storeCall.js';
-import { MemoryStore } from './store/memory.js';
-import type {
-  CompiledRules,
-  Decision,
-  Descriptors,
-  Lease,
-  Lists,
-  Observer,
-  RulesSource,
-  Store,
-} from './types.js';
 import { unbanKey } from './unban.js';
 
 export type { ExplainedRule, Explanation } from './explain.js';

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
+import { StoreError } from '../base/errors.js';
+import { withResilience } from '../resilience/resilientStore.js';
+import { compileRules } from '../rules/compile.js';
+import type { Check, CheckResult, Lease, Store } from '../store/contract.js';
+import { MemoryStore } from '../store/memory.js';
 import { createLimiter } from './engine.js';
-import { StoreError } from './errors.js';
-import { withResilience } from './resilience/resilientStore.js';
-import { compileRules } from './rules/compile.js';
-import { MemoryStore } from './store/memory.js';
-import type { Check, CheckResult, Lease, Store } from './types.js';
 
 const T0 = Date.UTC(2026, 10, 30, 12, 0, 0);
 const rules = compileRules({

@@ -1,16 +1,16 @@
-import { tagFor } from './keys.js';
-import { effectiveMode } from './plan.js';
-import { type CheckOptions, matchedRules } from './requestPath.js';
-import { type ActionOutcome, resolveActions } from './rules/actions.js';
+import type { Lists } from '../lists/contract.js';
+import { type ActionOutcome, resolveActions } from '../rules/actions.js';
 import type {
   CompiledRule,
   CompiledRules,
   Descriptors,
-  Lists,
   Mode,
   RuleAction,
   RuleScope,
-} from './types.js';
+} from '../rules/contract.js';
+import { tagFor } from '../rules/keys.js';
+import { effectiveMode } from './plan.js';
+import { type CheckOptions, matchedRules } from './requestPath.js';
 
 /** One rule that applies to a request, as `explain` shows it. */
 export interface ExplainedRule {

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
+import { compileRules } from '../rules/compile.js';
+import type { RuleSpec } from '../rules/schema.js';
+import type { Check, CheckResult, Lease, Store } from '../store/contract.js';
+import { MemoryStore } from '../store/memory.js';
 import { createLimiter } from './engine.js';
-import { compileRules } from './rules/compile.js';
-import type { RuleSpec } from './rules/schema.js';
-import { MemoryStore } from './store/memory.js';
-import type { Check, CheckResult, Lease, Store } from './types.js';
 
 const T0 = Date.UTC(2026, 10, 30, 12, 0, 0);
 

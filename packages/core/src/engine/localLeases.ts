@@ -1,6 +1,6 @@
+import type { Check, CheckResult } from '../store/contract.js';
 import type { StoreOutcome } from './decision.js';
 import type { PlannedCheck } from './plan.js';
-import type { Check, CheckResult } from './types.js';
 
 /** Units a gateway took from the store in one batch and spends locally until the pool expires. */
 interface Pool {

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { compileRules } from '../rules/compile.js';
+import type { Lease } from '../store/contract.js';
 import { createLimiter } from './engine.js';
 import { counts, givenBackAtEnd, givenBackOnCancel } from './outcome.js';
-import { compileRules } from './rules/compile.js';
-import type { Lease } from './types.js';
 
 const params = { limit: 5, windowMs: 60_000, burst: 5 };
 const held: Lease = { rule: 'jobs', tag: 't', algorithm: 'concurrency', id: 'l1', scope: 'store' };

@@ -1,4 +1,5 @@
-import type { Check, CountOutcome, Lease, RuleScope } from './types.js';
+import type { CountOutcome, RuleScope } from '../rules/contract.js';
+import type { Check, Lease } from '../store/contract.js';
 
 /**
  * Counting by outcome (a rule's `count`): every request is charged when it is decided, and the charge goes

@@ -1,14 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { descriptorOf } from './algorithms/index.js';
+import { descriptorOf } from '../algorithms/index.js';
+import type { LimitParams } from '../algorithms/limits.js';
+import type { CompiledRule, Descriptors, Mode } from '../rules/contract.js';
+import { IDEMPOTENCY_DESCRIPTOR, rolloutBucket, type TagCache } from '../rules/keys.js';
+import type { Check, CheckPolicy, PlannedCheck } from '../store/contract.js';
 import { costFor } from './cost.js';
-import { IDEMPOTENCY_DESCRIPTOR, rolloutBucket, type TagCache } from './keys.js';
-import type { Check, CheckPolicy, CompiledRule, Descriptors, LimitParams, Mode } from './types.js';
 
-/** One matched rule turned into store work. */
-export interface PlannedCheck {
-  readonly rule: CompiledRule;
-  readonly check: Check;
-}
+export type { PlannedCheck };
 
 /**
  * The mode a rule runs in for this tag: rollout shadows the keys whose stable hash falls outside it, and a

@@ -1,13 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { TagCache } from './keys.js';
+import type { Decision } from '../observe/contract.js';
+import { guardObserver } from '../observe/guarded.js';
+import { compileRules } from '../rules/compile.js';
+import { TagCache } from '../rules/keys.js';
+import type { Check, CheckResult, Lease, Store } from '../store/contract.js';
+import { MemoryStore } from '../store/memory.js';
 import { LocalLeases } from './localLeases.js';
-import { guardObserver } from './observe/guarded.js';
 import { planChecks } from './plan.js';
 import { actOn, byScope, decideOne, LeaseLedger, matchedRules, type RequestPath } from './requestPath.js';
-import { compileRules } from './rules/compile.js';
 import { StoreCaller } from './storeCall.js';
-import { MemoryStore } from './store/memory.js';
-import type { Check, CheckResult, Decision, Lease, Store } from './types.js';
 
 const T0 = Date.UTC(2026, 10, 30, 12, 0, 0);
 

@@ -1,4 +1,12 @@
-import type { AdaptiveControl } from './adaptive/controller.js';
+import type { AdaptiveControl } from '../adaptive/controller.js';
+import { isPromise, type Maybe } from '../base/maybe.js';
+import type { Lists } from '../lists/contract.js';
+import type { Decision, RuleResult } from '../observe/contract.js';
+import type { GuardedObserver } from '../observe/guarded.js';
+import { resolveActions } from '../rules/actions.js';
+import type { CompiledRule, CompiledRules, Descriptors, RuleScope } from '../rules/contract.js';
+import type { TagCache } from '../rules/keys.js';
+import type { Lease, Store } from '../store/contract.js';
 import { assertCost } from './cost.js';
 import {
   actionDecision,
@@ -8,25 +16,10 @@ import {
   type PlannedRequest,
   type StoreOutcome,
 } from './decision.js';
-import type { TagCache } from './keys.js';
 import type { LeasePlan, LocalLeases } from './localLeases.js';
-import { isPromise, type Maybe } from './maybe.js';
-import type { GuardedObserver } from './observe/guarded.js';
 import { givenBackAtEnd, givenBackOnCancel } from './outcome.js';
 import { type PlannedCheck, planChecks } from './plan.js';
-import { resolveActions } from './rules/actions.js';
 import type { StoreCaller } from './storeCall.js';
-import type {
-  CompiledRule,
-  CompiledRules,
-  Decision,
-  Descriptors,
-  Lease,
-  Lists,
-  RuleResult,
-  RuleScope,
-  Store,
-} from './types.js';
 
 /** Options of one check. */
 export interface CheckOptions {

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { compileRules } from '../rules/compile.js';
 import { createLimiter } from './engine.js';
-import { compileRules } from './rules/compile.js';
 import { steadyClock } from './steadyClock.js';
 
 const T = Date.UTC(2026, 10, 30, 12, 0, 30);

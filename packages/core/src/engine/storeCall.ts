@@ -1,25 +1,19 @@
+import { storeErrorKind } from '../base/errors.js';
+import type { Maybe } from '../base/maybe.js';
+import type { GuardedObserver } from '../observe/guarded.js';
+import type { Check, CheckResult, Store } from '../store/contract.js';
+import { answersInProcess, type InProcessStore } from '../store/inProcess.js';
 import type { StoreOutcome } from './decision.js';
-import { storeErrorKind } from './errors.js';
-import type { Maybe } from './maybe.js';
-import type { GuardedObserver } from './observe/guarded.js';
 import type { PlannedCheck } from './plan.js';
-import type { Check, CheckResult, Store } from './types.js';
 
-export { isPromise, isThenable, type Maybe } from './maybe.js';
+export { isPromise, isThenable, type Maybe } from '../base/maybe.js';
+export { answersInProcess, type InProcessStore };
 
 /** The outcome of a store call with nothing to evaluate. */
 const NOTHING_DONE: StoreOutcome = Object.freeze({
   ok: true,
   results: Object.freeze([]),
 }) as StoreOutcome;
-
-/** A store that answers in process, without a promise (MemoryStore): it has `Store.evaluateNow`. */
-export type InProcessStore = Store & Required<Pick<Store, 'evaluateNow'>>;
-
-/** Whether a store declares that it answers in process (has `evaluateNow`): the engine then calls that. */
-export function answersInProcess(store: Store): store is InProcessStore {
-  return typeof store.evaluateNow === 'function';
-}
 
 /**
  * One store as the engine calls it: a store that answers in process synchronously (no promise, no timer);

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { ConfigError } from '../base/errors.js';
+import { compileRules } from '../rules/compile.js';
+import type { Descriptors } from '../rules/contract.js';
 import { createLimiter } from './engine.js';
-import { ConfigError } from './errors.js';
-import { compileRules } from './rules/compile.js';
-import type { Descriptors } from './types.js';
 
 const RULES = compileRules({
   rules: [

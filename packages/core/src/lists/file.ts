@@ -1,10 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { ConfigError } from '../errors.js';
-import { checkOptionNames } from '../optionNames.js';
-import { watchText } from '../rules/fileWatch.js';
-import type { ValueList } from '../types.js';
+import { ConfigError } from '../base/errors.js';
+import { watchText } from '../base/fileWatch.js';
+import { checkOptionNames } from '../base/optionNames.js';
+import type { ValueList } from './contract.js';
 import { parseList, parseListInSteps } from './parse.js';
 import type { ValueSet } from './valueSet.js';
 

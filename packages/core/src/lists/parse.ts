@@ -1,5 +1,5 @@
-import { type RuleProblem, RulesError } from '../errors.js';
-import { parseRange } from './address.js';
+import { type RuleProblem, RulesError } from '../base/errors.js';
+import { parseRange } from '../net/address.js';
 import { type ValueSet, ValueSetBuilder } from './valueSet.js';
 
 /**

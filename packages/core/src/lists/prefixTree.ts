@@ -1,4 +1,4 @@
-import { type AddressBits, bitAt } from './address.js';
+import { type AddressBits, bitAt } from '../net/address.js';
 
 /**
  * A binary tree over address bits (one root for IPv4, one for IPv6). A lookup walks at most 32 or 128 steps,

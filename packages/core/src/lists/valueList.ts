@@ -1,5 +1,5 @@
-import { ConfigError } from '../errors.js';
-import type { ValueList } from '../types.js';
+import { ConfigError } from '../base/errors.js';
+import type { ValueList } from './contract.js';
 import { buildList, buildListInSteps, type ListEntry } from './parse.js';
 import type { ValueSet } from './valueSet.js';
 

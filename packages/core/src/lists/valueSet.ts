@@ -1,4 +1,4 @@
-import { type AddressBits, looksLikeAddress, parseRange } from './address.js';
+import { type AddressBits, looksLikeAddress, parseRange } from '../net/address.js';
 import { PrefixTree } from './prefixTree.js';
 
 /**

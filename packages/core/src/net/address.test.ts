@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { PrefixTree } from '../lists/prefixTree.js';
 import { formatRange, parseAddress, parseRange } from './address.js';
-import { PrefixTree } from './prefixTree.js';
 
 const text = (value: string) => {
   const range = parseRange(value);

@@ -1,5 +1,5 @@
 import { isIPv6 } from 'node:net';
-import { formatIpv6, ipv6Groups, isIpv4Mapped, isNat64 } from '../http/ip.js';
+import { formatIpv6, ipv6Groups, isIpv4Mapped, isNat64 } from './ip.js';
 
 /** An address or a range as bits: IPv4 in one 32-bit word, IPv6 in four; only the first `bits` count. */
 export interface AddressBits {

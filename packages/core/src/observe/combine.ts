@@ -1,5 +1,5 @@
-import { isThenable } from '../maybe.js';
-import type { Observer } from '../types.js';
+import { isThenable } from '../base/maybe.js';
+import type { Observer } from './contract.js';
 
 type Hook = (...args: never[]) => unknown;
 

@@ -1,14 +1,8 @@
-import { hashText, tagFor } from '../keys.js';
-import { checkOptionNames } from '../optionNames.js';
-import type {
-  CompiledRule,
-  CompiledRules,
-  Decision,
-  Descriptors,
-  Observer,
-  RuleResult,
-  StoreErrorKind,
-} from '../types.js';
+import { checkOptionNames } from '../base/optionNames.js';
+import type { CompiledRule, CompiledRules, Descriptors } from '../rules/contract.js';
+import { hashText, tagFor } from '../rules/keys.js';
+import type { StoreErrorKind } from '../store/contract.js';
+import type { Decision, Observer, RuleResult } from './contract.js';
 
 /** The part of a pino (or bunyan, or console-like) logger that decision logs use. */
 export interface DecisionLogger {

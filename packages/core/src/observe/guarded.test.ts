@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { compileRules } from '../rules/compile.js';
-import type { Decision, Observer } from '../types.js';
+import type { Decision, Observer } from './contract.js';
 import { guardObserver } from './guarded.js';
 
 const rules = compileRules({ rules: [{ name: 'r', key: ['ip'], limit: { requests: 1, per: '1s' } }] });

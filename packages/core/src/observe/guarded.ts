@@ -1,6 +1,8 @@
-import type { PriorityClass } from '../adaptive/types.js';
-import { isThenable } from '../maybe.js';
-import type { CompiledRules, Decision, Descriptors, Observer, StoreErrorKind } from '../types.js';
+import { isThenable } from '../base/maybe.js';
+import type { PriorityClass } from '../rules/adaptiveTypes.js';
+import type { CompiledRules, Descriptors } from '../rules/contract.js';
+import type { StoreErrorKind } from '../store/contract.js';
+import type { Decision, Observer } from './contract.js';
 
 /** An Observer whose every hook exists and never throws nor rejects: the engine calls it without checks. */
 export interface GuardedObserver {

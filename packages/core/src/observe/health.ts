@@ -1,4 +1,4 @@
-import type { Store, StoreHealth } from '../types.js';
+import type { Store, StoreHealth } from '../store/contract.js';
 
 /** The limiter's state for readiness probes and alerts, read without a round trip. */
 export interface LimiterHealth {

@@ -1,9 +1,9 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createLimiter } from '../engine.js';
+import { createLimiter } from '../engine/engine.js';
 import { compileRules } from '../rules/compile.js';
-import type { CompiledRules } from '../types.js';
+import type { CompiledRules } from '../rules/contract.js';
 import { SHORT_LIVED_THRESHOLD } from './misuse.js';
 
 /** Rules of their own per test: the smell is judged by rule version. */

@@ -1,4 +1,8 @@
-import type { CompiledRule, CompiledRules, Store } from '../types.js';
+import type { NoticeLogger } from '../base/notices.js';
+import type { CompiledRule, CompiledRules } from '../rules/contract.js';
+
+export type { NoticeLogger };
+import type { Store } from '../store/contract.js';
 
 /** Runtime smells about how limiters are built, logged once each with a stable code; silence one with `silence`. */
 export const LIMITER_NOTICES = {
@@ -14,10 +18,6 @@ export const LIMITER_NOTICES = {
 /** A limiter notice code. */
 export type LimiterNotice = keyof typeof LIMITER_NOTICES;
 
-/** Where notices go: anything with a warn(message), such as console or a pino logger. */
-export interface NoticeLogger {
-  warn(message: string): void;
-}
 
 /** Limiters built with one rule table within this window count towards the per-request smell. */
 export const PER_REQUEST_WINDOW_MS = 60_000;

@@ -1,9 +1,10 @@
 import { describe, expect, test } from 'vitest';
-import { createLimiter } from '../engine.js';
-import { hashText, tagFor } from '../keys.js';
+import { createLimiter } from '../engine/engine.js';
 import { compileRules } from '../rules/compile.js';
-import type { Observer, Store } from '../types.js';
+import { hashText, tagFor } from '../rules/keys.js';
+import type { Store } from '../store/contract.js';
 import { combineObservers } from './combine.js';
+import type { Observer } from './contract.js';
 import { type DecisionLogEntry, decisionLogObserver } from './decisionLog.js';
 
 const API_KEY = 'sk_live_VERYSECRET_4242';

@@ -1,4 +1,4 @@
-import type { Check } from '../types.js';
+import type { Check } from '../store/contract.js';
 
 /** Divides every limit by the gateway count (rounded up, at least 1; a zero limit stays zero). */
 export function scaleChecks(checks: readonly Check[], gateways: number): Check[] {

@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
-import { StoreError } from '../errors.js';
+import { StoreError } from '../base/errors.js';
 import { InFlight } from './inflight.js';
 
 /** A promise settled from outside, standing for a command ioredis holds (or drops). */

@@ -1,4 +1,4 @@
-import { StoreError } from '../errors.js';
+import { StoreError } from '../base/errors.js';
 
 /** A call in flight, as the connection-loss handler sees it. */
 interface Flight {

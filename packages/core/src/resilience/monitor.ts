@@ -1,4 +1,4 @@
-import type { NoticeLogger } from '../observe/misuse.js';
+import type { NoticeLogger } from '../base/notices.js';
 
 /** The notices a resilient store logs, by stable code (each line names the store first). */
 export const RESILIENCE_NOTICES = {

@@ -1,5 +1,5 @@
-import { ConfigError, StoreError } from '../errors.js';
-import { checkOptionNames } from '../optionNames.js';
+import { ConfigError, StoreError } from '../base/errors.js';
+import { checkOptionNames } from '../base/optionNames.js';
 import { InFlight } from './inflight.js';
 
 /** Default time limit of a remote store call, ms (Redis's: see @sluice/redis). */

@@ -1,9 +1,9 @@
-import { ConfigError, StoreError, storeErrorKind } from '../errors.js';
-import type { NoticeLogger } from '../observe/misuse.js';
-import { checkOptionNames } from '../optionNames.js';
-import { answersInProcess } from '../storeCall.js';
+import { ConfigError, StoreError, storeErrorKind } from '../base/errors.js';
+import { checkOptionNames } from '../base/optionNames.js';
+import type { NoticeLogger } from '../base/notices.js';
+import type { Check, CheckResult, Lease, Store, StoreHealth } from '../store/contract.js';
+import { answersInProcess } from '../store/inProcess.js';
 import { MemoryStore } from '../store/memory.js';
-import type { Check, CheckResult, Lease, Store, StoreHealth } from '../types.js';
 import { Breaker, type BreakerOptions, DEFAULT_BREAKER } from './breaker.js';
 import { scaleChecks } from './fallback.js';
 import { toStoreError } from './inflight.js';

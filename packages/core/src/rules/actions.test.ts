@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError } from '../errors.js';
+import { ConfigError } from '../base/errors.js';
 import { compileRules, createLimiter, type Decision, MemoryStore, type Store, valueList } from '../index.js';
 import type { RuleSpec } from './schema.js';
 

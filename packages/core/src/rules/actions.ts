@@ -1,4 +1,4 @@
-import type { CompiledRule } from '../types.js';
+import type { CompiledRule } from './contract.js';
 
 /** What the action rules among a request's matched rules decide, before anything is counted. */
 export interface ActionOutcome {

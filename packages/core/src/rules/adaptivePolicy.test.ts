@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { formatProblem, RulesError } from '../errors.js';
-import { compileRules } from '../rules/compile.js';
-import { parseRules } from '../rules/parse.js';
-import { ADAPTIVE_DEFAULTS } from './policy.js';
+import { formatProblem, RulesError } from '../base/errors.js';
+import { ADAPTIVE_DEFAULTS } from './adaptivePolicy.js';
+import { compileRules } from './compile.js';
+import { parseRules } from './parse.js';
 
 function problemsOf(fields: string[]): string[] {
   const yaml = [

@@ -1,6 +1,6 @@
-import { durationMs } from '../rules/duration.js';
-import { type AdaptiveSpec, type PrioritySpec, percentFraction } from './schema.js';
-import type { AdaptivePolicy, PriorityPolicy } from './types.js';
+import { durationMs } from '../base/duration.js';
+import { type AdaptiveSpec, type PrioritySpec, percentFraction } from './adaptiveSchema.js';
+import type { AdaptivePolicy, PriorityPolicy } from './adaptiveTypes.js';
 
 /** Defaults of `adaptive:` fields left out. */
 export const ADAPTIVE_DEFAULTS = {

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { durationMs, unitHint } from '../rules/duration.js';
-import { show } from '../rules/show.js';
+import { durationMs, unitHint } from '../base/duration.js';
+import { show } from '../base/show.js';
 
 /** Priority classes, from the first to be shed to the last. */
 export const PRIORITY_CLASSES = ['sheddable', 'normal', 'critical'] as const;

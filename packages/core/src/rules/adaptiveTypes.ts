@@ -1,6 +1,5 @@
 /**
- * The contracts of adaptive limits and priority shedding: what a rule compiles to and what a store shares.
- * A leaf module (imports nothing) so the core contracts in types.ts can name these without a cycle.
+ * The compiled adaptive and priority parts of a rule (rules/adaptiveSchema.ts makes them). A leaf module.
  */
 
 /** Priority classes, from the first shed to the last. */
@@ -29,29 +28,4 @@ export interface AdaptivePolicy {
   readonly minSamples: number;
   /** Below this factor sheddable requests are refused. */
   readonly shedBelow: number;
-}
-
-/** An application's circuit breaker state for a backend, as `limiter.health(rule, state)` takes it. */
-export type BreakerState = 'open' | 'half_open' | 'closed';
-
-/** One gateway's outcomes for an adaptive rule since its last report, folded into the fleet's factor. */
-export interface FactorReport {
-  /** The rule across the fleet: `domain/rule` (a store hashes it into its key). */
-  readonly id: string;
-  readonly policy: AdaptivePolicy;
-  /** Responses observed, of which 5xx (`errors`) and slower than the latency target (`slow`). */
-  readonly requests: number;
-  readonly errors: number;
-  readonly slow: number;
-  /** A circuit breaker's say: the factor becomes this and the interval restarts. */
-  readonly pin?: number;
-}
-
-/**
- * The optional store capability that shares adaptive factors: folds a report into the rule's shared state
- * (adaptive/aimd.ts `adaptFactor`) and answers the factor now. Called a few times a second per rule at most,
- * never per request.
- */
-export interface FactorStore {
-  adaptFactor(report: FactorReport, now: number): number | Promise<number>;
 }

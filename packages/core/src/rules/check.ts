@@ -1,12 +1,12 @@
 import { descriptorOf, namesWhere } from '../algorithms/index.js';
+import { durationMs, isCalendarPeriod } from '../base/duration.js';
+import { closest, show } from '../base/show.js';
 import { checkAction } from './checkActions.js';
 import { checkMatchRanges } from './checkMatch.js';
 import { dayStartMs, expiryMs } from './dates.js';
-import { durationMs, isCalendarPeriod } from './duration.js';
 import type { FieldPath, Finding } from './findings.js';
 import { checkPolicies } from './policies.js';
 import { type LimitSpec, MAX_NAME_LENGTH, type ParsedRule } from './schema.js';
-import { closest, show } from './show.js';
 
 /** Algorithms whose `burst` applies, as a message lists them: "a, b and c". */
 const BURST_NAMES = spoken(namesWhere((descriptor) => descriptor.burst));

@@ -1,6 +1,6 @@
+import { closest } from '../base/show.js';
 import type { FieldPath, Finding } from './findings.js';
 import type { ParsedRule } from './schema.js';
-import { closest } from './show.js';
 
 /** Fields about counting: a deny or allow rule counts nothing, so any of them is a mistake. */
 const COUNTING_FIELDS = [

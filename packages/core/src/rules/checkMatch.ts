@@ -1,4 +1,4 @@
-import { ADDRESS_FIELDS, parseRange } from '../lists/address.js';
+import { ADDRESS_FIELDS, parseRange } from '../net/address.js';
 import type { FieldPath, Finding } from './findings.js';
 import type { MatchSpec, ParsedRule } from './schema.js';
 

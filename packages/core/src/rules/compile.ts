@@ -1,11 +1,12 @@
 import { createHash } from 'node:crypto';
-import { compileAdaptive } from '../adaptive/policy.js';
-import { RulesError } from '../errors.js';
-import { checkOptionNames } from '../optionNames.js';
-import type { CompiledRule, CompiledRules, CostSpec, LimitParams } from '../types.js';
+import type { LimitParams } from '../algorithms/limits.js';
+import { durationMs, isCalendarPeriod } from '../base/duration.js';
+import { RulesError } from '../base/errors.js';
+import { checkOptionNames } from '../base/optionNames.js';
+import { compileAdaptive } from './adaptivePolicy.js';
 import { compileMatch } from './compileMatch.js';
+import type { CompiledRule, CompiledRules, CostSpec } from './contract.js';
 import { expiryMs } from './dates.js';
-import { durationMs, isCalendarPeriod } from './duration.js';
 import { createMatcher } from './matcher.js';
 import { deepFreeze, isValidatedDocument, placeFinding, type RulesDocument } from './parse.js';
 import { compilePolicies } from './policies.js';

@@ -1,5 +1,5 @@
-import { ADDRESS_FIELDS, formatRange, parseRange } from '../lists/address.js';
-import type { CompiledRule, MatchCondition } from '../types.js';
+import { ADDRESS_FIELDS, formatRange, parseRange } from '../net/address.js';
+import type { CompiledRule, MatchCondition } from './contract.js';
 import type { MatchSpec, ParsedRule } from './schema.js';
 
 type CompiledMatch = Pick<CompiledRule, 'match' | 'conditions'>;

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { formatProblem, RulesError } from '../errors.js';
-import { normalizeIp } from '../http/ip.js';
+import { formatProblem, RulesError } from '../base/errors.js';
 import { valueList } from '../lists/valueList.js';
-import type { Descriptors } from '../types.js';
+import { normalizeIp } from '../net/ip.js';
 import { compileRules } from './compile.js';
+import type { Descriptors } from './contract.js';
 import { parseRules } from './parse.js';
 import type { RuleSpec } from './schema.js';
 

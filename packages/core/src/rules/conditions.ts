@@ -1,6 +1,7 @@
-import { ADDRESS_FIELDS, type AddressBits, covers, parseAddress, parseRange } from '../lists/address.js';
+import type { Lists } from '../lists/contract.js';
 import { type ValueSet, valueSetOf } from '../lists/valueSet.js';
-import type { CompiledRule, Descriptors, Lists, MatchCondition } from '../types.js';
+import { ADDRESS_FIELDS, type AddressBits, covers, parseAddress, parseRange } from '../net/address.js';
+import type { CompiledRule, Descriptors, MatchCondition } from './contract.js';
 
 /** A compiled rule's condition as the matcher checks it: its values built into a set once. */
 export interface Condition {

@@ -1,7 +1,7 @@
 import { closeSync, fstatSync, openSync, readFileSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { isAbsolute } from 'node:path';
-import { ConfigError, RulesError } from '../errors.js';
+import { ConfigError, RulesError } from '../base/errors.js';
 
 /**
  * Default largest rules file or text accepted (16 MiB): 20,000 tenant overrides take about 2.5 MB, and a bound

@@ -1,6 +1,6 @@
 import type { z } from 'zod';
+import { closest, formatPath, show } from '../base/show.js';
 import { FIELDS } from './schema.js';
-import { closest, formatPath, show } from './show.js';
 
 const LIMIT_FORMS = 'a limit is {requests, per, burst} or {concurrent, lease}';
 const COST_FORMS = 'a cost is a whole number, {descriptor, max} or {by, values, default}';

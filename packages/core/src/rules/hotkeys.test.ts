@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { formatProblem, RulesError } from '../errors.js';
+import { formatProblem, RulesError } from '../base/errors.js';
 import { compileRules } from './compile.js';
 import { parseRules } from './parse.js';
 import type { RuleSpec } from './schema.js';

@@ -1,5 +1,5 @@
+export { parseDuration } from '../base/duration.js';
 export { type CompileOptions, compileRules, type RulesInput } from './compile.js';
-export { parseDuration } from './duration.js';
 export { MAX_RULES_BYTES } from './file.js';
 export {
   loadRules,

@@ -1,5 +1,5 @@
 import { createHash, createHmac, hash } from 'node:crypto';
-import type { CompiledRule, Descriptors } from './types.js';
+import type { CompiledRule, Descriptors } from './contract.js';
 
 /** Digest bytes a tag keeps: 128 bits, 22 base64url characters; collisions are not a practical concern. */
 const TAG_BYTES = 16;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { Descriptors } from '../types.js';
 import { compileRules } from './compile.js';
+import type { Descriptors } from './contract.js';
 import type { RuleSpec } from './schema.js';
 
 const limit = { requests: 10, per: '1s' };

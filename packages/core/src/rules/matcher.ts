@@ -1,5 +1,5 @@
+import type { Lists } from '../lists/contract.js';
 import { PrefixTree } from '../lists/prefixTree.js';
-import type { CompiledRule, CompiledRules, Descriptors, Lists } from '../types.js';
 import {
   addressOf,
   type Condition,
@@ -8,6 +8,7 @@ import {
   indexableRange,
   toCondition,
 } from './conditions.js';
+import type { CompiledRule, CompiledRules, Descriptors } from './contract.js';
 
 /** A rule as the matcher checks it: the match fields left after the index lookup, and what it overrides. */
 interface Entry {

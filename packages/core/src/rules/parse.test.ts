@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, formatProblem, RulesError } from '../errors.js';
+import { ConfigError, formatProblem, RulesError } from '../base/errors.js';
 import { compileRules } from './compile.js';
 import { MAX_RULES_BYTES } from './file.js';
 import { loadRules, loadRulesSync, parseRules } from './parse.js';

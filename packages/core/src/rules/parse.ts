@@ -1,11 +1,11 @@
 import { type Document, isMap, isPair, isScalar, isSeq, LineCounter, type Node, parseDocument } from 'yaml';
-import { ConfigError, type RuleProblem, RulesError } from '../errors.js';
-import { checkOptionNames } from '../optionNames.js';
+import { ConfigError, type RuleProblem, RulesError } from '../base/errors.js';
+import { checkOptionNames } from '../base/optionNames.js';
+import { formatPath } from '../base/show.js';
 import { dayStartMs, utcToday } from './dates.js';
 import { maxRulesBytes, readRulesFile, readRulesFileSync, rulesTooLarge } from './file.js';
 import type { Finding } from './findings.js';
 import type { RuleSpec } from './schema.js';
-import { formatPath } from './show.js';
 import { validateRules } from './validate.js';
 
 /** A validated rules file: its rules with defaults filled in, and warnings that did not stop it. */

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { formatProblem, RulesError } from '../errors.js';
+import { formatProblem, RulesError } from '../base/errors.js';
 import { compileRules } from './compile.js';
 import { parseRules } from './parse.js';
 import { POLICIES } from './policies.js';

@@ -1,6 +1,6 @@
 import { descriptorOf } from '../algorithms/index.js';
-import type { BanPolicy, CompiledRule } from '../types.js';
-import { durationMs } from './duration.js';
+import { durationMs } from '../base/duration.js';
+import type { BanPolicy, CompiledRule } from './contract.js';
 import type { FieldPath, Finding } from './findings.js';
 import type { ParsedRule } from './schema.js';
 

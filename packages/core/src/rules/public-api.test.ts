@@ -1,7 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { CompiledRules } from '../types.js';
 import { compileRules } from './compile.js';
+import type { CompiledRules } from './contract.js';
 import { loadRules, type RulesDocument } from './parse.js';
 
 // The example API's real rules file, as the seed describes it.

@@ -1,6 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, RulesError } from '../errors.js';
+import { ConfigError, RulesError } from '../base/errors.js';
 import { compileRules } from './compile.js';
 import { isCompiledRules, resolveRules, resolveRulesSync } from './resolve.js';
 

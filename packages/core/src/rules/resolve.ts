@@ -1,8 +1,8 @@
-import { ConfigError } from '../errors.js';
-import { isThenable } from '../maybe.js';
-import { checkOptionNames } from '../optionNames.js';
-import type { CompiledRules, RulesSource } from '../types.js';
+import { ConfigError } from '../base/errors.js';
+import { isThenable } from '../base/maybe.js';
+import { checkOptionNames } from '../base/optionNames.js';
 import { type CompileOptions, compileRules, type RulesInput } from './compile.js';
+import type { CompiledRules, RulesSource } from './contract.js';
 import {
   loadRules,
   loadRulesSync,

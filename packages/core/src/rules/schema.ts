@@ -1,9 +1,9 @@
 import { z } from 'zod';
-import { adaptiveSpec, prioritySpec } from '../adaptive/schema.js';
 import { ALGORITHM_NAMES } from '../algorithms/index.js';
+import { durationMs, isCalendarPeriod, unitHint } from '../base/duration.js';
+import { show } from '../base/show.js';
+import { adaptiveSpec, prioritySpec } from './adaptiveSchema.js';
 import { dayStartMs, expiryMs } from './dates.js';
-import { durationMs, isCalendarPeriod, unitHint } from './duration.js';
-import { show } from './show.js';
 
 /** Every algorithm a rule can name, in the order the docs list them: the registry's names. */
 export const ALGORITHMS = ALGORITHM_NAMES;

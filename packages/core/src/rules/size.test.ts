@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ConfigError, RulesError } from '../errors.js';
+import { ConfigError, RulesError } from '../base/errors.js';
 import { compileRules } from './compile.js';
 import { MAX_RULES_BYTES } from './file.js';
 import { loadRules, loadRulesSync, parseRules } from './parse.js';

@@ -3,9 +3,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import { nextEvent } from '../../../../test/support/rules.js';
-import { createLimiter } from '../engine.js';
-import { RulesError } from '../errors.js';
-import type { CheckResult, CompiledRules, Observer, Store } from '../types.js';
+import { RulesError } from '../base/errors.js';
+import { createLimiter } from '../engine/engine.js';
+import type { Observer } from '../observe/contract.js';
+import type { CheckResult, Store } from '../store/contract.js';
+import type { CompiledRules } from './contract.js';
 import { watchRules } from './watch.js';
 
 const rulesText = (limit: number) => `domain: watched

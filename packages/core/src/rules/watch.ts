@@ -1,9 +1,9 @@
 import { resolve } from 'node:path';
-import { checkOptionNames } from '../optionNames.js';
-import type { CompiledRules, RulesSource } from '../types.js';
+import { watchText } from '../base/fileWatch.js';
+import { checkOptionNames } from '../base/optionNames.js';
 import { compileRules } from './compile.js';
+import type { CompiledRules, RulesSource } from './contract.js';
 import { maxRulesBytes, readRulesFile, readRulesFileSync } from './file.js';
-import { watchText } from './fileWatch.js';
 import { parseRules } from './parse.js';
 
 /** Options of {@link watchRules}. */

@@ -3,12 +3,11 @@
  * implement {@link Store}, usually over the evaluator (evaluate.ts).
  */
 
-import type { FactorStore } from '../adaptive/types.js';
 import type { AlgorithmName } from '../algorithms/index.js';
 import type { LimitParams } from '../algorithms/limits.js';
-
-/** `enforce` rules can deny; `shadow` rules are counted and reported, never acted on. */
-export type Mode = 'enforce' | 'shadow';
+import type { StoreErrorKind } from '../base/errors.js';
+import type { AdaptivePolicy } from '../rules/adaptiveTypes.js';
+import type { BanPolicy, CompiledRule, CountOutcome, Mode, RuleScope } from '../rules/contract.js';
 
 /** One rule's counting work for one request, as the engine hands it to a store. */
 export interface Check {
@@ -132,22 +131,35 @@ export interface StoreHealth {
   readonly evictions?: number;
 }
 
-/** `store`: the limiter's store; `local`: an in-process MemoryStore even when the store is remote. */
-export type RuleScope = 'store' | 'local';
+/** An application's circuit breaker state for a backend, as `limiter.health(rule, state)` takes it. */
+export type BreakerState = 'open' | 'half_open' | 'closed';
 
-/** Bans after repeated denials: `ban: {after, within, for}` with `escalate: [...]`. */
-export interface BanPolicy {
-  /** Denials within `withinMs` that start a ban. */
-  readonly after: number;
-  readonly withinMs: number;
-  /** Length of a first ban. */
-  readonly forMs: number;
-  /** Lengths of the following bans, growing; the last repeats. */
-  readonly escalateMs?: readonly number[];
+/** One gateway's outcomes for an adaptive rule since its last report, folded into the fleet's factor. */
+export interface FactorReport {
+  /** The rule across the fleet: `domain/rule` (a store hashes it into its key). */
+  readonly id: string;
+  readonly policy: AdaptivePolicy;
+  /** Responses observed, of which 5xx (`errors`) and slower than the latency target (`slow`). */
+  readonly requests: number;
+  readonly errors: number;
+  readonly slow: number;
+  /** A circuit breaker's say: the factor becomes this and the interval restarts. */
+  readonly pin?: number;
 }
 
-/** Which responses a rule's counter keeps: failures (status >= 400), successes, or these statuses. */
-export type CountOutcome = 'failed' | 'succeeded' | readonly number[];
+/**
+ * The optional store capability that shares adaptive factors: folds a report into the rule's shared state
+ * (adaptive/aimd.ts `adaptFactor`) and answers the factor now. Called a few times a second per rule at most,
+ * never per request.
+ */
+export interface FactorStore {
+  adaptFactor(report: FactorReport, now: number): number | Promise<number>;
+}
 
-/** Kinds of store failure, as reported to observers and metrics. */
-export type StoreErrorKind = 'timeout' | 'error' | 'breaker_open';
+export type { StoreErrorKind };
+
+/** One matched rule turned into store work (the engine plans them; adaptive limits scale them). */
+export interface PlannedCheck {
+  readonly rule: CompiledRule;
+  readonly check: Check;
+}

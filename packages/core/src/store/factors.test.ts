@@ -1,4 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { ADAPTIVE_DEFAULTS } from '../rules/adaptivePolicy.js';
+import type { AdaptivePolicy } from '../rules/adaptiveTypes.js';
+import type { FactorReport } from './contract.js';
 import {
   adaptFactor,
   type FactorState,
@@ -6,9 +9,7 @@ import {
   nextFactor,
   QUIET_INTERVALS,
   unhealthy,
-} from './aimd.js';
-import { ADAPTIVE_DEFAULTS } from './policy.js';
-import type { AdaptivePolicy, FactorReport } from './types.js';
+} from './factors.js';
 
 const policy: AdaptivePolicy = { ...ADAPTIVE_DEFAULTS, errorRate: 0.1, minSamples: 10 };
 

@@ -1,4 +1,5 @@
-import type { AdaptivePolicy, FactorReport } from './types.js';
+import type { AdaptivePolicy } from '../rules/adaptiveTypes.js';
+import type { FactorReport } from './contract.js';
 
 /** A rule's shared factor and the outcomes gathered for the interval under way. */
 export interface FactorState {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { counterKey, isKeyPrefix } from './storeKeys.js';
+import { counterKey, isKeyPrefix } from './keys.js';
 
 describe('store keys', () => {
   it("names a counter's keys with its tag as the Cluster hash tag", () => {

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { Check } from '../types.js';
+import type { Check } from './contract.js';
 import { MemoryStore, SWEEP_PER_CALL } from './memory.js';
 import { protectedLimit } from './segmentedLru.js';
 

@@ -1,9 +1,8 @@
-import { MemoryFactors } from '../adaptive/memoryFactors.js';
-import type { FactorReport } from '../adaptive/types.js';
-import { ConfigError } from '../errors.js';
-import { checkOptionNames } from '../optionNames.js';
-import type { Check, CheckResult, Lease, Store, StoreHealth } from './contract.js';
+import { ConfigError } from '../base/errors.js';
+import { checkOptionNames } from '../base/optionNames.js';
+import type { Check, CheckResult, FactorReport, Lease, Store, StoreHealth } from './contract.js';
 import { banKey, evaluateOutcomes, releaseLeases, type StateTable, toResult } from './evaluate.js';
+import { MemoryFactors } from './memoryFactors.js';
 import { addPages, PAGE_SIZE, pageBits } from './pages.js';
 import { NONE as LIST_END, protectedLimit, SegmentedLru } from './segmentedLru.js';
 import { SlotIndex } from './slotIndex.js';

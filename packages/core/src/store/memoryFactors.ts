@@ -1,5 +1,5 @@
-import { adaptFactor, type FactorState } from './aimd.js';
-import type { FactorReport, FactorStore } from './types.js';
+import type { FactorReport, FactorStore } from './contract.js';
+import { adaptFactor, type FactorState } from './factors.js';
 
 /**
  * Adaptive factors in this process: what MemoryStore shares (between the limiters of one process) and what

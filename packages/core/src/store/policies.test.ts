@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { BanPolicy } from '../types.js';
+import type { BanPolicy } from '../rules/contract.js';
 import { banLeftMs, banLengthMs, longestBanMs, recordViolation } from './policies.js';
 
 const POLICY: BanPolicy = { after: 2, withinMs: 1000, forMs: 10_000, escalateMs: [60_000, 600_000] };

@@ -1,5 +1,7 @@
 import { decideByName } from '../algorithms/index.js';
-import type { BanPolicy, Check, CheckPolicy, CheckResult, LimitParams, Outcome } from '../types.js';
+import type { LimitParams, Outcome } from '../algorithms/limits.js';
+import type { BanPolicy } from '../rules/contract.js';
+import type { Check, CheckPolicy, CheckResult } from './contract.js';
 
 /*
  * What a store does around a rule's algorithm, in the same call, when the rule has a policy: bans after

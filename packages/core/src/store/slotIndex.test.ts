@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { hashText } from '../keys.js';
+import { hashText } from '../rules/keys.js';
 import { NONE } from './segmentedLru.js';
 import { KEYS_PER_SHARD, SlotIndex } from './slotIndex.js';
 

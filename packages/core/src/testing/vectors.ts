@@ -1,6 +1,8 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import type { AlgorithmName, CalendarPeriod, Check, LimitParams, Store } from '../types.js';
+import type { AlgorithmName } from '../algorithms/index.js';
+import type { CalendarPeriod, LimitParams } from '../algorithms/limits.js';
+import type { Check, Store } from '../store/contract.js';
 
 /** What one step must answer. `retryAfterMs: null` means never (Infinity). */
 export interface VectorExpect {

@@ -1,0 +1,33 @@
+/**
+ * Every notice code Sluice logs, in ONE place: each logs once per episode or per limiter, as `[CODE]` after
+ * its text, and `silence` takes these codes. The texts live with what notices them (observe/misuse.ts,
+ * resilience/monitor.ts, engine/unban.ts, http/notices.ts, http/proxy.ts, @sluice/redis, @sluice/postgres);
+ * notices.test.ts checks every table there against this list, so a code is added here first.
+ */
+export const NOTICE_CODES = {
+  /** How limiters are built (observe/misuse.ts). */
+  limiter: ['SLUICE_LIMITER_PER_REQUEST', 'SLUICE_STORE_SHARED'],
+  /** A store's episodes of failure (resilience/monitor.ts). */
+  store: ['SLUICE_STORE_UNREACHABLE', 'SLUICE_STORE_RECOVERED'],
+  /** An operator's act (engine/unban.ts). */
+  operator: ['SLUICE_BAN_LIFTED'],
+  /** Adapters' misconfiguration smells (http/notices.ts). */
+  adapter: [
+    'SLUICE_UNVALIDATED_API_KEY',
+    'SLUICE_RAW_IPV6_KEY',
+    'SLUICE_ROUTE_TEMPLATE_UNSEEN',
+    'SLUICE_ROUTE_KEY_PATH',
+  ],
+  /** Proxy trust smells (http/proxy.ts). */
+  proxy: ['SLUICE_XFF_UNTRUSTED', 'SLUICE_TRUST_ALL_PROXIES', 'SLUICE_FORWARDED_IGNORED'],
+  /** The store packages' own (@sluice/redis, @sluice/postgres). */
+  stores: ['SLUICE_REDIS_EVICTION', 'SLUICE_STORE_CLOSED', 'SLUICE_POSTGRES_SWEEP_FAILED'],
+} as const;
+
+/** A notice code. */
+export type NoticeCode = (typeof NOTICE_CODES)[keyof typeof NOTICE_CODES][number];
+
+/** Where notices go: anything with a warn(message), such as console or a pino logger. */
+export interface NoticeLogger {
+  warn(message: string): void;
+}

@@ -1,0 +1,111 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+
+const SRC = fileURLToPath(new URL('.', import.meta.url));
+
+/** Core's folders, bottom to top: a folder imports only folders before it (ARCHITECTURE.md, "Layers"). */
+const LAYERS = [
+  'base',
+  'algorithms',
+  'net',
+  'lists',
+  'rules',
+  'store',
+  'observe',
+  'resilience',
+  'adaptive',
+  'engine',
+  'http',
+  'testing',
+] as const;
+
+/** The entries: the only top-level files, imported by nothing inside core. */
+const ENTRIES = ['index.ts', 'store.ts'];
+
+const sources = (readdirSync(SRC, { recursive: true }) as string[]).filter(
+  (file) => file.endsWith('.ts') && !file.endsWith('.test.ts'),
+);
+
+/** The folder of a source file ('.' for the top level). */
+function folderOf(file: string): string {
+  const dir = relative(SRC, dirname(file));
+  return dir === '' ? '.' : dir.split('/')[0]!;
+}
+
+/** Folder -> the folders its files import, type-only imports and re-exports included, from the source. */
+function folderGraph(): Map<string, Set<string>> {
+  const graph = new Map<string, Set<string>>();
+  for (const file of sources) {
+    const path = join(SRC, file);
+    const from = folderOf(path);
+    for (const [, spec] of readFileSync(path, 'utf8').matchAll(
+      /(?:import|export)[^'";]*?from\s+'(\.[^']+)'/g,
+    )) {
+      const to = folderOf(resolve(dirname(path), spec!));
+      if (to === from) continue;
+      if (!graph.has(from)) graph.set(from, new Set());
+      graph.get(from)!.add(to);
+    }
+  }
+  return graph;
+}
+
+/** A loop of folders, as a path that comes back to its start; undefined when there is none. */
+function findLoop(graph: Map<string, Set<string>>): string[] | undefined {
+  const state = new Map<string, 'open' | 'done'>();
+  const path: string[] = [];
+  const visit = (node: string): string[] | undefined => {
+    if (state.get(node) === 'open') return [...path.slice(path.indexOf(node)), node];
+    if (state.get(node) === 'done') return undefined;
+    state.set(node, 'open');
+    path.push(node);
+    for (const next of graph.get(node) ?? []) {
+      const loop = visit(next);
+      if (loop !== undefined) return loop;
+    }
+    path.pop();
+    state.set(node, 'done');
+    return undefined;
+  };
+  for (const node of graph.keys()) {
+    const loop = visit(node);
+    if (loop !== undefined) return loop;
+  }
+  return undefined;
+}
+
+describe("core's structure", () => {
+  const graph = folderGraph();
+
+  it('finds a loop when there is one (the check itself)', () => {
+    const looped = new Map([
+      ['a', new Set(['b'])],
+      ['b', new Set(['c'])],
+      ['c', new Set(['a'])],
+    ]);
+    expect(findLoop(looped)).toEqual(['a', 'b', 'c', 'a']);
+  });
+
+  it('has no import loop between its folders, type-only imports included', () => {
+    expect(findLoop(graph)).toBe(undefined);
+  });
+
+  it('imports point down the layers only (an entry is imported by nothing inside core)', () => {
+    const rank = (folder: string) => LAYERS.indexOf(folder as (typeof LAYERS)[number]);
+    const upward: string[] = [];
+    for (const [from, targets] of graph) {
+      if (from === '.') continue;
+      for (const to of targets) if (to === '.' || !(rank(to) < rank(from))) upward.push(`${from} -> ${to}`);
+    }
+    expect(upward).toEqual([]);
+  });
+
+  it('has only the entries at the top level, and a known layer for every folder', () => {
+    expect(sources.filter((file) => !file.includes('/')).sort()).toEqual(ENTRIES);
+    expect(
+      [...new Set(sources.map((file) => folderOf(join(SRC, file))))].filter((f) => f !== '.').sort(),
+    ).toEqual([...LAYERS].sort());
+  });
+});
