@@ -1,13 +1,12 @@
 import {
   createHttpLimiter,
   type DeniedResponse,
+  KoaFacts,
   nodeVerdictWriter,
-  type ProxyTrust,
   promiseStyle,
   type RateLimitInfo,
   type RateLimitMiddleware,
   type RateLimitOptions,
-  type RequestFacts,
   routedMiddleware,
 } from '@sluice/core/http';
 import type { Context, Middleware, Next } from 'koa';
@@ -68,45 +67,4 @@ export function rateLimit(options?: KoaRateLimitOptions): KoaRateLimit {
 /** True once the context holds a response: a body, a status other than Koa's untouched 404, or bytes sent. */
 function setResponse(ctx: Context): boolean {
   return ctx.body != null || ctx.status !== 404 || ctx.headerSent || ctx.respond === false;
-}
-
-/**
- * What the limiter reads off a Koa context; a class, so no closure is made per request. The address at once
- * (most rule sets key by it), the rest when a rule or a notice reads it: each goes through Koa's delegates.
- */
-class KoaFacts implements RequestFacts {
-  readonly ip: string;
-  readonly #ctx: Context;
-  readonly #template: string | undefined;
-
-  /** `template`: the route the global middleware found for the request, before the router ran. */
-  constructor(ctx: Context, template: string | undefined) {
-    this.ip = ctx.ip;
-    this.#ctx = ctx;
-    this.#template = template;
-  }
-
-  get method(): string {
-    return this.#ctx.method;
-  }
-
-  get url(): string {
-    return this.#ctx.originalUrl;
-  }
-
-  get route(): string | undefined {
-    const matched: unknown = this.#template ?? (this.#ctx as { _matchedRoute?: unknown })._matchedRoute;
-    return typeof matched === 'string' ? matched : undefined;
-  }
-
-  /** Only read until every start-up notice has been given. */
-  get proxyTrust(): ProxyTrust {
-    const { app } = this.#ctx;
-    // Koa with app.proxy and no maxIpsCount takes the leftmost X-Forwarded-For entry, which the client writes.
-    return !app.proxy ? 'none' : app.maxIpsCount > 0 ? 'bounded' : 'all';
-  }
-
-  header(name: string): string | readonly string[] | undefined {
-    return this.#ctx.req.headers[name];
-  }
 }

@@ -21,6 +21,7 @@ export {
 } from './flow.js';
 export { type RateLimitInfo, rateLimitInfo } from './info.js';
 export { type InlineLimit, inlineRules, isInlineLimit, parseInlineLimit, routeRuleName } from './inline.js';
+export { type KoaContextFields, KoaFacts } from './koaFacts.js';
 export { isResponseClosed, reportWhenDone, setHeaders, waitUnlessClosed } from './node.js';
 export {
   callbackStyle,

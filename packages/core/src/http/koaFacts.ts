@@ -1,0 +1,57 @@
+import type { RequestFacts } from './facts.js';
+import type { ProxyTrust } from './proxy.js';
+
+/**
+ * What the limiter reads of a Koa context (@sluice/koa): the fields of Koa's own `Context` it needs, so core
+ * imports no framework.
+ */
+export interface KoaContextFields {
+  readonly ip: string;
+  readonly method: string;
+  readonly originalUrl: string;
+  /** The template @koa/router matched, once it has run. */
+  readonly _matchedRoute?: unknown;
+  readonly app: { readonly proxy: boolean; readonly maxIpsCount: number };
+  readonly req: { readonly headers: Readonly<Record<string, string | string[] | undefined>> };
+}
+
+/**
+ * What the limiter reads off a Koa context; a class, so no closure is made per request. The address at once
+ * (most rule sets key by it), the rest when a rule or a notice reads it: each goes through Koa's delegates.
+ */
+export class KoaFacts implements RequestFacts {
+  readonly ip: string;
+  readonly #ctx: KoaContextFields;
+  readonly #template: string | undefined;
+
+  /** `template`: the route the global middleware found for the request, before the router ran. */
+  constructor(ctx: KoaContextFields, template: string | undefined) {
+    this.ip = ctx.ip;
+    this.#ctx = ctx;
+    this.#template = template;
+  }
+
+  get method(): string {
+    return this.#ctx.method;
+  }
+
+  get url(): string {
+    return this.#ctx.originalUrl;
+  }
+
+  get route(): string | undefined {
+    const matched: unknown = this.#template ?? this.#ctx._matchedRoute;
+    return typeof matched === 'string' ? matched : undefined;
+  }
+
+  /** Only read until every start-up notice has been given. */
+  get proxyTrust(): ProxyTrust {
+    const { app } = this.#ctx;
+    // Koa with app.proxy and no maxIpsCount takes the leftmost X-Forwarded-For entry, which the client writes.
+    return !app.proxy ? 'none' : app.maxIpsCount > 0 ? 'bounded' : 'all';
+  }
+
+  header(name: string): string | readonly string[] | undefined {
+    return this.#ctx.req.headers[name];
+  }
+}
