@@ -23,7 +23,7 @@ const WIDE = { limit: 1_000_000_000, windowMs: 60_000, burst: 1_000_000_000 };
 
 interface Variant {
   readonly name: string;
-  readonly store: Pick<RedisStoreOptions, 'coalesce' | 'batchWrites'>;
+  readonly store: Pick<RedisStoreOptions, 'coalesce'>;
   readonly autoPipelining?: boolean;
 }
 
@@ -31,8 +31,6 @@ const BASELINE = 'one call per request (corked)';
 const VARIANTS: readonly Variant[] = [
   { name: BASELINE, store: { coalesce: false } },
   { name: 'coalesced, one call per turn (default)', store: {} },
-  { name: 'coalesced, not corked', store: { batchWrites: false } },
-  { name: 'one call per request, not corked', store: { coalesce: false, batchWrites: false } },
   { name: 'one call per request, auto-pipelining', store: { coalesce: false }, autoPipelining: true },
 ];
 

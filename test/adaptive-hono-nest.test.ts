@@ -74,7 +74,7 @@ describe.each<AdapterFactory>([hono, ...nestAdapters])('$name', (adapter) => {
   it('sheds sheddable requests and keeps critical ones while a breaker is open', async () => {
     const clock = { now: 2_000_000 };
     const running = await start(adapter, clock);
-    running.limiter.health('backend', 'open');
+    running.limiter.setBreaker('backend', 'open');
     const shed = await fetch(`${running.url}/search`, { headers: { 'x-tier': 'sheddable' } });
     expect(shed.status).toBe(429);
     expect(shed.headers.get('x-ratelimit-rule')).toBe('backend');

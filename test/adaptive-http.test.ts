@@ -70,7 +70,7 @@ describe.each<Framework>(['express', 'koa', 'fastify'])('%s', (framework) => {
     const clock = { now: 2_000_000 };
     const backend: Backend = { status: () => 200, served: 0 };
     app = await startApp(framework, { rules: [payments], backend, clock: () => clock.now });
-    app.limiter.health('payments', 'open');
+    app.limiter.setBreaker('payments', 'open');
     const shed = await fetch(`${app.url}/pay`, { headers: { 'x-tier': 'sheddable' } });
     expect(shed.status).toBe(429);
     expect(shed.headers.get('x-ratelimit-rule')).toBe('payments');

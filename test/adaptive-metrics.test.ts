@@ -20,7 +20,7 @@ describe('adaptive metrics', () => {
       }),
       observer: metrics,
     });
-    limiter.health('payments', 'open');
+    limiter.setBreaker('payments', 'open');
     expect((await limiter.check({ tier: 'sheddable' })).allowed).toBe(false);
     expect((await limiter.check({ tier: 'critical' })).allowed).toBe(true);
     const text = await metrics.metrics();

@@ -139,7 +139,7 @@ describe('two gateways sharing one redis-server', () => {
   it('follow one gateway whose circuit breaker opens', () =>
     withGateways(9_000_000, async (a, b, clock, prefix) => {
       await second(b, clock, 10, () => 200);
-      a.health('payments', 'open');
+      a.setBreaker('payments', 'open');
       // The pin is written at once; b reads it with its next report, within the interval the pin started.
       const key = factorKey(prefix, 'api/payments');
       await vi.waitFor(async () => expect(Number(await redis.admin.hget(key, 'f'))).toBe(0.1));

@@ -222,7 +222,10 @@ describe('keys and configuration', () => {
     expect(keys).toHaveLength(2);
     await admin.del(costs);
     await admin.lpush(costs, 'not-a-hash');
-    const release = store.release([{ rule: 'conc', tag: lease.tag, id: 'l1', scope: 'store' }], Date.now());
+    const release = store.release(
+      [{ rule: 'conc', tag: lease.tag, algorithm: 'concurrency', id: 'l1', scope: 'store' }],
+      Date.now(),
+    );
     await expect(release).rejects.toBeInstanceOf(KeyStateError);
     await expect(release).rejects.toMatchObject({ rules: ['conc'] });
     expect(await admin.exists(costs)).toBe(0);

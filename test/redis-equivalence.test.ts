@@ -112,6 +112,7 @@ async function compare(rules: RuleSpec[], steps: Step[]): Promise<void> {
       const lease = {
         rule: rules[step.rule]!.name,
         tag: TAGS[step.tag]!,
+        algorithm: 'concurrency' as const,
         id: LEASES[step.lease]!,
         scope: 'store' as const,
       };

@@ -168,7 +168,13 @@ describe('a key of the wrong type', () => {
     await redis.admin.del(badSet);
     await redis.admin.set(badSet, 'garbage');
 
-    const toLease = (c: typeof bad) => ({ rule: c.rule, tag: c.tag, id: c.leaseId, scope: 'store' as const });
+    const toLease = (c: typeof bad) => ({
+      rule: c.rule,
+      tag: c.tag,
+      algorithm: 'concurrency' as const,
+      id: c.leaseId,
+      scope: 'store' as const,
+    });
     await expect(store.release([toLease(bad)], Date.now())).rejects.toMatchObject({ rules: ['jobs'] });
     expect(await redis.admin.exists(badSet)).toBe(0);
     expect(store.health().breaker).toBe('closed');

@@ -37,7 +37,6 @@ describe('RedisStore options', () => {
       breaker: false,
       maxPending: 10,
       coalesce: true,
-      batchWrites: true,
       logger: { warn() {} },
     });
     await store.close();

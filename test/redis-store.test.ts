@@ -247,6 +247,7 @@ describe('concurrency leases', () => {
     const held = {
       rule: 'r_concurrency',
       tag: 'tagAAAAAAAAAAAAAAAAAAA',
+      algorithm: 'concurrency' as const,
       id: 'waiting',
       scope: 'store' as const,
     };
@@ -264,7 +265,10 @@ describe('concurrency leases', () => {
     expect((await store.evaluate([big], 1000))[0]!.remaining).toBe(1);
     expect((await store.evaluate([small('a')], 1000))[0]!.allowed).toBe(true);
     expect((await store.evaluate([small('b')], 1000))[0]!.allowed).toBe(false);
-    await store.release([{ rule: 'r_concurrency', tag: big.tag, id: 'big', scope: 'store' }], 1001);
+    await store.release(
+      [{ rule: 'r_concurrency', tag: big.tag, algorithm: 'concurrency', id: 'big', scope: 'store' }],
+      1001,
+    );
     expect((await store.evaluate([small('b')], 1002))[0]!.remaining).toBe(1);
     expect(await admin.exists(`${prefix}:{${big.tag}}:r_concurrency:cc:w`)).toBe(0);
   });

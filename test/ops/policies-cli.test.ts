@@ -93,7 +93,7 @@ describe('sluice explain --redis, adaptive', () => {
     // No gateway has reported: the factor is 1.
     expect((await runSluice('explain', ...args)).out).toContain('    factor     1: the full limit\n');
     // A breaker opens: the gateway writes the floor to the shared factor at once.
-    limiter.health('payments', 'open');
+    limiter.setBreaker('payments', 'open');
     const key = factorKey(prefix, 'logins/payments');
     for (let i = 0; i < 200 && (await redis.admin.hget(key, 'f')) !== '0.20000000000000001'; i++)
       await new Promise((resolve) => setTimeout(resolve, 10));

@@ -3,7 +3,7 @@
 // A store package imports this entry (and @sluice/core/testing in its tests), never the root.
 
 export type { Charge } from './algorithms/charge.js';
-export { ALGORITHM_NAMES, type AlgorithmName, descriptorOf } from './algorithms/index.js';
+export { ALGORITHM_NAMES, type AlgorithmName, descriptorOf, holderName } from './algorithms/index.js';
 export type { LimitParams, Outcome } from './algorithms/limits.js';
 export { ConfigError, StoreError } from './base/errors.js';
 export { checkOptionNames } from './base/optionNames.js';

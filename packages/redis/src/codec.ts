@@ -2,6 +2,7 @@ import {
   type Check,
   type CheckResult,
   ConfigError,
+  holderName,
   isKeyPrefix,
   KEY_PREFIX_RULE,
   type Lease,
@@ -101,9 +102,9 @@ export function strandedLeases(
   for (const indexes of groups) {
     if (unanswered(indexes) || deniedIn(indexes)) continue;
     for (const i of indexes) {
-      const { rule, tag, leaseId } = checks[i]!;
+      const { rule, tag, algorithm, leaseId } = checks[i]!;
       if (leaseId !== undefined && results[i]!.allowed)
-        stranded.push({ rule, tag, id: leaseId, scope: 'store' });
+        stranded.push({ rule, tag, algorithm, id: leaseId, scope: 'store' });
     }
   }
   return stranded;
@@ -115,18 +116,17 @@ const RELEASE_PARAMS: LimitParams = Object.freeze({ limit: 0, windowMs: 0, burst
 /**
  * What a response gives back, as checks of each algorithm's give-back fragment (see giveBackFragmentOf), so that
  * they all go in one script call (per Cluster slot): concurrency leases dropped by id, and units refunded
- * (charges a rule's `count` does not keep, leaky_bucket places never served), each carrying its charge. A lease
- * that names no algorithm was made before leases did: a refund then was a leaky_bucket place, an id a
- * concurrency lease.
+ * (charges a rule's `count` does not keep, leaky_bucket places never served), each carrying its charge; the
+ * algorithm holding each is core's `holderName` (its one fallback for a lease that names none).
  */
 export function giveBackChecks(leases: readonly Lease[]): Check[] {
   return leases.map((lease): Check | RefundCheck => {
     const { rule, tag, refund } = lease;
     if (refund === undefined) {
-      const algorithm = lease.algorithm ?? 'concurrency';
+      const algorithm = holderName(lease);
       return { rule, tag, algorithm, params: RELEASE_PARAMS, cost: 0, mode: 'shadow', leaseId: lease.id };
     }
-    const algorithm = lease.algorithm ?? 'leaky_bucket';
+    const algorithm = holderName(lease);
     return { rule, tag, algorithm, params: refund.params, cost: refund.cost, mode: 'shadow', charge: refund };
   });
 }

@@ -20,12 +20,11 @@ function commandName(script: RedisScript): string {
 /**
  * The ioredis transport. Scripts go through `defineCommand`, which sends EVALSHA and resends EVAL on
  * NOSCRIPT by itself; ioredis routes a Cluster call by its first key and pipelines the calls made in a
- * turn. On one server, `batchWrites` corks the socket for the rest of the turn, so concurrent calls leave
- * in one write.
+ * turn. On one server, the socket is corked for the rest of the turn, so concurrent calls leave in
+ * one write.
  */
 export class IoredisTransport implements RedisTransport {
   readonly #client: Redis | Cluster;
-  readonly #batchWrites: boolean;
   readonly #defined = new Set<string>();
   readonly isCluster: boolean;
   readonly dropsUnansweredOnClose: boolean;
@@ -50,9 +49,8 @@ export class IoredisTransport implements RedisTransport {
     stream?.uncork();
   };
 
-  constructor(client: Redis | Cluster, batchWrites: boolean) {
+  constructor(client: Redis | Cluster) {
     this.#client = client;
-    this.#batchWrites = batchWrites;
     this.isCluster = client.isCluster;
     this.#wasReady = client.status === 'ready';
     this.dropsUnansweredOnClose =
@@ -101,7 +99,7 @@ export class IoredisTransport implements RedisTransport {
 
   /** Holds this turn's writes in the socket until the turn ends: one write for every call made meanwhile. */
   #corkForThisTurn(): void {
-    if (!this.#batchWrites || this.#corked !== undefined || this.#client.isCluster) return;
+    if (this.#corked !== undefined || this.#client.isCluster) return;
     // Only a live connection: commands sent while (re)connecting wait in ioredis's queues, not the socket.
     if (this.#client.status !== 'ready') return;
     const stream = (this.#client as Redis).stream as { cork?(): void; uncork(): void } | undefined;

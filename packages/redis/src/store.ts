@@ -76,12 +76,6 @@ export interface RedisStoreOptions {
    */
   coalesce?: boolean | { maxChecks: number };
   /**
-   * Standalone Redis: script calls made in the same turn of the event loop leave in one socket write (the
-   * socket is corked until the turn ends), so concurrent requests share system calls. Default true.
-   * With `coalesce` it only matters for releases and for batches that fill up within a turn.
-   */
-  batchWrites?: boolean;
-  /**
    * Where the store's notices go (Redis unreachable, reachable again, an evicting maxmemory-policy), one
    * line each, with a stable code. Default `console`.
    */
@@ -113,13 +107,12 @@ const OPTION_NAMES: readonly (keyof RedisStoreOptions)[] = [
   'fallback',
   'maxPending',
   'coalesce',
-  'batchWrites',
   'logger',
 ];
 
 /** The transport of a client, by its library. */
-function transportOf(client: unknown, batchWrites: boolean): RedisTransport {
-  if (isIoredis(client)) return new IoredisTransport(client, batchWrites);
+function transportOf(client: unknown): RedisTransport {
+  if (isIoredis(client)) return new IoredisTransport(client);
   if (isNodeRedis(client)) return new NodeRedisTransport(client);
   throw new ConfigError(
     'RedisStore needs an ioredis Redis or Cluster client, or a node-redis (redis package) client or Cluster',
@@ -176,7 +169,7 @@ export class RedisStore implements Store {
 
   constructor(options: RedisStoreOptions) {
     checkOptionNames('RedisStore', options, OPTION_NAMES);
-    const transport = transportOf(options.client, options.batchWrites ?? true);
+    const transport = transportOf(options.client);
     this.#transport = transport;
     const prefix = assertPrefix(options.prefix ?? 'sluice');
     this.#factors = new RedisFactors(transport, prefix);

@@ -164,7 +164,7 @@ export class AdaptiveControl {
   }
 
   /**
-   * `limiter.health(rule, state)`: the breaker state of the backend behind the adaptive rule of that name in
+   * `limiter.setBreaker(rule, state)`: the breaker state of the backend behind the adaptive rule of that name in
    * `table` (or one already checked, say a route rule). A wrong name or state is a ConfigError.
    */
   setBreakerOf(table: CompiledRules, name: string, state: BreakerState, now: number): void {

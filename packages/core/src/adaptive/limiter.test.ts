@@ -73,11 +73,11 @@ describe('a limiter with an adaptive rule', () => {
   it('follows a circuit breaker: open sets the floor, half_open midway, closed climbs on from there', async () => {
     const factors: number[] = [];
     const setup = limiterWith([payments], { onAdaptiveFactor: (_rule, factor) => factors.push(factor) });
-    setup.limiter.health('payments', 'open');
+    setup.limiter.setBreaker('payments', 'open');
     expect((await setup.limiter.check({})).limit).toBe(10);
-    setup.limiter.health('payments', 'half_open');
+    setup.limiter.setBreaker('payments', 'half_open');
     expect(setup.limiter.factor('payments')).toBeCloseTo(0.55);
-    setup.limiter.health('payments', 'closed');
+    setup.limiter.setBreaker('payments', 'closed');
     await second(setup, 50, () => 200);
     await second(setup, 50, () => 200);
     expect(setup.limiter.factor('payments')).toBeGreaterThan(0.55);
@@ -87,8 +87,8 @@ describe('a limiter with an adaptive rule', () => {
 
   it('refuses a breaker for a rule that is not adaptive, or a state that is not one', () => {
     const { limiter } = limiterWith([payments]);
-    expect(() => limiter.health('nope', 'open')).toThrow(ConfigError);
-    expect(() => limiter.health('payments', 'ajar' as 'open')).toThrow(/not a breaker state/);
+    expect(() => limiter.setBreaker('nope', 'open')).toThrow(ConfigError);
+    expect(() => limiter.setBreaker('payments', 'ajar' as 'open')).toThrow(/not a breaker state/);
   });
 });
 
@@ -103,13 +103,13 @@ describe('priority classes under pressure', () => {
   it('sheds sheddable requests first and limits critical ones last', async () => {
     const sheds: string[] = [];
     const setup = limiterWith([tiered], { onShed: (rule, cls) => sheds.push(`${rule}:${cls}`) });
-    setup.limiter.health('tiered', 'half_open');
+    setup.limiter.setBreaker('tiered', 'half_open');
     const limits = async (tier: string) => (await setup.limiter.check({ tier })).limit;
     // factor 0.55: sheddable 0.3025, normal 0.55, critical 0.74
     expect([await limits('sheddable'), await limits('normal'), await limits('critical')]).toEqual([
       30, 55, 74,
     ]);
-    setup.limiter.health('tiered', 'open');
+    setup.limiter.setBreaker('tiered', 'open');
     const shed = await setup.limiter.check({ tier: 'sheddable' });
     expect(shed.allowed).toBe(false);
     expect(sheds).toEqual(['tiered:sheddable']);

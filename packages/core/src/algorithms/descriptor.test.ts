@@ -7,6 +7,7 @@ import {
   type AlgorithmName,
   algorithms,
   decideByName,
+  type HeldLease,
   releasedState,
 } from './index.js';
 import type { LimitParams, Outcome } from './limits.js';
@@ -148,12 +149,12 @@ describe('algorithm descriptors', () => {
     expect(releasedState(held, { ...lease, algorithm: 'concurrency' }, T + 1)).toEqual({
       state: { leases: [] },
     });
-    // A lease that does not name its algorithm goes to the one that releases leases.
-    expect(releasedState(held, lease, T + 1)).toEqual({ state: { leases: [] } });
+    // The one fallback, for untyped code: a lease that does not name its algorithm goes to concurrency.
+    expect(releasedState(held, lease as unknown as HeldLease, T + 1)).toEqual({ state: { leases: [] } });
     // Not a concurrency state (the rule now counts with another algorithm): nothing to change.
     const window = decideByName('sliding_window', undefined, T, PARAMS, 1).state;
     expect(releasedState(window, { ...lease, algorithm: 'concurrency' }, T + 1)).toBeUndefined();
-    expect(releasedState(undefined, lease, T + 1)).toBeUndefined();
+    expect(releasedState(undefined, { ...lease, algorithm: 'concurrency' }, T + 1)).toBeUndefined();
 
     // Two units queued in a leaky bucket; one given back leaves the queue as after one request.
     const one = decideByName('leaky_bucket', undefined, T, PARAMS, 1);
@@ -162,7 +163,7 @@ describe('algorithm descriptors', () => {
     const refund = { ...lease, id: '', refund: { cost: 1, params: PARAMS } };
     const given = releasedState(two.state, { ...refund, algorithm: 'leaky_bucket' }, T);
     expect(given).toEqual({ state: one.state, ttlMs: one.ttlMs });
-    expect(releasedState(two.state, refund, T)).toEqual(given);
+    expect(releasedState(two.state, refund as unknown as HeldLease, T)).toEqual(given); // a refund: leaky_bucket
     expect(releasedState(two.state, { ...refund, algorithm: 'fixed_window' }, T)).toBeUndefined();
   });
 });

@@ -52,16 +52,6 @@ export type AlgorithmName = Registered['name'];
 /** The descriptor registered under `name`, with its own state and params types. */
 export type DescriptorOf<K extends AlgorithmName> = Extract<Registered, { readonly name: K }>;
 
-/** The state each algorithm keeps per key. */
-export type AlgorithmStates = {
-  [K in AlgorithmName]: DescriptorOf<K> extends AlgorithmDescriptor<K, infer S, infer _P> ? S : never;
-};
-
-/** The params each algorithm takes: LimitParams, plus the lease id for concurrency. */
-export type AlgorithmParams = {
-  [K in AlgorithmName]: DescriptorOf<K> extends AlgorithmDescriptor<K, infer _S, infer P> ? P : never;
-};
-
 /** Every algorithm by name, each typed with its own state and params. */
 export type AlgorithmRegistry = { readonly [K in AlgorithmName]: DescriptorOf<K> };
 
@@ -131,20 +121,25 @@ const DECIDERS = Object.fromEntries(
  * to give back. Declared here so the registry imports nothing from the contracts that read its names.
  */
 export interface HeldLease {
-  readonly algorithm?: AlgorithmName;
+  readonly algorithm: AlgorithmName;
   readonly id: string;
   readonly refund?: Charge & { readonly params: LimitParams };
 }
 
 /**
- * The algorithm holding `lease`: its own, or for a lease that does not name one (made before leases did), the
- * one that held such leases then: a refund was a leaky_bucket place, an id the first that releases leases.
+ * The algorithm holding `lease`, which names it. The one fallback, for a lease built by untyped code without
+ * one: a refund is a leaky_bucket place, an id a concurrency lease (what such leases were before they named it).
+ * Every store reads it here (MemoryStore, the evaluator, RedisStore's codec).
  */
-function holderOf(lease: HeldLease): AnyDescriptor | undefined {
-  if (lease.algorithm !== undefined) return descriptorOf(lease.algorithm);
-  if (lease.refund !== undefined) return descriptorOf('leaky_bucket');
-  const name = ALGORITHM_NAMES.find((candidate) => descriptorOf(candidate).release === 'lease');
-  return name === undefined ? undefined : descriptorOf(name);
+export function holderName(lease: HeldLease): AlgorithmName {
+  return (
+    (lease.algorithm as AlgorithmName | undefined) ??
+    (lease.refund === undefined ? 'concurrency' : 'leaky_bucket')
+  );
+}
+
+function holderOf(lease: HeldLease): AnyDescriptor {
+  return descriptorOf(holderName(lease));
 }
 
 /**
@@ -159,7 +154,7 @@ export function releasedState(
   now: number,
 ): { readonly state: unknown; readonly ttlMs?: number } | undefined {
   const descriptor = holderOf(lease);
-  if (descriptor === undefined || !descriptor.isState(state)) return undefined;
+  if (!descriptor.isState(state)) return undefined;
   if (descriptor.release === 'lease') return { state: descriptor.releaseLease(state, lease.id, now) };
   if (descriptor.release === 'refund' && lease.refund !== undefined) {
     return descriptor.refund(state, now, lease.refund.params, lease.refund);

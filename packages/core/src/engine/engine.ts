@@ -102,7 +102,7 @@ export interface Limiter {
    * An application's circuit breaker (opossum or any) drives the adaptive rule `rule`: `open` sets its factor
    * to the floor, `half_open` midway to 1, `closed` lets AIMD go on from there; shared through the store.
    */
-  health(rule: string, state: BreakerState): void;
+  setBreaker(rule: string, state: BreakerState): void;
   /** Reports the response of a request whose decision lists `adaptive` rules: its status and latency. */
   observe(decision: Decision, status: number, latencyMs: number): void;
   /** An adaptive rule's factor now: 1 at full health, down to its floor. */
@@ -230,15 +230,17 @@ export function createLimiter(options: LimiterOptions): Limiter {
     get version() {
       return path.table.version;
     },
-    health: ((rule?: string, state?: BreakerState) => {
-      if (rule !== undefined) return adaptive.setBreakerOf(path.table, rule, state as BreakerState, clock());
+    health() {
       // The stores' own reports: a wrapper's would say "connected" while the engine sees its calls fail.
       return limiterHealth(given.store, given.local, {
         pending: calls.store.pending,
         failingSince: calls.store.failingSince,
         observerFailures: observer.failures,
       });
-    }) as Limiter['health'],
+    },
+    setBreaker(rule, state) {
+      adaptive.setBreakerOf(path.table, rule, state, clock());
+    },
     observe(decision, status, latencyMs) {
       if (decision.adaptive !== undefined) adaptive.observe(decision.adaptive, status, latencyMs, clock());
     },

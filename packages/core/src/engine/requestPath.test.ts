@@ -147,6 +147,7 @@ describe('LeaseLedger', () => {
   const lease = (id: string, refund: boolean): Lease => ({
     rule: 'r',
     tag: 't',
+    algorithm: refund ? 'leaky_bucket' : 'concurrency',
     id,
     scope: 'store',
     ...(refund ? { refund: { cost: 1, params: { limit: 1, windowMs: 1000, burst: 1 } } } : {}),

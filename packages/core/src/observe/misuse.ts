@@ -1,8 +1,8 @@
 import type { NoticeLogger } from '../base/notices.js';
 import type { CompiledRule, CompiledRules } from '../rules/contract.js';
+import type { Store } from '../store/contract.js';
 
 export type { NoticeLogger };
-import type { Store } from '../store/contract.js';
 
 /** Runtime smells about how limiters are built, logged once each with a stable code; silence one with `silence`. */
 export const LIMITER_NOTICES = {
@@ -17,7 +17,6 @@ export const LIMITER_NOTICES = {
 
 /** A limiter notice code. */
 export type LimiterNotice = keyof typeof LIMITER_NOTICES;
-
 
 /** Limiters built with one rule table within this window count towards the per-request smell. */
 export const PER_REQUEST_WINDOW_MS = 60_000;

@@ -1,6 +1,6 @@
 import { ConfigError, StoreError, storeErrorKind } from '../base/errors.js';
-import { checkOptionNames } from '../base/optionNames.js';
 import type { NoticeLogger } from '../base/notices.js';
+import { checkOptionNames } from '../base/optionNames.js';
 import type { Check, CheckResult, Lease, Store, StoreHealth } from '../store/contract.js';
 import { answersInProcess } from '../store/inProcess.js';
 import { MemoryStore } from '../store/memory.js';

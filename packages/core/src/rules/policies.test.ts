@@ -1,12 +1,7 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { formatProblem, RulesError } from '../base/errors.js';
 import { compileRules } from './compile.js';
 import { parseRules } from './parse.js';
-import { POLICIES } from './policies.js';
-
-afterEach(() => {
-  POLICIES.count = true;
-});
 
 function problemsOf(rule: string[]): string[] {
   const yaml = ['domain: d', 'rules:', '  - name: logins', '    owner: o', '    key: [ip]', ...rule].join(
@@ -24,7 +19,7 @@ function problemsOf(rule: string[]): string[] {
 const LIMIT = '    limit: {requests: 5, per: 10m}';
 
 describe('ban, escalate, penalty and count', () => {
-  it('are refused as not supported yet, each while no store enforces it', () => {
+  it('are accepted together on a rule every store enforces them for', () => {
     const rule = [
       LIMIT,
       '    ban: {after: 5, within: 10m, for: 15m}',
@@ -33,16 +28,6 @@ describe('ban, escalate, penalty and count', () => {
       '    count: failed',
     ];
     expect(problemsOf(rule)).toEqual([]);
-    POLICIES.ban = false;
-    POLICIES.count = false;
-    try {
-      expect(problemsOf(rule)).toEqual([
-        'rules.yaml:7:5 rules[0].ban: ban is not supported yet',
-        'rules.yaml:10:5 rules[0].count: count is not supported yet',
-      ]);
-    } finally {
-      POLICIES.ban = true;
-    }
   });
 
   it('penalty and idempotent do not apply to a rule holding leases', () => {
@@ -87,8 +72,7 @@ describe('ban, escalate, penalty and count', () => {
     expect(table.rules[0]).toMatchObject({ idempotentMs: 600_000 });
   });
 
-  it('report bad shapes with clear messages, switched on or not', () => {
-    POLICIES.count = true;
+  it('report bad shapes with clear messages', () => {
     expect(
       problemsOf([
         LIMIT,
@@ -110,7 +94,6 @@ describe('ban, escalate, penalty and count', () => {
   });
 
   it('need a ban to escalate, and escalated bans must grow', () => {
-    POLICIES.count = true;
     expect(problemsOf([LIMIT, '    escalate: [1h]'])).toEqual([
       'rules.yaml:7:15 rules[0].escalate: escalate lengthens bans: add ban: {after, within, for}',
     ]);
@@ -122,8 +105,7 @@ describe('ban, escalate, penalty and count', () => {
     ]);
   });
 
-  it('compile into the rule once switched on', () => {
-    POLICIES.count = true;
+  it('compile into the rule', () => {
     const table = compileRules({
       rules: [
         {

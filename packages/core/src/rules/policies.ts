@@ -4,26 +4,9 @@ import type { BanPolicy, CompiledRule } from './contract.js';
 import type { FieldPath, Finding } from './findings.js';
 import type { ParsedRule } from './schema.js';
 
-/** The violation and outcome policy fields of a rule. */
-export type PolicyField = 'ban' | 'escalate' | 'penalty' | 'count';
-
 /**
- * A switch per policy field. Every field's shape is validated and compiled; while no store enforces one, a
- * rule using it is refused with "not supported yet" instead of being silently ignored. A field is turned
- * on in the same change that makes every store enforce it.
- */
-export const POLICIES: Record<PolicyField, boolean> = {
-  ban: true,
-  escalate: true,
-  penalty: true,
-  count: true,
-};
-
-const POLICY_FIELDS: readonly PolicyField[] = ['ban', 'escalate', 'penalty', 'count'];
-
-/**
- * Meaning of the policy fields: escalate lengthens bans, so it needs one and grows from it; then, while the
- * policies are off, each one used is refused.
+ * Meaning of the policy fields: escalate lengthens bans, so it needs one and grows from it; count, penalty and
+ * idempotent apply only where a request's units are its own.
  */
 export function checkPolicies(rule: ParsedRule, at: FieldPath): Finding[] {
   const found: Finding[] = [];
@@ -49,10 +32,6 @@ export function checkPolicies(rule: ParsedRule, at: FieldPath): Finding[] {
     });
   }
   found.push(...checkHoldsLeases(rule, at), ...checkSplitCounters(rule, at));
-  for (const field of POLICY_FIELDS) {
-    if (rule[field] !== undefined && !POLICIES[field])
-      found.push({ path: [...at, field], message: `${field} is not supported yet`, atKey: true });
-  }
   return found;
 }
 

@@ -64,11 +64,8 @@ export interface CheckResult {
 export interface Lease {
   readonly rule: string;
   readonly tag: string;
-  /**
-   * The algorithm whose state holds it, so a store asks that algorithm's descriptor how to give it back.
-   * Absent in leases made before it existed: a refund then goes to leaky_bucket, an id to concurrency.
-   */
-  readonly algorithm?: AlgorithmName;
+  /** The algorithm whose state holds it, so a store asks that algorithm's descriptor how to give it back. */
+  readonly algorithm: AlgorithmName;
   /** The concurrency lease id ('' for a refund). */
   readonly id: string;
   readonly scope: RuleScope;
@@ -131,7 +128,7 @@ export interface StoreHealth {
   readonly evictions?: number;
 }
 
-/** An application's circuit breaker state for a backend, as `limiter.health(rule, state)` takes it. */
+/** An application's circuit breaker state for a backend, as `limiter.setBreaker(rule, state)` takes it. */
 export type BreakerState = 'open' | 'half_open' | 'closed';
 
 /** One gateway's outcomes for an adaptive rule since its last report, folded into the fleet's factor. */

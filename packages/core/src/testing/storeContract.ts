@@ -120,6 +120,7 @@ export function describeStoreContract(test: TestApi, name: string, factory: Stor
       const place = {
         rule: 'smooth',
         tag: 't1',
+        algorithm: 'leaky_bucket' as const,
         id: '',
         scope: 'store' as const,
         refund: { cost: 1, params },
@@ -149,7 +150,13 @@ export function describeStoreContract(test: TestApi, name: string, factory: Stor
           params: { limit: 2, windowMs: 30_000, burst: 2 },
           leaseId: id,
         });
-      const held = (id: string) => ({ rule: 'conc', tag: 't1', id, scope: 'store' as const });
+      const held = (id: string) => ({
+        rule: 'conc',
+        tag: 't1',
+        algorithm: 'concurrency' as const,
+        id,
+        scope: 'store' as const,
+      });
 
       it('holds at most the limit, and frees a slot on release (idempotently)', async () => {
         expect((await store.evaluate([lease('l1')], T0))[0]!.allowed).toBe(true);

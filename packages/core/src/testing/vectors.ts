@@ -127,7 +127,7 @@ export async function runVectorCase(
   const mismatches: Mismatch[] = [];
   for (const [index, step] of vectorCase.steps.entries()) {
     if ('release' in step) {
-      await store.release([{ ...counter, id: step.release, scope: 'store' }], step.at);
+      await store.release([{ ...counter, algorithm, id: step.release, scope: 'store' }], step.at);
       continue;
     }
     const check: Check = { ...counter, algorithm, params, cost: step.cost, mode: 'enforce' };
