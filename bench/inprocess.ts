@@ -117,13 +117,13 @@ function perCpuSecond(ms: number, step: (i: number) => void, start: number): { r
 /** One process measuring one revision's source, driven round by round by the parent. */
 async function worker(root: string): Promise<void> {
   const src = join(root, 'packages/core/src');
-  const core = (await import(pathToFileURL(join(src, 'index.ts')).href)) as CoreModule;
+  let core = (await import(pathToFileURL(join(src, 'index.ts')).href)) as CoreModule;
   const http = (await import(pathToFileURL(join(src, 'http/index.ts')).href)) as HttpModule;
   // Since issue 23 the algorithm registry is read through @sluice/core/store (store.ts), no longer the root.
   const store = existsSync(join(src, 'store.ts'))
     ? ((await import(pathToFileURL(join(src, 'store.ts')).href)) as StoreModule)
     : undefined;
-  if (store !== undefined) core.descriptorOf = store.descriptorOf;
+  if (store !== undefined) core = { ...core, descriptorOf: store.descriptorOf };
   const only = process.argv.find((a) => a.startsWith('--algorithms='))?.slice('--algorithms='.length);
   const names = (store?.ALGORITHM_NAMES ?? Object.keys(core.algorithms ?? {})).filter(
     (name) => only === undefined || only.split(',').includes(name),
