@@ -45,7 +45,6 @@ export {
   banKey,
   evaluateChecks,
   leaseStateKeys,
-  markerKey,
   releaseLeases,
   type StateKey,
   type StateTable,
