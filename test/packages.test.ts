@@ -34,7 +34,12 @@ const MAIN_EXPORTS: Record<string, string[]> = {
   fastify: ['rateLimit'],
   express: ['rateLimit'],
   koa: ['rateLimit'],
+  'core/store': ['evaluateChecks', 'releaseLeases', 'stateKeys', 'leaseStateKeys', 'resilientStore'],
+  'core/http': ['createHttpLimiter'],
+  'core/testing': ['describeStoreContract', 'loadVectors', 'runVectorCase'],
 };
+/** Core's entries by audience beside the root (`exports` subpaths), each loaded as its users would. */
+const CORE_ENTRIES = ['core/http', 'core/store', 'core/testing'];
 const names = readdirSync(join(root, 'packages'));
 for (const name of names) {
   symlinkSync(join(root, 'packages', name), join(app, 'node_modules', '@sluice', name), 'dir');
@@ -70,7 +75,7 @@ function keysOf(run: Run): string[] {
 }
 
 describe('built packages, loaded as a user would', () => {
-  it.each(names)('@sluice/%s: import and require give the same exports', (name) => {
+  it.each([...names, ...CORE_ENTRIES])('@sluice/%s: import and require give the same exports', (name) => {
     const imported = keysOf(importKeys(name));
     expect(imported).toEqual(expect.arrayContaining(MAIN_EXPORTS[name] ?? []));
     expect(imported.length).toBeGreaterThan(0);
