@@ -5,7 +5,8 @@
  * of this MemoryStore against the one at that revision, in interleaved rounds of CPU time.
  */
 import { execFileSync } from 'node:child_process';
-import { unlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { compileRules, createLimiter, hashText, MemoryStore } from '@sluice/core';
@@ -88,20 +89,19 @@ async function checksPerSecond(ms: number) {
 }
 
 /**
- * The MemoryStore class of an older revision, imported from beside today's (so it is loaded as today's is,
- * with today's algorithms), the file removed once loaded.
+ * The MemoryStore class of another revision, imported from a checkout of its core source (in a temporary git
+ * worktree, removed when the process exits): core's folders moved in issue 23, so a file copied beside today's
+ * would not find its imports. It runs with that revision's algorithms, as that revision did.
  */
 async function storeAt(revision: string): Promise<typeof MemoryStore> {
-  const source = execFileSync('git', ['show', `${revision}:packages/core/src/stores/memory.ts`], {
-    encoding: 'utf8',
-  });
-  const file = join(import.meta.dirname, `../packages/core/src/store/.before-${process.pid}.ts`);
-  writeFileSync(file, source);
-  try {
-    return ((await import(pathToFileURL(file).href)) as { MemoryStore: typeof MemoryStore }).MemoryStore;
-  } finally {
-    unlinkSync(file);
-  }
+  const dir = mkdtempSync(join(tmpdir(), 'sluice-memory-store-'));
+  execFileSync('git', ['worktree', 'add', '--detach', dir, revision], { stdio: 'ignore' });
+  process.on('exit', () => execFileSync('git', ['worktree', 'remove', '--force', dir], { stdio: 'ignore' }));
+  symlinkSync(join(import.meta.dirname, '../node_modules'), join(dir, 'node_modules'), 'dir');
+  const src = join(dir, 'packages/core/src');
+  const file = ['store/memory.ts', 'stores/memory.ts'].map((f) => join(src, f)).find((f) => existsSync(f));
+  if (file === undefined) throw new Error(`${revision} has no MemoryStore source`);
+  return ((await import(pathToFileURL(file).href)) as { MemoryStore: typeof MemoryStore }).MemoryStore;
 }
 
 /** Calls per CPU-second of each store on the common path, rounds interleaved (order rotated), and the ratio. */
