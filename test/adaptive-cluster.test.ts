@@ -7,8 +7,8 @@ import type { AdaptivePolicy } from '@sluice/core';
 import type { FactorReport } from '@sluice/core/store';
 import { RedisStore } from '@sluice/redis';
 import { describe, expect, it } from 'vitest';
-import { MemoryFactors } from '../packages/core/src/store/memoryFactors.js';
 import { ADAPTIVE_DEFAULTS } from '../packages/core/src/rules/adaptivePolicy.js';
+import { MemoryFactors } from '../packages/core/src/store/memoryFactors.js';
 import { CLIENT_KINDS, clientKinds } from './support/client-kinds.js';
 import { randomPrefix } from './support/redis.js';
 

@@ -8,8 +8,8 @@ import type { FactorReport } from '@sluice/core/store';
 import { FACTOR_TTL_MS, factorKey, RedisStore } from '@sluice/redis';
 import { Redis } from 'ioredis';
 import { describe, expect, it, vi } from 'vitest';
-import { MemoryFactors } from '../packages/core/src/store/memoryFactors.js';
 import { ADAPTIVE_DEFAULTS } from '../packages/core/src/rules/adaptivePolicy.js';
+import { MemoryFactors } from '../packages/core/src/store/memoryFactors.js';
 import { randomPrefix, ready, redisSuite, scanKeys } from './support/redis.js';
 
 const redis = redisSuite();
