@@ -9,7 +9,9 @@ export { ConfigError, formatProblem, type RuleProblem, RulesError, StoreError } 
 export { checkOptionNames } from './base/optionNames.js';
 export { costFor } from './engine/cost.js';
 export {
+  type CheckManyOptions,
   type CheckOptions,
+  type CheckSet,
   createLimiter,
   type ExplainedRule,
   type Explanation,

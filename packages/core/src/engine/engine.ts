@@ -13,6 +13,7 @@ import { TagCache } from '../rules/keys.js';
 import { assertNotPromise, isCompiledRules, isRulesSource } from '../rules/resolve.js';
 import type { BreakerState, Lease, Store } from '../store/contract.js';
 import { MemoryStore } from '../store/memory.js';
+import { type CheckManyOptions, type CheckSet, decideMany } from './checkMany.js';
 import { type Explanation, explainRequest } from './explain.js';
 import { LocalLeases } from './localLeases.js';
 import {
@@ -27,6 +28,7 @@ import { steadyClock } from './steadyClock.js';
 import { answersInProcess, StoreCaller } from './storeCall.js';
 import { unbanKey } from './unban.js';
 
+export type { CheckManyOptions, CheckSet } from './checkMany.js';
 export type { ExplainedRule, Explanation } from './explain.js';
 export type { CheckOptions } from './requestPath.js';
 
@@ -76,6 +78,12 @@ export interface Limiter {
    * in process (MemoryStore, local rules), else a promise of it. Throws (not rejects) on an invalid `cost`.
    */
   decide(descriptors: Descriptors, options?: CheckOptions): Decision | Promise<Decision>;
+  /**
+   * Several descriptor sets as one request (an Envoy call's descriptors): one rule table, one call per store,
+   * all or nothing. One decision per set (its own rules' answer); counted only when every one is allowed.
+   * Rejects only on an invalid `cost`.
+   */
+  checkMany(sets: readonly CheckSet[], options?: CheckManyOptions): Promise<Decision[]>;
   /**
    * When a decision's response ends: releases its concurrency leases and, given the response's `status`,
    * refunds the charges of its `count` rules that do not count that status (no status: the client left
@@ -219,6 +227,14 @@ export function createLimiter(options: LimiterOptions): Limiter {
       }
     },
     decide,
+    checkMany(sets, opts) {
+      try {
+        watched.checked();
+        return Promise.resolve(decideMany(path, sets, opts));
+      } catch (error) {
+        return Promise.reject(error);
+      }
+    },
     release: (decision, status) => giveBack(ledger.toRelease(decision, status)),
     cancel: (decision) => giveBack(ledger.toCancel(decision)),
     explain: (descriptors, opts = NO_OPTIONS) =>

@@ -1,0 +1,143 @@
+import { describe, expect, it } from 'vitest';
+import {
+  type Check,
+  type CheckResult,
+  compileRules,
+  createLimiter,
+  type Decision,
+  type Lease,
+  MemoryStore,
+  type Store,
+} from '../index.js';
+
+const T0 = Date.UTC(2026, 10, 30, 12, 0, 0);
+
+/** A real MemoryStore that records every evaluate call it gets. */
+class RecordingStore implements Store {
+  readonly calls: Check[][] = [];
+  readonly inner = new MemoryStore();
+  evaluate(checks: readonly Check[], now: number): Promise<CheckResult[]> {
+    this.calls.push([...checks]);
+    return this.inner.evaluate(checks, now);
+  }
+  release(leases: readonly Lease[], now: number): Promise<void> {
+    return this.inner.release(leases, now);
+  }
+  close(): Promise<void> {
+    return this.inner.close();
+  }
+}
+
+const RULES = compileRules({
+  domain: 'many',
+  rules: [
+    { name: 'per_key', match: { auth: 'api_key' }, key: ['api_key'], limit: { requests: 3, per: '60s' } },
+    { name: 'per_route', match: { route: '/search' }, global: true, limit: { requests: 2, per: '60s' } },
+    { name: 'blocked', match: { route: '/admin' }, action: 'deny' },
+    {
+      name: 'watched',
+      match: { route: '/watched' },
+      global: true,
+      mode: 'shadow',
+      limit: { requests: 1, per: '60s' },
+    },
+  ],
+});
+
+const KEY = { auth: 'api_key', api_key: 'k1' };
+const SEARCH = { route: '/search' };
+
+function limiterOn(store: Store = new RecordingStore()) {
+  return createLimiter({ rules: RULES, store, clock: () => T0, logger: { warn() {} } });
+}
+
+const remainingOf = (decision: Decision | undefined, rule: string) =>
+  decision?.results.find((result) => result.rule === rule)?.remaining;
+
+describe('limiter.checkMany', () => {
+  it("sends every set's checks in one store call and answers one decision per set, in order", async () => {
+    const store = new RecordingStore();
+    const limiter = limiterOn(store);
+    const decisions = await limiter.checkMany([{ descriptors: KEY }, { descriptors: SEARCH, cost: 2 }]);
+    expect(store.calls).toHaveLength(1);
+    expect(store.calls[0]?.map((check) => [check.rule, check.cost])).toEqual([
+      ['per_key', 1],
+      ['per_route', 2],
+    ]);
+    expect(decisions.map((decision) => decision.allowed)).toEqual([true, true]);
+    expect(decisions.map((decision) => decision.rule)).toEqual(['per_key', 'per_route']);
+    expect(remainingOf(decisions[0], 'per_key')).toBe(2);
+    expect(remainingOf(decisions[1], 'per_route')).toBe(0);
+  });
+
+  it('counts nothing of any set when one set is denied, and says which set', async () => {
+    const limiter = limiterOn();
+    await limiter.checkMany([{ descriptors: SEARCH, cost: 2 }]);
+    const decisions = await limiter.checkMany([{ descriptors: KEY }, { descriptors: SEARCH }]);
+    expect(decisions.map((decision) => decision.allowed)).toEqual([true, false]);
+    expect(decisions[1]?.rule).toBe('per_route');
+    // per_key was not spent by the denied call: 2 left after this one, as after a first request.
+    const after = await limiter.check(KEY);
+    expect(after.remaining).toBe(2);
+  });
+
+  it('answers a deny rule of one set with no store call at all', async () => {
+    const store = new RecordingStore();
+    const limiter = limiterOn(store);
+    const decisions = await limiter.checkMany([{ descriptors: KEY }, { descriptors: { route: '/admin' } }]);
+    expect(store.calls).toHaveLength(0);
+    expect(decisions[1]).toMatchObject({ allowed: false, action: 'deny', rule: 'blocked' });
+    expect(decisions[0]?.allowed).toBe(true);
+    expect((await limiter.check(KEY)).remaining).toBe(2);
+  });
+
+  it('reports a shadow denial without denying the call', async () => {
+    const limiter = limiterOn();
+    const watched = { route: '/watched' };
+    await limiter.checkMany([{ descriptors: watched }]);
+    const decisions = await limiter.checkMany([{ descriptors: KEY }, { descriptors: watched }]);
+    expect(decisions.map((decision) => decision.allowed)).toEqual([true, true]);
+    expect(decisions[1]?.results[0]?.shadowDenied).toBe(true);
+    expect((await limiter.check(KEY)).remaining).toBe(1);
+  });
+
+  it('leaves out the rules a matched rule replaces, for every set, before counting', async () => {
+    const store = new RecordingStore();
+    const limiter = limiterOn(store);
+    const replaces = new Map([['per_key', ['per_route']]]);
+    const decisions = await limiter.checkMany([{ descriptors: SEARCH }, { descriptors: KEY }], { replaces });
+    expect(store.calls[0]?.map((check) => check.rule)).toEqual(['per_key']);
+    expect(decisions[0]?.results).toEqual([]);
+    expect(decisions[0]?.allowed).toBe(true);
+    // Without the replacing rule in the call, the replaced one counts again.
+    const alone = await limiter.checkMany([{ descriptors: SEARCH }], { replaces });
+    expect(alone[0]?.rule).toBe('per_route');
+  });
+
+  it('matches every set against the one table the call started with', async () => {
+    const store = new RecordingStore();
+    const limiter = limiterOn(store);
+    const pending = limiter.checkMany([{ descriptors: KEY }, { descriptors: SEARCH }]);
+    limiter.setRules(compileRules({ domain: 'many', rules: [] }));
+    const decisions = await pending;
+    expect(decisions.map((decision) => decision.version)).toEqual([RULES.version, RULES.version]);
+    expect(store.calls[0]).toHaveLength(2);
+  });
+
+  it('rejects an invalid cost before any store call', async () => {
+    const store = new RecordingStore();
+    const limiter = limiterOn(store);
+    await expect(
+      limiter.checkMany([{ descriptors: KEY }, { descriptors: SEARCH, cost: -1 }]),
+    ).rejects.toThrow(/cost must be a non-negative integer/);
+    expect(store.calls).toHaveLength(0);
+  });
+
+  it('answers a set no rule matches with no results, and an empty call with none', async () => {
+    const limiter = limiterOn(new MemoryStore());
+    const decisions = await limiter.checkMany([{ descriptors: { route: '/other' } }, { descriptors: KEY }]);
+    expect(decisions[0]).toMatchObject({ allowed: true, results: [] });
+    expect(decisions[1]?.remaining).toBe(2);
+    expect(await limiter.checkMany([])).toEqual([]);
+  });
+});
