@@ -9,9 +9,9 @@ import type { SampleRates } from '../observe/decisionLog.js';
 import type { RulesSource } from '../rules/contract.js';
 import type { RulesLike } from '../rules/index.js';
 import type { Store } from '../store/contract.js';
-import { DEFAULT_RETRY_HEADER, MAX_DESCRIPTOR_LENGTH } from './descriptors.js';
+import { type AddressDescriptors, DEFAULT_RETRY_HEADER, MAX_DESCRIPTOR_LENGTH } from './descriptors.js';
 import { inlineDuration } from './inline.js';
-import type { HeaderFormat } from './responses.js';
+import { HEADER_FORMATS, type HeaderFormat } from './responses.js';
 
 /** Where a limiter step failed inside an adapter (never surfaced to the user's route). */
 export type AdapterStage =
@@ -84,11 +84,20 @@ export interface RateLimitOptions<Req> {
    */
   lists?: Lists;
   /**
+   * Descriptors read from the client's whole address, such as `asn`, `as_org` and `country` from
+   * `geoipDescriptors(...)` of @sluice/geoip; looked up only for requests whose rules read one of them.
+   */
+  addressDescriptors?: AddressDescriptors;
+  /**
    * The request's cost, for rules without a cost of their own; undefined: the rule's (default 1). May be
    * async (Hono: `await c.req.json()`). On a route with `afterBody`, it runs once the body is parsed.
    */
   cost?: (req: Req) => number | undefined | Promise<number | undefined>;
-  /** Rate-limit header set on responses. Default `draft`. */
+  /**
+   * Rate-limit header set on responses. Default `draft` (IETF draft 8 and later); `draft-7` or `draft-6` for
+   * clients that read those (express-rate-limit's `standardHeaders`), `legacy` for `X-RateLimit-*`, a
+   * standard form and legacy as `draft-7+legacy`, `both` (`draft-8+legacy`), or `none`.
+   */
   headers?: HeaderFormat;
   /** Metrics and logs hooks. */
   observer?: AdapterObserver;
@@ -182,8 +191,14 @@ export const rateLimitOptionsSchema = z
     apiKeyHeader: headerName,
     retryHeader: headerName,
     lists: lists.optional(),
+    addressDescriptors: z
+      .custom<AddressDescriptors>(
+        (value) => hasMethods(value, ['describe']) && Array.isArray((value as { names?: unknown }).names),
+        { message: 'must give names and describe(address): geoipDescriptors(...) of @sluice/geoip' },
+      )
+      .optional(),
     cost: fn.optional(),
-    headers: z.enum(['draft', 'legacy', 'both', 'none']).optional(),
+    headers: z.enum(HEADER_FORMATS).optional(),
     observer: z
       .custom<AdapterObserver>((value) => typeof value === 'object' && value !== null, {
         message: 'must be an object of observer hooks',

@@ -105,6 +105,32 @@ describe('rateLimitHeaders', () => {
     expect(rateLimitHeaders(allowed, 'none')).toEqual({});
   });
 
+  it('gives the draft 6 and 7 forms as express-rate-limit names them, alone or with legacy', () => {
+    expect(rateLimitHeaders(allowed, 'draft-7')).toEqual({
+      'RateLimit-Policy': '600;w=60',
+      RateLimit: 'limit=600, remaining=41, reset=2',
+    });
+    expect(rateLimitHeaders(allowed, 'draft-6')).toEqual({
+      'RateLimit-Policy': '600;w=60',
+      'RateLimit-Limit': '600',
+      'RateLimit-Remaining': '41',
+      'RateLimit-Reset': '2',
+    });
+    expect(rateLimitHeaders(allowed, 'draft-8')).toEqual(rateLimitHeaders(allowed, 'draft'));
+    expect(rateLimitHeaders(allowed, 'draft-8+legacy', undefined, () => 0)).toEqual(
+      rateLimitHeaders(allowed, 'both', undefined, () => 0),
+    );
+    expect(Object.keys(rateLimitHeaders(allowed, 'draft-7+legacy'))).toEqual([
+      'RateLimit-Policy',
+      'RateLimit',
+      'X-RateLimit-Limit',
+      'X-RateLimit-Remaining',
+      'X-RateLimit-Reset',
+    ]);
+    const quota = decision({ allowed: true }, [result({ windowMs: 0 })]);
+    expect(rateLimitHeaders(quota, 'draft-6')['RateLimit-Policy']).toBe('600');
+  });
+
   it('is empty when no rule applied', () => {
     expect(rateLimitHeaders(decision({ allowed: true, rule: undefined }, []), 'both')).toEqual({});
   });

@@ -2,8 +2,58 @@ import type { Decision, RuleResult } from '../observe/contract.js';
 import { jitteredSeconds } from './jitter.js';
 import { shownResult } from './shown.js';
 
-/** Which rate-limit header set responses carry. */
-export type HeaderFormat = 'draft' | 'legacy' | 'both' | 'none';
+/**
+ * Which IETF draft of the RateLimit header fields responses carry, named as express-rate-limit's
+ * `standardHeaders`: `draft-6` separate `RateLimit-Limit/-Remaining/-Reset`, `draft-7` one combined
+ * `RateLimit: limit=, remaining=, reset=`, `draft-8` (and later drafts) `RateLimit: "rule";r=;t=`. Each comes
+ * with its `RateLimit-Policy`.
+ */
+export type StandardHeaders = 'draft-6' | 'draft-7' | 'draft-8';
+
+/**
+ * Which rate-limit header set responses carry: a standard form, `legacy` (`X-RateLimit-*`), a standard form
+ * and legacy (`draft-7+legacy`), or none. `draft` is `draft-8`, `both` is `draft-8+legacy`.
+ */
+export type HeaderFormat =
+  | 'draft'
+  | 'legacy'
+  | 'both'
+  | 'none'
+  | StandardHeaders
+  | `${StandardHeaders}+legacy`;
+
+/** Every HeaderFormat, for option checks. */
+export const HEADER_FORMATS = [
+  'draft',
+  'legacy',
+  'both',
+  'none',
+  'draft-6',
+  'draft-7',
+  'draft-8',
+  'draft-6+legacy',
+  'draft-7+legacy',
+  'draft-8+legacy',
+] as const satisfies readonly HeaderFormat[];
+
+/** The parts of a format: which standard form (if any) and whether the legacy fields come too. */
+interface HeaderForms {
+  readonly standard: StandardHeaders | undefined;
+  readonly legacy: boolean;
+}
+
+const FORMS: Readonly<Record<HeaderFormat, HeaderForms>> = {
+  draft: { standard: 'draft-8', legacy: false },
+  both: { standard: 'draft-8', legacy: true },
+  legacy: { standard: undefined, legacy: true },
+  none: { standard: undefined, legacy: false },
+  'draft-6': { standard: 'draft-6', legacy: false },
+  'draft-7': { standard: 'draft-7', legacy: false },
+  'draft-8': { standard: 'draft-8', legacy: false },
+  'draft-6+legacy': { standard: 'draft-6', legacy: true },
+  'draft-7+legacy': { standard: 'draft-7', legacy: true },
+  'draft-8+legacy': { standard: 'draft-8', legacy: true },
+};
 
 /** Header names and values to set on a response. */
 export type HeaderValues = Record<string, string>;
@@ -56,7 +106,8 @@ export function retryAfterSeconds(
 /**
  * The RateLimit fields of a decision: the denying rule's, or when allowed the most constrained rule's
  * (`shown`, else chosen among the decision's results by {@link shownResult}), as IETF
- * draft-ietf-httpapi-ratelimit-headers structured fields, legacy X-RateLimit-* fields, both or none.
+ * draft-ietf-httpapi-ratelimit-headers structured fields (draft 6, 7 or 8+), legacy X-RateLimit-* fields,
+ * one standard form and legacy, or none.
  * Empty when no rule applied. Seconds are whole, rounded up; counts are whole and never negative. The legacy
  * `X-RateLimit-Reset` is a Unix time in seconds (read from `clock`), as express-rate-limit and GitHub send it.
  */
@@ -112,14 +163,24 @@ type Shown = Pick<RuleResult, 'rule' | 'limit' | 'remaining' | 'windowMs'>;
 /** The fields of one rule in `format` (never `none`). */
 function limitHeaders(shown: Shown, reset: number, format: HeaderFormat, clock: () => number): HeaderValues {
   const headers: HeaderValues = {};
+  const forms = FORMS[format] ?? FORMS.draft;
   const text = ruleText(shown.rule, count(shown.limit), shown.windowMs);
-  if (format === 'draft' || format === 'both') {
+  const remaining = count(shown.remaining);
+  if (forms.standard === 'draft-8') {
     headers['RateLimit-Policy'] = text.policy;
-    headers.RateLimit = text.remainingPrefix + count(shown.remaining) + RESET + reset;
+    headers.RateLimit = text.remainingPrefix + remaining + RESET + reset;
+  } else if (forms.standard === 'draft-7') {
+    headers['RateLimit-Policy'] = text.numericPolicy;
+    headers.RateLimit = `limit=${text.limitText}, remaining=${remaining}, reset=${reset}`;
+  } else if (forms.standard === 'draft-6') {
+    headers['RateLimit-Policy'] = text.numericPolicy;
+    headers['RateLimit-Limit'] = text.limitText;
+    headers['RateLimit-Remaining'] = String(remaining);
+    headers['RateLimit-Reset'] = String(reset);
   }
-  if (format === 'legacy' || format === 'both') {
+  if (forms.legacy) {
     headers['X-RateLimit-Limit'] = text.limitText;
-    headers['X-RateLimit-Remaining'] = String(count(shown.remaining));
+    headers['X-RateLimit-Remaining'] = String(remaining);
     headers['X-RateLimit-Reset'] = String(Math.ceil(clock() / 1000) + reset);
   }
   return headers;
@@ -135,8 +196,10 @@ function windowOf(decision: Decision, rule: string): number {
 interface RuleText {
   readonly limit: number;
   readonly windowMs: number;
-  /** `RateLimit-Policy`: the name as a structured-field string, the quota and the window. */
+  /** `RateLimit-Policy` of draft 8: the name as a structured-field string, the quota and the window. */
   readonly policy: string;
+  /** `RateLimit-Policy` of drafts 6 and 7: the quota and the window, unnamed (`100;w=60`). */
+  readonly numericPolicy: string;
   /** The start of `RateLimit`, up to its remaining count: `"name";r=`. */
   readonly remainingPrefix: string;
   /** The limit as `X-RateLimit-Limit` shows it. */
@@ -161,6 +224,7 @@ function ruleText(rule: string, limit: number, windowMs: number): RuleText {
     limit,
     windowMs,
     policy: `${quoted};q=${limit}${window}`,
+    numericPolicy: `${limit}${window}`,
     remainingPrefix: `${quoted};r=`,
     limitText: String(limit),
   };
