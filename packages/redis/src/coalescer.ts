@@ -19,8 +19,11 @@ const MAX_IN_FLIGHT = 1;
 export interface CoalescerOptions {
   /** A batch that reaches this many checks leaves at once. */
   readonly maxChecks: number;
-  /** The store's time limit, ms: a held batch fails (open) this long after its turn ended, sent or not. */
-  readonly timeoutMs: number;
+  /**
+   * The store's time limit now, ms (it follows Redis's latency): a held batch fails (open) this long after
+   * its turn ended, sent or not.
+   */
+  readonly timeoutMs: () => number;
   /** Names the store in errors (`Redis`). */
   readonly name: string;
   /** Called with the number of groups that expired held, never sent (so never tracked as a call). */
@@ -68,7 +71,7 @@ interface Lane {
 export class Coalescer {
   readonly #send: SendGroups;
   readonly #maxChecks: number;
-  readonly #timeoutMs: number;
+  readonly #timeoutMs: () => number;
   readonly #name: string;
   readonly #unsent: (groups: number) => void;
   readonly #lanes = new Map<number, Lane>();
@@ -151,7 +154,7 @@ export class Coalescer {
       return;
     }
     const now = performance.now();
-    batch.expiresAt = now + this.#timeoutMs;
+    batch.expiresAt = now + this.#timeoutMs();
     const queue = this.#expiring;
     let done = 0;
     while (done < queue.length && queue[done]!.state === 'done') done += 1;
@@ -172,7 +175,7 @@ export class Coalescer {
   #expire(batch: Batch): void {
     const error = new StoreError(
       'ERR_SLUICE_STORE_TIMEOUT',
-      `${this.#name} did not answer within ${this.#timeoutMs} ms`,
+      `${this.#name} did not answer within ${this.#timeoutMs()} ms`,
     );
     const lane = batch.lane;
     if (lane.open === batch) {

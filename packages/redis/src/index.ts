@@ -19,6 +19,7 @@ export { slotOfTag } from './slot.js';
 export {
   DEFAULT_MAX_BATCH_CHECKS,
   DEFAULT_MAX_PENDING,
+  DEFAULT_MAX_TIMEOUT_MS,
   DEFAULT_TIMEOUT_MS,
   type RedisClock,
   RedisStore,

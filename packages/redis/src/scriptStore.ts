@@ -50,7 +50,7 @@ export class ScriptStore implements Store {
     if (maxChecks !== undefined) {
       this.#coalescer = new Coalescer(this.#sendGroups, {
         maxChecks,
-        timeoutMs: calls.timeoutMs,
+        timeoutMs: () => calls.timeoutMs,
         name: 'Redis',
         unsent: (groups) => calls.unreserve(groups),
       });
@@ -181,7 +181,7 @@ export class ScriptStore implements Store {
       groups.map((indexes) => {
         const refused = this.#calls.reserve();
         if (refused !== undefined) return Promise.reject(refused);
-        return this.#sendOne({ checks: indexes.map((i) => checks[i]!), now, refund: true });
+        return this.#sendOne({ checks: indexes.map((i) => checks[i]!), now, ...kind });
       }),
     );
   }

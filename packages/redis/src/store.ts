@@ -47,8 +47,16 @@ export interface RedisStoreOptions {
   prefix?: string;
   /** Default `app`: the limiter's clock. Use `redis` when gateway clocks drift. */
   clock?: RedisClock;
-  /** Time limit of each Redis call, ms. Default {@link DEFAULT_TIMEOUT_MS}. */
+  /** Time limit of each Redis call while Redis answers quickly, ms. Default {@link DEFAULT_TIMEOUT_MS}. */
   timeoutMs?: number;
+  /**
+   * While Redis keeps answering, the time limit follows its latency: 4 times the slowest recent answer
+   * (late answers included; that peak halves every 5 s), never below `timeoutMs`, at most this. A busy
+   * Redis then makes requests wait rather than fail open; a Redis that stops answering leaves the limit
+   * where its last answers put it. Set it to `timeoutMs` for a fixed limit. Default
+   * {@link DEFAULT_MAX_TIMEOUT_MS}.
+   */
+  maxTimeoutMs?: number;
   /** Skip Redis for `cooldownMs` after `failures` consecutive failed calls; `false` disables. */
   breaker?: BreakerOptions | false;
   /**
@@ -88,6 +96,13 @@ export interface RedisStoreOptions {
  */
 export const DEFAULT_TIMEOUT_MS = 20;
 
+/**
+ * Default ceiling of the time limit, 250 ms: a Redis answering in up to about 60 ms (4 x 60 < 250) never
+ * makes a request fail open, however busy; past it, or on a jump to more than 4 times its recent latency,
+ * the calls time out and fail open as before.
+ */
+export const DEFAULT_MAX_TIMEOUT_MS = 250;
+
 /** Default bound on requests waiting for Redis (and so on what an outage can pile up in ioredis's queues). */
 export const DEFAULT_MAX_PENDING = 1000;
 
@@ -103,6 +118,7 @@ const OPTION_NAMES: readonly (keyof RedisStoreOptions)[] = [
   'prefix',
   'clock',
   'timeoutMs',
+  'maxTimeoutMs',
   'breaker',
   'fallback',
   'maxPending',
@@ -175,8 +191,10 @@ export class RedisStore implements Store {
     this.#factors = new RedisFactors(transport, prefix);
     const clock = options.clock ?? 'app';
     if (clock !== 'app' && clock !== 'redis') throw new ConfigError("clock must be 'app' or 'redis'");
+    const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.#calls = new PendingCalls({
-      timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+      timeoutMs,
+      maxTimeoutMs: options.maxTimeoutMs ?? Math.max(timeoutMs, DEFAULT_MAX_TIMEOUT_MS),
       maxPending: options.maxPending ?? DEFAULT_MAX_PENDING,
       name: 'Redis',
     });

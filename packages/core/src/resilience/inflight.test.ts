@@ -1,6 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import { StoreError } from '../base/errors.js';
 import { InFlight } from './inflight.js';
+import { TimeLimit } from './timeLimit.js';
 
 /** A promise settled from outside, standing for a command ioredis holds (or drops). */
 function command<T>() {
@@ -79,5 +80,23 @@ describe('InFlight', () => {
       message: 'Redis call failed: WRONGTYPE',
     });
     expect(freed).toEqual([1, 1]);
+  });
+});
+
+describe('InFlight with a TimeLimit', () => {
+  it('a late answer stretches the limit of the next call; a call never answered still fails within it', async () => {
+    const limit = new TimeLimit(10, 1000);
+    const inFlight = new InFlight(limit, 2000, () => {}, 'Redis');
+    const slow = command<string>();
+    const first = inFlight.track(slow.promise, 1);
+    await expect(first).rejects.toMatchObject({ code: 'ERR_SLUICE_STORE_TIMEOUT' });
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    slow.resolve('late'); // Redis was busy, not gone: answered after about 40 ms
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(limit.ms).toBeGreaterThanOrEqual(4 * 30);
+    const started = performance.now();
+    const never = inFlight.track(command<string>().promise, 1);
+    await expect(never).rejects.toMatchObject({ message: `Redis did not answer within ${limit.ms} ms` });
+    expect(performance.now() - started).toBeLessThan(1000 + 500);
   });
 });

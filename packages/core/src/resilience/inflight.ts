@@ -1,4 +1,5 @@
 import { StoreError } from '../base/errors.js';
+import { TimeLimit } from './timeLimit.js';
 
 /** A call in flight, as the connection-loss handler sees it. */
 interface Flight {
@@ -20,15 +21,18 @@ export function toStoreError(error: unknown, name = 'store'): StoreError {
  * flight on a connection that reset, settling it never (ioredis with autoResendUnfulfilledCommands: false).
  */
 export class InFlight {
-  readonly #timeoutMs: number;
+  readonly #limit: TimeLimit;
   readonly #strandedMs: number;
   readonly #free: (count: number) => void;
   readonly #name: string;
   #calls = new Set<Flight>();
 
-  /** `free(n)` gives back n pending slots; `name` names the store in errors (`Redis`). */
-  constructor(timeoutMs: number, strandedMs: number, free: (count: number) => void, name = 'store') {
-    this.#timeoutMs = timeoutMs;
+  /**
+   * `limit`: a fixed time limit in ms, or a {@link TimeLimit} that every answer's latency feeds. `free(n)`
+   * gives back n pending slots; `name` names the store in errors (`Redis`).
+   */
+  constructor(limit: number | TimeLimit, strandedMs: number, free: (count: number) => void, name = 'store') {
+    this.#limit = typeof limit === 'number' ? new TimeLimit(limit) : limit;
     this.#strandedMs = strandedMs;
     this.#free = free;
     this.#name = name;
@@ -45,6 +49,10 @@ export class InFlight {
    * timer fires on a busy process still counts. No timer keeps the process alive.
    */
   track<T>(sent: Promise<T>, counted: number): Promise<T> {
+    const limit = this.#limit;
+    // Latency is read only when the limit can move: a fixed one costs no clock reads.
+    const sentAt = limit.adaptive ? performance.now() : 0;
+    const limitMs = limit.ms;
     return new Promise<T>((resolve, reject) => {
       let answered = false;
       let freed = false;
@@ -73,15 +81,19 @@ export class InFlight {
         backstop.unref();
         const error = new StoreError(
           'ERR_SLUICE_STORE_TIMEOUT',
-          `${this.#name} did not answer within ${this.#timeoutMs} ms`,
+          `${this.#name} did not answer within ${limitMs} ms`,
         );
         setImmediate(() => fail(error));
-      }, this.#timeoutMs);
+      }, limitMs);
       timer.unref();
       this.#calls.add(flight);
       sent.then(
         (value) => {
           free();
+          if (sentAt !== 0) {
+            const at = performance.now();
+            limit.observe(at - sentAt, at);
+          }
           if (answered) return;
           answered = true;
           clearTimeout(timer);

@@ -1,6 +1,7 @@
 import { ConfigError, StoreError } from '../base/errors.js';
 import { checkOptionNames } from '../base/optionNames.js';
 import { InFlight } from './inflight.js';
+import { TimeLimit } from './timeLimit.js';
 
 /** Default time limit of a remote store call, ms (Redis's: see @sluice/redis). */
 export const DEFAULT_TIMEOUT_MS = 20;
@@ -27,8 +28,13 @@ export function positive(name: string, value: number, integer = false): number {
 
 /** Options of {@link PendingCalls}. */
 export interface PendingCallsOptions {
-  /** Time limit of each call, ms. Default {@link DEFAULT_TIMEOUT_MS}. */
+  /** Time limit of each call, ms, while the store answers quickly. Default {@link DEFAULT_TIMEOUT_MS}. */
   readonly timeoutMs?: number;
+  /**
+   * Up to where the time limit follows the store's observed latency (see {@link TimeLimit}): while it keeps
+   * answering, a call may take 4 times its slowest recent answer, at most this. Default `timeoutMs` (fixed).
+   */
+  readonly maxTimeoutMs?: number;
   /**
    * Requests counted at most; beyond it they are refused at once. `false`: no bound (they are still
    * counted). Default {@link DEFAULT_MAX_PENDING}.
@@ -45,7 +51,7 @@ export interface PendingCallsOptions {
  * (`track(call, n)`): one timer per call, not per request.
  */
 export class PendingCalls {
-  readonly timeoutMs: number;
+  readonly #limit: TimeLimit;
   readonly #max: number;
   readonly #name: string;
   readonly #inFlight: InFlight;
@@ -54,14 +60,25 @@ export class PendingCalls {
   constructor(options: PendingCallsOptions = {}) {
     checkOptionNames('PendingCalls', options, [
       'timeoutMs',
+      'maxTimeoutMs',
       'maxPending',
       'name',
     ] satisfies (keyof PendingCallsOptions)[]);
-    this.timeoutMs = positive('timeoutMs', options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
+    const timeoutMs = positive('timeoutMs', options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
+    const maxTimeoutMs = positive('maxTimeoutMs', options.maxTimeoutMs ?? timeoutMs);
+    if (maxTimeoutMs < timeoutMs) {
+      throw new ConfigError(`maxTimeoutMs (${maxTimeoutMs}) must be at least timeoutMs (${timeoutMs})`);
+    }
+    this.#limit = new TimeLimit(timeoutMs, maxTimeoutMs);
     const max = options.maxPending ?? DEFAULT_MAX_PENDING;
     this.#max = max === false ? Number.POSITIVE_INFINITY : positive('maxPending', max, true);
     this.#name = options.name ?? 'store';
-    this.#inFlight = new InFlight(this.timeoutMs, strandedAfterMs(this.timeoutMs), this.#free, this.#name);
+    this.#inFlight = new InFlight(this.#limit, strandedAfterMs(maxTimeoutMs), this.#free, this.#name);
+  }
+
+  /** The time limit of a call sent now, ms: `timeoutMs`, or more while the store answers slowly. */
+  get timeoutMs(): number {
+    return this.#limit.ms;
   }
 
   /** Requests counted now. */

@@ -1,0 +1,89 @@
+/**
+ * RedisStore's default time limit under a busy Redis and under a hung one, on a real redis-server: a Redis
+ * that keeps answering, slowly (blocked by DEBUG SLEEP before each call), makes requests wait rather than fail
+ * open once one late answer has been seen; a Redis that stops answering (SIGSTOP) still fails the call within
+ * the ceiling.
+ */
+
+import type { Check } from '@sluice/core/store';
+import { DEFAULT_MAX_TIMEOUT_MS, DEFAULT_TIMEOUT_MS, RedisStore } from '@sluice/redis';
+import { describe, expect, it } from 'vitest';
+import { randomPrefix, redisSuite } from './support/redis.js';
+
+const redis = redisSuite();
+
+const check: Check = {
+  rule: 'busy',
+  tag: 'busyTagAAAAAAAAAAAAAAAA',
+  algorithm: 'fixed_window',
+  params: { limit: 1000, windowMs: 60_000, burst: 1000 },
+  cost: 1,
+  mode: 'enforce',
+};
+
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** One call while Redis is blocked for `ms` by another connection: 'ok', or the failure's code. */
+async function callWhileBusy(store: RedisStore, ms: number): Promise<string> {
+  const busy = redis.admin.debug('SLEEP', ms / 1000);
+  await pause(2); // the DEBUG SLEEP reaches the server first
+  const outcome = await store.evaluate([check], Date.now()).then(
+    () => 'ok',
+    (error: { code?: string }) => error.code ?? 'error',
+  );
+  await busy;
+  return outcome;
+}
+
+describe('RedisStore default time limit', () => {
+  it('a Redis answering in 2.5x the time limit: at most the first call fails open, the rest wait for it', async () => {
+    const store = new RedisStore({
+      client: redis.client,
+      prefix: randomPrefix(),
+      logger: { warn: () => {} },
+    });
+    await store.evaluate([check], Date.now()); // the script is loaded
+    const outcomes: string[] = [];
+    for (let i = 0; i < 12; i += 1) outcomes.push(await callWhileBusy(store, 2.5 * DEFAULT_TIMEOUT_MS));
+    expect(outcomes.slice(0, 1).every((o) => o === 'ok' || o === 'ERR_SLUICE_STORE_TIMEOUT')).toBe(true);
+    expect(outcomes.slice(1)).toEqual(Array(11).fill('ok'));
+    expect(store.health().failingOpenSince).toBeUndefined();
+    await store.close();
+  });
+
+  it('a fixed limit (maxTimeoutMs = timeoutMs) fails open on every such call', async () => {
+    const store = new RedisStore({
+      client: redis.client,
+      prefix: randomPrefix(),
+      maxTimeoutMs: DEFAULT_TIMEOUT_MS,
+      breaker: false,
+      logger: { warn: () => {} },
+    });
+    await store.evaluate([check], Date.now());
+    const outcomes: string[] = [];
+    for (let i = 0; i < 4; i += 1) outcomes.push(await callWhileBusy(store, 2.5 * DEFAULT_TIMEOUT_MS));
+    expect(outcomes).toEqual(Array(4).fill('ERR_SLUICE_STORE_TIMEOUT'));
+    await store.close();
+  });
+
+  it('a hung Redis (SIGSTOP) after slow answers: the call still fails within the ceiling', async () => {
+    const store = new RedisStore({
+      client: redis.client,
+      prefix: randomPrefix(),
+      logger: { warn: () => {} },
+    });
+    await store.evaluate([check], Date.now());
+    await callWhileBusy(store, 2.5 * DEFAULT_TIMEOUT_MS); // the limit is stretched
+    process.kill(redis.server.pid, 'SIGSTOP');
+    try {
+      const started = performance.now();
+      await expect(store.evaluate([check], Date.now())).rejects.toMatchObject({
+        code: 'ERR_SLUICE_STORE_TIMEOUT',
+      });
+      expect(performance.now() - started).toBeLessThan(DEFAULT_MAX_TIMEOUT_MS + 200);
+    } finally {
+      process.kill(redis.server.pid, 'SIGCONT');
+    }
+    await store.close();
+  });
+});
