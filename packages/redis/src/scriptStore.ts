@@ -181,7 +181,7 @@ export class ScriptStore implements Store {
       groups.map((indexes) => {
         const refused = this.#calls.reserve();
         if (refused !== undefined) return Promise.reject(refused);
-        return this.#sendOne({ checks: indexes.map((i) => checks[i]!), now, ...kind });
+        return this.#sendOne({ checks: indexes.map((i) => checks[i]!), now, refund: true });
       }),
     );
   }
