@@ -15,9 +15,6 @@ import {
   WINDOW_MS,
 } from '../lib/spec.js';
 
-/** Time limit of Sluice's Redis calls in the bench (see sluiceStore). */
-export const BENCH_TIMEOUT_MS = 250;
-
 /** Counts decisions, failed-open decisions, denials and store errors, for the run's validity check. */
 export class Tally {
   decisions = 0;
@@ -123,13 +120,11 @@ function sluiceStore(spec: ServerSpec, tally: Tally): Store | undefined {
     ...recommendedRedisOptions,
     ...(spec.limiter === 'sluice-redis-autopipe' ? { enableAutoPipelining: true } : {}),
   });
-  // The peers wait for Redis however long it takes; Sluice's default 20 ms limit (then fail open) is for
-  // production. On this shared 2-CPU machine a neighbour's burst can stall Redis past 20 ms, which would
-  // make a run invalid rather than slow: give it 250 ms, and count what still fails open.
+  // The default time limit (20 ms, following Redis's observed latency up to 250 ms): issue 24 asks that
+  // defaults hold on this saturated machine; what still fails open is counted and marks the run.
   return new RedisStore({
     client: countCommands(client, tally),
     prefix: spec.prefix,
-    timeoutMs: BENCH_TIMEOUT_MS,
     // The default coalesces a turn's requests into one script call; the other two contenders send one call
     // per request, by themselves or through ioredis auto-pipelining.
     coalesce: spec.limiter === 'sluice-redis',
