@@ -5,6 +5,7 @@ const packages = [
   'core',
   'redis',
   'prometheus',
+  'geoip',
   'postgres',
   'opentelemetry',
   'fastify',

@@ -29,7 +29,7 @@ export function perIp(requests: number, per: string): RuleSpec {
 /** The limiter options the tests set: the same type whatever the framework. */
 export type LimiterSetup = Pick<
   RateLimitOptions<unknown>,
-  'rules' | 'store' | 'clock' | 'headers' | 'lists' | 'retryHeader'
+  'rules' | 'store' | 'clock' | 'headers' | 'lists' | 'retryHeader' | 'addressDescriptors'
 > & {
   /** Trust one proxy hop (the loopback peer) for the client address: Fastify trustProxy, Express and Koa alike. */
   readonly trustProxy?: boolean;

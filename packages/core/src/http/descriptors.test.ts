@@ -163,3 +163,38 @@ describe('retryAttempt', () => {
     expect(retryAttempt('1234567')).toBeUndefined();
   });
 });
+
+describe('buildDescriptors with addressDescriptors', () => {
+  function source() {
+    const asked: string[] = [];
+    const addressDescriptors = {
+      names: ['asn', 'country'],
+      describe: (address: string) => {
+        asked.push(address);
+        return { asn: 'AS64500', country: 'DE', extra: 'ignored' };
+      },
+    };
+    return { asked, settings: { ...settings, addressDescriptors } };
+  }
+
+  it('asks the source with the whole client address when a rule reads one of its names', () => {
+    const { asked, settings: withSource } = source();
+    const built = buildDescriptors(
+      facts({ ip: '2001:db8::1:2' }),
+      withSource,
+      undefined,
+      new Set(['asn']),
+      true,
+    );
+    expect(built).toEqual({ asn: 'AS64500', country: 'DE' });
+    expect(asked).toEqual(['2001:db8::1:2']);
+  });
+
+  it('never asks when the rules read none of its names', () => {
+    const { asked, settings: withSource } = source();
+    expect(buildDescriptors(facts(), withSource, undefined, new Set(['ip']), false)).not.toHaveProperty(
+      'asn',
+    );
+    expect(asked).toEqual([]);
+  });
+});

@@ -16,6 +16,19 @@ export interface DescriptorSettings {
   readonly maxValueLength: number;
   /** Header (lower case) carrying a retry's number, for the `retry` descriptors. Default `retry-attempt`. */
   readonly retryHeader?: string;
+  /** Descriptors read from the client address (`asn`, `country`: @sluice/geoip), built only when a rule reads one. */
+  readonly addressDescriptors?: AddressDescriptors;
+}
+
+/**
+ * Descriptors an outside source gives for a client address (a GeoIP database). Core keeps no such
+ * dependency: the source is plugged in through the `addressDescriptors` option.
+ */
+export interface AddressDescriptors {
+  /** The names it gives; a request whose rules read none of them is not looked up. */
+  readonly names: readonly string[];
+  /** The descriptors of one whole client address; must not throw (a miss is a value the source documents). */
+  describe(address: string): Readonly<Record<string, string>>;
 }
 
 /** The retry header the `retry` and `retry_attempt` descriptors are read from by default. */
@@ -59,6 +72,9 @@ export function buildDescriptors(
   }
   if (used !== undefined && ON_DEMAND.some((name) => used.has(name)))
     putOnDemand(result, facts, settings, ip, used);
+  const source = settings.addressDescriptors;
+  if (source !== undefined && (used === undefined || source.names.some((name) => used.has(name))))
+    putAddressDescriptors(result, source, facts.ip, max);
   const own = extra?.descriptors;
   if (typeof own === 'object' && own !== null) mergeOwn(result, own as Record<string, unknown>, max);
   if (keyed) result.auth ??= result.api_key === undefined ? 'anonymous' : 'api_key';
@@ -88,6 +104,19 @@ function putOnDemand(
   if (used.has('retry')) result.retry = attempt === 0 ? 'false' : 'true';
   if (used.has('retry_attempt') && attempt !== undefined && attempt > 0)
     result.retry_attempt = String(attempt);
+}
+
+/** The outside source's descriptors of the whole client address (its contract: it reports its own faults). */
+function putAddressDescriptors(
+  result: Record<string, string>,
+  source: AddressDescriptors,
+  rawIp: string | undefined,
+  max: number,
+): void {
+  const address = clientAddress(rawIp);
+  if (address === undefined) return;
+  const found = source.describe(address);
+  for (const name of source.names) put(result, name, found[name], max);
 }
 
 /** Most digits a retry number is read with; a longer one is a retry of unknown number. */

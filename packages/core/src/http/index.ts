@@ -1,6 +1,7 @@
 export { DEFAULT_IPV6_SUBNET, normalizeIp } from '../net/ip.js';
 export { afterBodyOf, type RouteOptions, type RouteScope, splitAfterBody } from './afterBody.js';
 export {
+  type AddressDescriptors,
   buildDescriptors,
   type DescriptorSettings,
   headerApiKey,
