@@ -2,7 +2,7 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Decision, RateLimitOptions } from '@sluice/core';
+import type { AlgorithmName, Decision, RateLimitOptions } from '@sluice/core';
 import type { Store } from '@sluice/core/store';
 import { RedisStore, recommendedRedisOptions } from '@sluice/redis';
 import { Redis } from 'ioredis';
@@ -57,17 +57,25 @@ export class Tally {
  * The user-style rule set as a service writes it: a YAML file with match conditions, one rule per API key and
  * one per IP for anonymous callers (limits that are never reached, as everywhere in the bench).
  */
+/**
+ * The algorithm of every Sluice rule: the default (sliding_window) unless BENCH_ALGORITHM names one, e.g.
+ * fixed_window, the peers' algorithm, to compare like with like.
+ */
+const ALGORITHM = process.env.BENCH_ALGORITHM;
+const algorithmLine = ALGORITHM === undefined ? '' : `\n    algorithm: ${ALGORITHM}`;
+const algorithmField = ALGORITHM === undefined ? {} : { algorithm: ALGORITHM as AlgorithmName };
+
 const USER_RULES_YAML = `domain: bench
 rules:
   - name: anon_per_ip
     match: {auth: anonymous}
     key: [ip]
-    limit: {requests: ${NEVER_REACHED}, per: ${WINDOW_MS}ms}
+    limit: {requests: ${NEVER_REACHED}, per: ${WINDOW_MS}ms}${algorithmLine}
     owner: team-edge
   - name: key_default
     match: {auth: api_key}
     key: [api_key]
-    limit: {requests: ${NEVER_REACHED}, per: ${WINDOW_MS}ms}
+    limit: {requests: ${NEVER_REACHED}, per: ${WINDOW_MS}ms}${algorithmLine}
     owner: team-api
 `;
 
@@ -81,14 +89,14 @@ function userRulesFile(): string {
 /** The Sluice rules of a rule set, limits set so that nothing is ever rejected. */
 export function sluiceRules(rules: Exclude<RuleSet, 'user'>) {
   const limit = { requests: NEVER_REACHED, per: `${WINDOW_MS}ms` };
-  const perKey = { name: 'per_key', key: ['api_key'], limit };
+  const perKey = { name: 'per_key', key: ['api_key'], limit, ...algorithmField };
   if (rules === 'one') return { domain: 'bench', rules: [perKey] };
   return {
     domain: 'bench',
     rules: [
       perKey,
-      { name: 'per_tenant', key: ['tenant'], limit },
-      { name: 'everyone', global: true, key: [], limit },
+      { name: 'per_tenant', key: ['tenant'], limit, ...algorithmField },
+      { name: 'everyone', global: true, key: [], limit, ...algorithmField },
     ],
   };
 }

@@ -9,6 +9,7 @@ export { ConfigError, formatProblem, type RuleProblem, RulesError, StoreError } 
 export { checkOptionNames } from './base/optionNames.js';
 export { costFor } from './engine/cost.js';
 export {
+  type ActualCosts,
   type CheckManyOptions,
   type CheckOptions,
   type CheckSet,
@@ -17,6 +18,8 @@ export {
   type Explanation,
   type Limiter,
   type LimiterOptions,
+  type Settlement,
+  type SettleOutcome,
 } from './engine/engine.js';
 // Of the HTTP layer, what users of the adapters see: their options' and handlers' types, and normalizeIp for
 // descriptors. The rest is for adapter authors: @sluice/core/http.

@@ -9,6 +9,7 @@ import {
   type LimitParams,
 } from '@sluice/core/store';
 import { luaAlgorithms, type RefundCheck } from './algorithms/index.js';
+import { OWE_POLICY } from './policy.js';
 import { slotOfTag } from './slot.js';
 
 /*
@@ -121,7 +122,20 @@ const RELEASE_PARAMS: LimitParams = Object.freeze({ limit: 0, windowMs: 0, burst
  */
 export function giveBackChecks(leases: readonly Lease[]): Check[] {
   return leases.map((lease): Check | RefundCheck => {
-    const { rule, tag, refund } = lease;
+    const { rule, tag, refund, owed } = lease;
+    // A settle above the estimate: the rule's own algorithm, charging whatever the limit (OWE_POLICY).
+    if (owed !== undefined) {
+      const algorithm = holderName(lease);
+      return {
+        rule,
+        tag,
+        algorithm,
+        params: owed.params,
+        cost: owed.cost,
+        mode: 'shadow',
+        policy: OWE_POLICY,
+      };
+    }
     if (refund === undefined) {
       const algorithm = holderName(lease);
       return { rule, tag, algorithm, params: RELEASE_PARAMS, cost: 0, mode: 'shadow', leaseId: lease.id };

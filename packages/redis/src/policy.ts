@@ -18,11 +18,21 @@ export const BAN_SUFFIX = 'ban';
 /** Key suffix of an idempotency marker, before the request's idempotency id (a hash). */
 export const MARKER_SUFFIX = 'idem';
 
+/** Key suffix of a settled rule's debt: the epoch ms the key has paid it off (core's store/settle.ts). */
+export const DEBT_SUFFIX = 'debt';
+
+/**
+ * The policy of a settle's charge above the estimate (a lease's `owed`, sent as a check): charge the units
+ * whatever the limit, the rest as debt. Only giveBackChecks sends it; it is never a rule's.
+ */
+export const OWE_POLICY: CheckPolicy = Object.freeze({ debt: true });
+
 /** The suffixes after `<prefix>:{<tag>}:<rule>:` of a check's policy keys, after its algorithm's keys. */
 export function policySuffixes(check: Check): string[] {
   const suffixes: string[] = [];
   if (check.policy?.ban !== undefined) suffixes.push(BAN_SUFFIX);
   if (hasMarker(check)) suffixes.push(`${MARKER_SUFFIX}:${check.idempotencyId}`);
+  if (check.policy?.debt === true) suffixes.push(DEBT_SUFFIX);
   return suffixes;
 }
 
@@ -49,7 +59,8 @@ const texts = new WeakMap<CheckPolicy, [string, string]>();
 
 /**
  * The policy argument of a check's spec, '' when it has none:
- * "<after> <within> <for> <penalty> <idempotent ms> <1 if a marker key> <escalate...>", 0 for absent.
+ * "<after> <within> <for> <penalty> <idempotent ms> <keys> <escalate...>", 0 for absent; <keys> adds 1 for
+ * a marker key, 2 for a debt key (a settled rule), 4 for a settle's charge (OWE_POLICY).
  */
 export function policyText(check: Check): string {
   const policy = check.policy;
@@ -65,7 +76,8 @@ export function policyText(check: Check): string {
       policy.idempotentMs ?? 0,
     ];
     const escalate = ban?.escalateMs ?? [];
-    both = [[...parts, 0, ...escalate].join(' '), [...parts, 1, ...escalate].join(' ')];
+    const flags = (policy.debt === true ? 2 : 0) + (policy === OWE_POLICY ? 4 : 0);
+    both = [[...parts, flags, ...escalate].join(' '), [...parts, flags + 1, ...escalate].join(' ')];
     texts.set(policy, both);
   }
   return both[hasMarker(check) ? 1 : 0];
@@ -82,7 +94,8 @@ export function flagFields(flag: unknown): Pick<CheckResult, 'bannedUntil' | 'ba
 /**
  * The policy functions, defined the first time a call meets a policy (see `load_policy` in the script).
  * `POLICY.run(p, run, k, now, limit, window, burst, cost, extra, nkeys)` returns what an algorithm returns,
- * then the flag and the marker to set on commit (KEYS index and TTL, or false).
+ * then the flag, the marker to set on commit (KEYS index and TTL, or false) and the debt key to delete on
+ * commit (KEYS index, or nil: a settled rule's admission that paid its key's debt).
  */
 export const policyLua = `
 local function pol_finite(x)
@@ -93,7 +106,9 @@ end
 function POLICY.parse(text)
   local n = {}
   for part in string.gmatch(text, '%S+') do n[#n + 1] = tonumber(part) end
-  local p = { after = n[1], within = n[2], ban_for = n[3], penalty = n[4], idem = n[5], marker = n[6] == 1, escalate = {} }
+  local flags = n[6]
+  local p = { after = n[1], within = n[2], ban_for = n[3], penalty = n[4], idem = n[5], marker = flags % 2 == 1,
+    debt = math.floor(flags / 2) % 2 == 1, owe = flags >= 4, escalate = {} }
   p.longest = p.ban_for
   for i = 7, #n do
     p.escalate[#p.escalate + 1] = n[i]
@@ -102,6 +117,7 @@ function POLICY.parse(text)
   p.keys = 0
   if p.after > 0 then p.keys = p.keys + 1 end
   if p.marker then p.keys = p.keys + 1 end
+  if p.debt then p.keys = p.keys + 1 end
   return p
 end
 
@@ -132,11 +148,76 @@ local function banned(limit, left, now, mark)
   return false, limit, 0, left, left, nil, false, nil, nil, nil, nil, nil, mark .. fmt(now + left), false
 end
 
+-- What KEYS[dk] says the key owes, 0 when nothing (core's debtOf).
+local function debt_of(dk)
+  local owed = tonumber(redis.call('GET', KEYS[dk]))
+  if pol_finite(owed) and owed > 0 then return owed end
+  return 0
+end
+
+local function debt_ms(units, limit, window)
+  if limit > 0 then return math.ceil(units * window / limit) end
+  return 0
+end
+
+-- Sets what the key owes, kept as long as paying it off and refilling the counter take (core's setDebt).
+local function debt_set(dk, owed, limit, window)
+  if owed > 0 then
+    redis.call('SET', KEYS[dk], fmt(owed), 'PX', debt_ms(owed, limit, window) + 2 * window + MARGIN_MS)
+  else
+    redis.call('DEL', KEYS[dk])
+  end
+end
+
+-- A check of a key owing units (core's decideInDebt): decided at its cost plus the debt, the debt key deleted
+-- when its group commits; a debt the counter never holds at once is paid as far as there is room, at once,
+-- and the request waits until the counter is whole again.
+local function in_debt(run, k, dk, owed, now, limit, window, burst, cost, extra)
+  local allowed, l, rem, rst, retry, delay, kind, x, y, z, w, v = run(k, now, limit, window, burst, cost + owed, extra)
+  if allowed then return true, l, rem, rst, retry, delay, kind, x, y, z, w, v, '', false, dk end
+  if retry ~= NEVER then return false, l, 0, rst, retry, delay, false, nil, nil, nil, nil, nil, '', false end
+  local room = math.min(owed, math.max(0, math.floor(rem)))
+  local left = owed
+  local whole = rst
+  if room > 0 then
+    local ok, _, _, rst2, _, _, k2, x2, y2, z2, w2, v2 = run(k, now, limit, window, burst, room, extra)
+    if ok then
+      commit(k, k2, x2, y2, z2, w2, v2)
+      left = owed - room
+      whole = math.max(rst, rst2)
+    end
+  end
+  debt_set(dk, left, limit, window)
+  return false, l, 0, whole, whole, delay, false, nil, nil, nil, nil, nil, '', false
+end
+
+-- A settle's charge above the estimate (core's chargeOwed): all of cost when it fits, else the room left
+-- and the rest added to the debt.
+local function owe(run, k, dk, now, limit, window, burst, cost, extra)
+  local allowed, l, rem, rst, retry, delay, kind, x, y, z, w, v = run(k, now, limit, window, burst, cost, extra)
+  if allowed then return true, l, rem, rst, retry, delay, kind, x, y, z, w, v, '', false end
+  local room = math.min(cost, math.max(0, math.floor(rem)))
+  local excess = cost
+  if room > 0 then
+    allowed, l, rem, rst, retry, delay, kind, x, y, z, w, v = run(k, now, limit, window, burst, room, extra)
+    if allowed then excess = cost - room end
+  end
+  debt_set(dk, debt_of(dk) + excess, limit, window)
+  if allowed then return true, l, rem, rst, retry, delay, kind, x, y, z, w, v, '', false end
+  return false, l, rem, rst, retry, delay, false, nil, nil, nil, nil, nil, '', false
+end
+
 function POLICY.run(p, run, k, now, limit, window, burst, cost, extra, nkeys)
   local pk = k + nkeys - p.keys
-  local bk, mk = nil, nil
+  local bk, mk, dk = nil, nil, nil
   if p.after > 0 then bk = pk; pk = pk + 1 end
-  if p.marker then mk = pk end
+  if p.marker then mk = pk; pk = pk + 1 end
+  if p.debt then dk = pk end
+  if p.owe then return owe(run, k, dk, now, limit, window, burst, cost, extra) end
+  if dk then
+    local owed = debt_of(dk)
+    if owed > 0 then return in_debt(run, k, dk, owed, now, limit, window, burst, cost, extra) end
+  end
   local count, since, untl, level, level_until
   if bk then
     count, since, untl, level, level_until = ban_read(KEYS[bk])

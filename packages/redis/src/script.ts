@@ -238,8 +238,9 @@ for at = 0, (tonumber(ARGV[1]) - 1) * ${ARGS_PER_SPEC}, ${ARGS_PER_SPEC} do
   end
   a = a + ${ARGS_PER_SPEC}
 end
--- Pending writes of the current group: 9 values per check (kind, k, x, y, z, w, v, then the idempotency
--- marker to set: its KEYS index or false, and its expiry), reused by every group.
+-- Pending writes of the current group: 10 values per check (kind, k, x, y, z, w, v, then the idempotency
+-- marker to set: its KEYS index or false, and its expiry, then a paid debt's key to delete, or nil), reused by
+-- every group.
 local pending = {}
 
 -- Phase 1 and 2 of one group whose checks start at ARGV[a], KEYS[k] and reply[r + 1]; returns the
@@ -256,9 +257,9 @@ local function run_group(count, now, a, k, r)
       run = ALGORITHMS[code]
     end
     local policy = spec[s + 7]
-    local allowed, limit, remaining, reset, retry, delay, kind, x, y, z, w, v, flag, mark
+    local allowed, limit, remaining, reset, retry, delay, kind, x, y, z, w, v, flag, mark, paid
     if policy then
-      allowed, limit, remaining, reset, retry, delay, kind, x, y, z, w, v, flag, mark = POLICY.run(
+      allowed, limit, remaining, reset, retry, delay, kind, x, y, z, w, v, flag, mark, paid = POLICY.run(
         policy, run, k, now, spec[s + 4], spec[s + 5], spec[s + 6], tonumber(ARGV[a + 1]), ARGV[a + 2], spec[s + 2])
     else
       allowed, limit, remaining, reset, retry, delay, kind, x, y, z, w, v = run(
@@ -270,6 +271,7 @@ local function run_group(count, now, a, k, r)
       pending[p + 5], pending[p + 6], pending[p + 7] = z, w, v
       pending[p + 8] = mark
       if mark then pending[p + 9] = now + policy.idem end
+      pending[p + 10] = paid
     else
       pending[p + 1] = false
       if spec[s + 3] then blocked = true end
@@ -278,16 +280,17 @@ local function run_group(count, now, a, k, r)
     k = k + spec[s + 2]
     a = a + ${ARGS_PER_CHECK}
     r = r + ${RESULTS_PER_CHECK}
-    p = p + 9
+    p = p + 10
   end
   if not blocked then
-    for at = 0, p - 9, 9 do
+    for at = 0, p - 10, 10 do
       if pending[at + 1] then
         commit(pending[at + 2], pending[at + 1], pending[at + 3], pending[at + 4], pending[at + 5], pending[at + 6], pending[at + 7])
         if pending[at + 8] then
           local expires = pending[at + 9]
           redis.call('SET', KEYS[pending[at + 8]], fmt(expires), 'PX', math.ceil(expires - now) + MARGIN_MS)
         end
+        if pending[at + 10] then redis.call('DEL', KEYS[pending[at + 10]]) end
       end
     end
   end

@@ -1,7 +1,7 @@
 import { type Check, type CheckResult, counterKey, type LimitParams, StoreError } from '@sluice/core/store';
 import { giveBackFragmentOf, type LuaAlgorithm, luaAlgorithms } from './algorithms/index.js';
 import { KeyStateError } from './errors.js';
-import { flagFields, policySuffixes, policyText } from './policy.js';
+import { flagFields, OWE_POLICY, policySuffixes, policyText } from './policy.js';
 import { ARGS_PER_CHECK, ARGS_PER_SPEC, FAILED, GROUP_ARGS, NEVER, RESULTS_PER_CHECK } from './script.js';
 
 /**
@@ -27,6 +27,8 @@ export interface CallSettings {
 export const keyOf = counterKey;
 
 function fragmentOf(group: Group, check: Check): LuaAlgorithm {
+  // A settle's charge above the estimate decides with the algorithm itself (see policy.ts, OWE_POLICY).
+  if (check.policy === OWE_POLICY) return luaAlgorithms[check.algorithm];
   return group.refund === true ? giveBackFragmentOf(check.algorithm) : luaAlgorithms[check.algorithm];
 }
 
@@ -82,7 +84,8 @@ export function evaluateArgv(groups: readonly Group[], settings: CallSettings): 
       let keyCount = algorithm.keys.length;
       let policy = '';
       // A rule's policy (bans, penalty, idempotency) adds its keys and its spec value; refunds take none.
-      if (check.policy !== undefined && group.refund !== true) {
+      const decides = group.refund !== true || check.policy === OWE_POLICY;
+      if (check.policy !== undefined && decides) {
         const suffixes = policySuffixes(check);
         for (const suffix of suffixes) keys.push(keyOf(settings.prefix, check, suffix));
         keyCount += suffixes.length;

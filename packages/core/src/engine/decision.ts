@@ -236,6 +236,9 @@ function leasesOf(
     let lease: Lease | undefined;
     const count = planned[i]!.rule.count;
     if (check.leaseId !== undefined) lease = { rule, tag, algorithm, id: check.leaseId, scope };
+    // Reserve and settle: the estimate charged is settled by limiter.settle (engine/settle.ts).
+    else if (planned[i]!.rule.settle === true && result.replayed !== true)
+      lease = { ...chargeLease(check, scope, now, result.resetMs, undefined), reserved: true };
     // Counting by outcome: the charge goes back if the response's status is not one the rule counts (a
     // replayed retry was charged nothing).
     else if (count !== undefined && check.cost > 0 && result.replayed !== true)

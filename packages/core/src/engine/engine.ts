@@ -24,6 +24,7 @@ import {
   type RequestPath,
   releaseLeases,
 } from './requestPath.js';
+import { type ActualCosts, type Settlement, Settlements } from './settle.js';
 import { steadyClock } from './steadyClock.js';
 import { answersInProcess, StoreCaller } from './storeCall.js';
 import { unbanKey } from './unban.js';
@@ -31,6 +32,7 @@ import { unbanKey } from './unban.js';
 export type { CheckManyOptions, CheckSet } from './checkMany.js';
 export type { ExplainedRule, Explanation } from './explain.js';
 export type { CheckOptions } from './requestPath.js';
+export type { ActualCosts, Settlement, SettleOutcome } from './settle.js';
 
 /** Options of {@link createLimiter}. */
 export interface LimiterOptions {
@@ -95,6 +97,12 @@ export interface Limiter {
    * gives its leaky_bucket places back. Idempotent; never rejects.
    */
   cancel(decision: Decision): Promise<void>;
+  /**
+   * Reserve and settle: charges or gives back, for each of the decision's rules with `settle`, the difference
+   * between its actual cost (one number, or per rule name) and the estimate charged at admission; at most once
+   * per decision, in one store call per store. Never rejects: bad input answers a `Settlement` saying so.
+   */
+  settle(decision: Decision, actual: ActualCosts): Promise<Settlement>;
   /** The rules and counter tags that apply to these descriptors now. */
   explain(descriptors: Descriptors, options?: CheckOptions): Explanation;
   /** Swaps the rule table atomically; checks in flight finish on the table they started with. */
@@ -184,6 +192,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
     adaptive,
   };
   const ledger = new LeaseLedger();
+  const settlements = new Settlements();
   const watched = misuseWatch.watch(
     { store: given.store, localStore: given.local },
     table,
@@ -236,7 +245,15 @@ export function createLimiter(options: LimiterOptions): Limiter {
       }
     },
     release: (decision, status) => giveBack(ledger.toRelease(decision, status)),
-    cancel: (decision) => giveBack(ledger.toCancel(decision)),
+    cancel: (decision) => {
+      settlements.close(decision);
+      return giveBack(ledger.toCancel(decision));
+    },
+    settle(decision, actual) {
+      const { settlement, leases } = settlements.plan(decision, actual);
+      if (leases.length === 0) return Promise.resolve(settlement);
+      return releaseLeases(path, leases, clock()).then(() => settlement);
+    },
     explain: (descriptors, opts = NO_OPTIONS) =>
       explainRequest(path.table, descriptors, opts, clock(), explained),
     setRules,

@@ -22,10 +22,11 @@ export function chargeLease(
   scope: RuleScope,
   now: number,
   resetMs: number,
-  count: CountOutcome,
+  count: CountOutcome | undefined,
 ): Lease {
   const { rule, tag, algorithm, cost, params } = check;
-  return { rule, tag, algorithm, id: '', scope, refund: { cost, params, at: now, resetMs, count } };
+  const refund = { cost, params, at: now, resetMs };
+  return { rule, tag, algorithm, id: '', scope, refund: count === undefined ? refund : { ...refund, count } };
 }
 
 /**

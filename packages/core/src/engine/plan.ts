@@ -47,15 +47,17 @@ const policies = new WeakMap<CompiledRule, CheckPolicy>();
 
 /** The store policy of a rule, or undefined when it has none (then the store does nothing more for it). */
 export function policyOf(rule: CompiledRule): CheckPolicy | undefined {
-  const { ban, penalty, idempotentMs } = rule;
-  // Most rules have none: three reads, no map lookup.
-  if (ban === undefined && penalty === undefined && idempotentMs === undefined) return undefined;
+  const { ban, penalty, idempotentMs, settle } = rule;
+  // Most rules have none: four reads, no map lookup.
+  if (ban === undefined && penalty === undefined && idempotentMs === undefined && settle !== true)
+    return undefined;
   let policy = policies.get(rule);
   if (policy === undefined) {
     policy = {
       ...(ban === undefined ? {} : { ban }),
       ...(penalty === undefined ? {} : { penalty }),
       ...(idempotentMs === undefined ? {} : { idempotentMs }),
+      ...(settle === true ? { debt: true } : {}),
     };
     policies.set(rule, policy);
   }

@@ -151,7 +151,7 @@ export async function releaseLeases(path: RequestPath, leases: readonly Lease[],
     remote.length === 0 ? undefined : path.stores.store.release(remote, now),
     local.length === 0 ? undefined : path.stores.local.release(local, now),
   ]);
-  for (const lease of leases) if (!lease.refund) path.observer.onLeases(lease.rule, -1);
+  for (const lease of leases) if (!lease.refund && !lease.owed) path.observer.onLeases(lease.rule, -1);
 }
 
 /** The limiter's own rules and the check's extra (route) rules that apply to a request. */

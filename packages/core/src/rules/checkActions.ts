@@ -18,6 +18,7 @@ const COUNTING_FIELDS = [
   'escalate',
   'penalty',
   'count',
+  'settle',
   'retry_jitter',
   'adaptive',
   'priority',

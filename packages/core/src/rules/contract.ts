@@ -96,6 +96,8 @@ export interface CompiledRule {
   readonly idempotentMs?: number;
   /** Which responses the counter keeps; only with the policies switched on (not yet). */
   readonly count?: CountOutcome;
+  /** Reserve and settle: the cost is an estimate; `limiter.settle` charges or gives back the difference. */
+  readonly settle?: boolean;
   /** Retry-After of this rule's denials is lengthened by a random 0 to this share (0.1 for `10%`). */
   readonly retryJitter?: number;
   /** Limit scaled by a factor from backend health (AIMD), shared through the store. */

@@ -31,7 +31,7 @@ export function checkPolicies(rule: ParsedRule, at: FieldPath): Finding[] {
       message: 'count refunds a request its own charge; with lease: {batch} units are spent in process',
     });
   }
-  found.push(...checkHoldsLeases(rule, at), ...checkSplitCounters(rule, at));
+  found.push(...checkHoldsLeases(rule, at), ...checkSplitCounters(rule, at), ...checkSettle(rule, at));
   return found;
 }
 
@@ -70,6 +70,25 @@ function checkSplitCounters(rule: ParsedRule, at: FieldPath): Finding[] {
     }));
 }
 
+/**
+ * A settled rule's estimate is charged to one counter of one key and settled there, from the request's own
+ * charge: not with leases (no units), nor shards or batches (no one counter), nor `count` (one give-back only).
+ */
+function checkSettle(rule: ParsedRule, at: FieldPath): Finding[] {
+  if (rule.settle !== true) return [];
+  const clash =
+    descriptorOf(rule.algorithm).release === 'lease'
+      ? `a ${rule.algorithm} rule holds leases, not counts`
+      : (rule.shards ?? 1) > 1
+        ? 'shards split the counter'
+        : rule.lease !== undefined
+          ? 'lease: {batch} spends units in process'
+          : rule.count !== undefined
+            ? 'count gives the charge back by status: settle gives back the difference'
+            : undefined;
+  return clash === undefined ? [] : [{ path: [...at, 'settle'], message: `${clash}: settle does not apply` }];
+}
+
 /** Each escalation step must be longer than the ban (or step) before it. */
 function checkGrowing(first: string, steps: readonly string[], path: FieldPath): Finding[] {
   let previous = first;
@@ -88,8 +107,9 @@ function checkGrowing(first: string, steps: readonly string[], path: FieldPath):
 /** The compiled policy fields of a rule; empty when it has none. */
 export function compilePolicies(
   rule: ParsedRule,
-): Pick<CompiledRule, 'ban' | 'penalty' | 'count' | 'idempotentMs'> {
+): Pick<CompiledRule, 'ban' | 'penalty' | 'count' | 'idempotentMs' | 'settle'> {
   return {
+    ...(rule.settle === true ? { settle: true } : {}),
     ...(rule.ban === undefined ? {} : { ban: banPolicy(rule.ban, rule.escalate) }),
     ...(rule.penalty === undefined ? {} : { penalty: rule.penalty }),
     ...(rule.idempotent === undefined ? {} : { idempotentMs: durationMs(rule.idempotent) ?? 0 }),

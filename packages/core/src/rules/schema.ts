@@ -241,6 +241,8 @@ export const ruleSchema = z.strictObject({
   idempotent: duration.optional(),
   /** Counting by outcome: only failed, only succeeded, or these statuses are kept. */
   count: countSpec.optional(),
+  /** Reserve and settle: the cost charged at admission is an estimate, settled by `limiter.settle`. */
+  settle: z.boolean().optional(),
   /** Adaptive limits: the limit scaled by a factor from backend health (AIMD). */
   adaptive: adaptiveSpec.optional(),
   /** Shedding: the class of the requests the rule counts, or the descriptor naming it. */

@@ -36,6 +36,11 @@ export interface CheckPolicy {
   readonly penalty?: number;
   /** How long a charged request's idempotency marker lasts: a retry with the same id is not charged again. */
   readonly idempotentMs?: number;
+  /**
+   * Reserve and settle (a rule with `settle`): the key may owe units a settle charged beyond its limit; the
+   * store reads its debt key (see store/settle.ts) and denies until the debt is paid off.
+   */
+  readonly debt?: boolean;
 }
 
 /** A store's answer for one check: the algorithm outcome without its state. */
@@ -78,6 +83,16 @@ export interface Lease {
     /** Counting by outcome: the statuses the rule keeps; any other status refunds the charge. */
     readonly count?: CountOutcome;
   };
+  /**
+   * Reserve and settle: `refund` holds the estimate charged at admission; the lease is not given back when the
+   * response ends but settled by `limiter.settle` (engine/settle.ts).
+   */
+  readonly reserved?: boolean;
+  /**
+   * A settle above the estimate: units charged on top, without a limit check; what the key has no room for
+   * becomes debt, paid off at the rule's rate (store/settle.ts).
+   */
+  readonly owed?: { readonly cost: number; readonly params: LimitParams };
 }
 
 /**

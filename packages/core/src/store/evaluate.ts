@@ -2,6 +2,7 @@ import { decideByName, releasedState } from '../algorithms/index.js';
 import type { Outcome } from '../algorithms/limits.js';
 import type { Check, CheckResult, Lease } from './contract.js';
 import { type BanState, decidePolicy, isBanState } from './policies.js';
+import { chargeOwed, clearDebt, debtKey, debtOf, decideInDebt } from './settle.js';
 
 /*
  * The evaluator: every store's decision, over a table of key states the store provides (MemoryStore's slots, a
@@ -45,13 +46,16 @@ export function stateKeys(checks: readonly Check[]): StateKey[] {
     if (check.policy?.ban !== undefined) keys.push(banKey(check.rule, check.tag));
     if (check.idempotencyId !== undefined && check.policy?.idempotentMs !== undefined)
       keys.push(markerKey(check, check.idempotencyId));
+    if (check.policy?.debt === true) keys.push(debtKey(check.rule, check.tag));
   }
   return keys;
 }
 
 /** Every key releaseLeases may read for these leases. */
 export function leaseStateKeys(leases: readonly Lease[]): StateKey[] {
-  return leases.map(({ rule, tag }) => ({ rule, tag }));
+  const keys: StateKey[] = leases.map(({ rule, tag }) => ({ rule, tag }));
+  for (const lease of leases) if (lease.owed !== undefined) keys.push(debtKey(lease.rule, lease.tag));
+  return keys;
 }
 
 /** Decides every check against the table, writes back only when no enforcing check denies (policies' own writes aside). */
@@ -104,6 +108,7 @@ function commit(
     if (!outcome.allowed || skip?.[i] === true) continue;
     const check = checks[i]!;
     table.set(check.rule, check.tag, outcome.state, now + outcome.ttlMs);
+    if (check.policy?.debt === true) clearDebt(table, check.rule, check.tag, now);
     const markMs = check.policy?.idempotentMs;
     if (check.idempotencyId !== undefined && markMs !== undefined) {
       const marker = markerKey(check, check.idempotencyId);
@@ -118,6 +123,8 @@ function commit(
  */
 function decideWithPolicy(check: Check, state: unknown, now: number, table: StateTable) {
   const policy = check.policy!;
+  const owed = policy.debt === true ? debtOf(table, check.rule, check.tag) : 0;
+  if (owed > 0) return decideInDebt(check, state, owed, now, table);
   const banId = policy.ban === undefined ? undefined : banKey(check.rule, check.tag);
   const banValue = banId === undefined ? undefined : table.get(banId.rule, banId.tag);
   const ban: BanState | undefined = isBanState(banValue) ? banValue : undefined;
@@ -134,6 +141,10 @@ function decideWithPolicy(check: Check, state: unknown, now: number, table: Stat
 /** Gives back what the leases hold (releases, refunds), through the table. */
 export function releaseLeases(leases: readonly Lease[], now: number, table: StateTable): void {
   for (const lease of leases) {
+    if (lease.owed !== undefined) {
+      chargeOwed(lease, now, table);
+      continue;
+    }
     const released = releasedState(table.get(lease.rule, lease.tag), lease, now);
     if (released === undefined) continue;
     table.set(
