@@ -17,6 +17,8 @@ export interface PolicyExpect {
   readonly bannedUntil?: number | null;
   readonly banStarted?: boolean;
   readonly replayed?: boolean;
+  /** A denial a ban counted (no ban started): the key's violations so far; null: none counted. */
+  readonly violations?: number | null;
 }
 
 /** One request at `at`, with its idempotency id if any; or the lifting of the key's ban (`unban`). */
@@ -82,6 +84,7 @@ export function comparePolicyStep(
     bannedUntil: answer.bannedUntil ?? null,
     banStarted: answer.banStarted ?? false,
     replayed: answer.replayed ?? false,
+    violations: answer.violations ?? null,
   };
   for (const field of Object.keys(expect) as (keyof PolicyExpect)[]) {
     if (actual[field] !== expect[field])

@@ -83,11 +83,17 @@ export function policyText(check: Check): string {
   return both[hasMarker(check) ? 1 : 0];
 }
 
-/** What the script's flag value adds to a result: '' nothing, 'r' replayed, 'b<until>' / 'B<until>' a ban. */
-export function flagFields(flag: unknown): Pick<CheckResult, 'bannedUntil' | 'banStarted' | 'replayed'> {
+/**
+ * What the script's flag value adds to a result: '' nothing, 'r' replayed, 'b<until>' / 'B<until>' a ban,
+ * 'v<count>' a denial counted towards a ban.
+ */
+export function flagFields(
+  flag: unknown,
+): Pick<CheckResult, 'bannedUntil' | 'banStarted' | 'replayed' | 'violations'> {
   if (flag === '' || flag === undefined || flag === null) return {};
   const text = String(flag);
   if (text === 'r') return { replayed: true };
+  if (text[0] === 'v') return { violations: Number(text.slice(1)) };
   return { bannedUntil: Number(text.slice(1)), banStarted: text[0] === 'B' };
 }
 
@@ -257,6 +263,7 @@ function POLICY.run(p, run, k, now, limit, window, burst, cost, extra, nkeys)
       ban_write(KEYS[bk], 0, now, ends, level + 1, ends + p.longest, ends + p.longest - now)
       return banned(limit, ends - now, now, 'B')
     end
+    return false, l, rem, rst, retry, delay, false, nil, nil, nil, nil, nil, 'v' .. count, false
   end
   return false, l, rem, rst, retry, delay, false, nil, nil, nil, nil, nil, '', false
 end

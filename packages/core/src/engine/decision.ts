@@ -58,6 +58,7 @@ export function ruleResult(planned: PlannedCheck, outcome: StoreOutcome, index: 
     failed: r.degraded !== undefined,
     fallback: r.degraded !== undefined,
   };
+  if (r.violations !== undefined) return { ...result, violations: r.violations };
   return r.bannedUntil === undefined && r.replayed === undefined ? result : withPolicy(result, r);
 }
 

@@ -33,6 +33,8 @@ export interface RuleResult {
   readonly banStarted?: boolean;
   /** Allowed as a retry of a request already charged (same Idempotency-Key): charged nothing. */
   readonly replayed?: boolean;
+  /** A denial its rule's `ban` counted: the key's violations so far (the escalation stage reads it). */
+  readonly violations?: number;
 }
 
 /** The engine's answer for one request. */

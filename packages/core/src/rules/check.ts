@@ -6,6 +6,7 @@ import { checkMatchRanges } from './checkMatch.js';
 import { dayStartMs, expiryMs } from './dates.js';
 import type { FieldPath, Finding } from './findings.js';
 import { checkPolicies } from './policies.js';
+import { checkStages } from './stages.js';
 import { type LimitSpec, MAX_NAME_LENGTH, type ParsedRule } from './schema.js';
 
 /** Algorithms whose `burst` applies, as a message lists them: "a, b and c". */
@@ -36,6 +37,7 @@ export function checkRule(rule: ParsedRule, at: FieldPath, raw: unknown = rule):
   const counted = { ...rule, limit: rule.limit };
   found.push(
     ...checkPolicies(rule, at),
+    ...checkStages(rule, at),
     ...checkLimit(counted, at),
     ...checkKey(rule, at),
     ...checkShards(counted, at),

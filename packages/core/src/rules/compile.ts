@@ -10,6 +10,7 @@ import { expiryMs } from './dates.js';
 import { createMatcher } from './matcher.js';
 import { deepFreeze, isValidatedDocument, placeFinding, type RulesDocument } from './parse.js';
 import { compilePolicies } from './policies.js';
+import { compileStages } from './stages.js';
 import { jitterFraction, type LimitSpec, type ParsedRule, type RuleSpec } from './schema.js';
 import { validateRules } from './validate.js';
 
@@ -75,6 +76,7 @@ function compileRule(rule: ParsedRule): CompiledRule {
     ...compilePolicies(rule),
     ...compileAdaptive(rule),
     ...retryJitterOf(rule),
+    ...compileStages(rule),
   });
 }
 

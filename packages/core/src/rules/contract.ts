@@ -14,6 +14,18 @@ export type Mode = 'enforce' | 'shadow';
 /** `store`: the limiter's store; `local`: an in-process MemoryStore even when the store is remote. */
 export type RuleScope = 'store' | 'local';
 
+/** `challenge: {after, difficulty, pass, for}`, compiled (see rules/stages.ts for the defaults). */
+export interface ChallengePolicy {
+  /** Counted violations (of the rule's `ban` count) from which a 429 carries a challenge. */
+  readonly after: number;
+  /** Leading zero bits of the first challenge; one more each later violation. */
+  readonly difficulty: number;
+  /** Requests a solution's pass lets through uncounted. */
+  readonly passRequests: number;
+  /** How long a pass lasts. */
+  readonly passMs: number;
+}
+
 /** Bans after repeated denials: `ban: {after, within, for}` with `escalate: [...]`. */
 export interface BanPolicy {
   /** Denials within `withinMs` that start a ban. */
@@ -100,6 +112,10 @@ export interface CompiledRule {
   readonly settle?: boolean;
   /** Retry-After of this rule's denials is lengthened by a random 0 to this share (0.1 for `10%`). */
   readonly retryJitter?: number;
+  /** Escalation: share of the limit (0.8 for `80%`) past which an allowed request is warned. */
+  readonly warnAt?: number;
+  /** Escalation: the proof-of-work challenge between the 429s and the ban. */
+  readonly challenge?: ChallengePolicy;
   /** Limit scaled by a factor from backend health (AIMD), shared through the store. */
   readonly adaptive?: AdaptivePolicy;
   /** Class of the requests it counts, for shedding under pressure. */

@@ -171,6 +171,18 @@ const shards = z.custom<number>(
 /** Local leases: units taken from the store per call, spent in process. */
 const localLease = z.strictObject({ batch: wholeNumber(1) });
 
+/**
+ * `challenge: {after, difficulty, pass, for}`: from the `after`th counted violation the 429 carries a
+ * proof-of-work challenge of `difficulty` leading zero bits (one more each later violation); a solution earns a
+ * pass of `pass` requests for `for`.
+ */
+const challengeSpec = z.strictObject({
+  after: wholeNumber(1),
+  difficulty: z.number().int().min(1).max(32).optional(),
+  pass: wholeNumber(1).optional(),
+  for: duration.optional(),
+});
+
 /** `ban: {after, within, for}`: block a key for `for` after `after` denials within `within`. */
 const banSpec = z.strictObject({
   after: wholeNumber(1),
@@ -249,6 +261,10 @@ export const ruleSchema = z.strictObject({
   priority: prioritySpec.optional(),
   /** Retry-After on this rule's denials lengthened by up to this share, at random (`10%`). */
   retry_jitter: jitterPercent.optional(),
+  /** Escalation: a warning once a key has used this share of its limit (`80%`). */
+  warn_at: jitterPercent.optional(),
+  /** Escalation: a proof-of-work challenge on the 429s from the `after`th violation (before the ban). */
+  challenge: challengeSpec.optional(),
 });
 
 /** The top of a rules file. Rules are validated one by one (see validate.ts) so that every rule reports. */

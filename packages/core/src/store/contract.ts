@@ -59,6 +59,8 @@ export interface CheckResult {
   readonly banStarted?: boolean;
   /** Allowed by an idempotency marker: a retry of a request already charged, charged nothing. */
   readonly replayed?: boolean;
+  /** A denial a `ban` counted and that started no ban: the key's violations so far in its count (1, 2, ...). */
+  readonly violations?: number;
 }
 
 /**

@@ -163,11 +163,12 @@ export function toResult(outcome: CheckResult): CheckResult {
     delayMs === undefined
       ? { allowed, limit, remaining, resetMs, retryAfterMs }
       : { allowed, limit, remaining, resetMs, retryAfterMs, delayMs };
-  if (outcome.bannedUntil === undefined && outcome.replayed === undefined) return result;
-  const { bannedUntil, banStarted, replayed } = outcome;
+  const { bannedUntil, banStarted, replayed, violations } = outcome;
+  if (bannedUntil === undefined && replayed === undefined && violations === undefined) return result;
   return {
     ...result,
     ...(bannedUntil === undefined ? {} : { bannedUntil, banStarted: banStarted === true }),
     ...(replayed === undefined ? {} : { replayed }),
+    ...(violations === undefined ? {} : { violations }),
   };
 }

@@ -27,7 +27,8 @@ export interface BanState {
 }
 
 /** An algorithm's outcome with what the policy adds: a ban, or an answer from an idempotency marker. */
-export type PolicyOutcome = Outcome<unknown> & Pick<CheckResult, 'bannedUntil' | 'banStarted' | 'replayed'>;
+export type PolicyOutcome = Outcome<unknown> &
+  Pick<CheckResult, 'bannedUntil' | 'banStarted' | 'replayed' | 'violations'>;
 
 /** What one check with a policy decided, and what the store writes for it. */
 export interface PolicyStep {
@@ -182,9 +183,10 @@ export function decidePolicy(
   const denial = penalty?.denial ?? outcome;
   if (banPolicy === undefined) return withPenalty({ outcome: denial, commit: false }, penalty?.charged);
   const violation = recordViolation(ban, banPolicy, now);
+  // A counted denial says how many the key has so far: the challenge stage starts from it.
   const answer = violation.started
     ? bannedOutcome(state, check.params, violation.state.until - now, now, true)
-    : denial;
+    : { ...denial, violations: violation.state.count };
   return withPenalty(
     { outcome: answer, commit: false, ban: { state: violation.state, ttlMs: violation.ttlMs } },
     penalty?.charged,
