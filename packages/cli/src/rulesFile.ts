@@ -1,21 +1,51 @@
+import { readFile } from 'node:fs/promises';
 import { compileRules, formatProblem, loadRules, type RulesDocument, RulesError } from '@sluice/core';
 import type { CompiledRules } from '@sluice/core/store';
-import { describeFsError, EXIT, type ExitCode, type Io } from './io.js';
+import { isEnvoyConfig, parseEnvoyConfig } from '@sluice/envoy';
+import { describeFsError, EXIT, type ExitCode, type Io, UsageError } from './io.js';
+
+/** A rules file's format: Sluice's, or envoyproxy/ratelimit's config (`domain` and nested `descriptors`). */
+export type RulesFormat = 'sluice' | 'envoy';
 
 /** A rules file read, validated and compiled. */
 export interface LoadedRules {
-  readonly document: RulesDocument;
+  readonly format: RulesFormat;
+  /** Sluice's format: the document, with its warnings (overdue reviews, missing owners). */
+  readonly document?: RulesDocument;
   readonly rules: CompiledRules;
+  /** Envoy's format: rule name -> the rules its `replaces` leaves out when both match one call. */
+  readonly replaces: ReadonlyMap<string, readonly string[]>;
+}
+
+/** The `--format` option's help line and its parse: `auto` (the default) tells the formats apart by their fields. */
+export const FORMAT_HELP =
+  '--format <f>        sluice, envoy (envoyproxy/ratelimit config) or auto (default: told by the top fields)';
+
+export function formatOption(value: string | undefined): RulesFormat | 'auto' {
+  if (value === undefined || value === 'auto' || value === 'sluice' || value === 'envoy')
+    return value ?? 'auto';
+  throw new UsageError(`--format must be sluice, envoy or auto, got "${value}"`);
 }
 
 /**
- * Loads and compiles a rules file. On failure prints why and returns the exit code: 1 for invalid rules (every
- * problem with file:line:column), 2 for a file that cannot be read.
+ * Loads and compiles a rules file, of Sluice's format or envoyproxy/ratelimit's. On failure prints why and
+ * returns the exit code: 1 for invalid rules (every problem with file:line:column), 2 for a file that cannot
+ * be read.
  */
-export async function loadChecked(path: string, io: Io, today?: string): Promise<LoadedRules | ExitCode> {
+export async function loadChecked(
+  path: string,
+  io: Io,
+  today?: string,
+  format: RulesFormat | 'auto' = 'auto',
+): Promise<LoadedRules | ExitCode> {
   try {
+    const text = format === 'sluice' ? undefined : await readFile(path, 'utf8');
+    if (text !== undefined && (format === 'envoy' || isEnvoyConfig(text))) {
+      const envoy = parseEnvoyConfig(text, path);
+      return { format: 'envoy', rules: envoy.table, replaces: envoy.replaces };
+    }
     const document = await loadRules(path, today ? { today } : {});
-    return { document, rules: compileRules(document) };
+    return { format: 'sluice', document, rules: compileRules(document), replaces: new Map() };
   } catch (error) {
     if (error instanceof RulesError) {
       for (const problem of error.problems) io.err(formatProblem(problem));

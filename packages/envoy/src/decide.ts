@@ -3,6 +3,7 @@
  * maps, decided by the limiter, answered with one DescriptorStatus each and the RateLimit headers.
  */
 import type { Decision, Descriptors, Limiter, RuleResult } from '@sluice/core';
+import { rateLimitHeaders, retryAfterSeconds, shownResult } from '@sluice/core/http';
 import { ENVOY_PATH } from './envoyConfig.js';
 import {
   CODE,
@@ -30,11 +31,15 @@ export type ServiceNotice =
 const MAX_UINT32 = 4_294_967_295;
 
 /**
- * Decides every descriptor set of one request. The engine's public call decides one set per store call; this
- * is the one place that calls it.
+ * Decides every descriptor set of one request as one: one rule table, one store call, all or nothing (as an
+ * HTTP request's rules), with the rules another matched rule `replaces` left out before counting.
  */
-export function decideDescriptors(limiter: Limiter, sets: readonly DescriptorSet[]): Promise<Decision[]> {
-  return Promise.all(sets.map((set) => limiter.check(set.descriptors, { cost: set.cost })));
+export function decideDescriptors(
+  limiter: Limiter,
+  sets: readonly DescriptorSet[],
+  replaces: ReadonlyMap<string, readonly string[]>,
+): Promise<Decision[]> {
+  return limiter.checkMany(sets, { replaces });
 }
 
 /** An Envoy descriptor's entries as a descriptor map; `envoy_path` names the keys in order. */
@@ -84,24 +89,9 @@ export function statusOf(decision: Decision): DescriptorStatus {
 /** The rule a status shows: the denying one, else the most constrained enforcing rule a store answered. */
 function shownOf(decision: Decision): RuleResult | undefined {
   if (!decision.allowed) return decision.results.find((result) => result.rule === decision.rule);
-  return mostConstrained(decision.results);
+  return shownResult(decision.results);
 }
 
-function mostConstrained(results: readonly RuleResult[]): RuleResult | undefined {
-  let best: RuleResult | undefined;
-  for (const result of results) {
-    if (result.mode !== 'enforce' || result.failed) continue;
-    if (
-      best === undefined ||
-      room(result) < room(best) ||
-      (room(result) === room(best) && result.remaining < best.remaining)
-    )
-      best = result;
-  }
-  return best;
-}
-
-const room = (result: RuleResult): number => (result.limit > 0 ? result.remaining / result.limit : 0);
 const whole = (value: number): number =>
   value > 0 && Number.isFinite(value) ? Math.min(Math.floor(value), MAX_UINT32) : 0;
 
@@ -127,35 +117,23 @@ export function responseOf(
   return { overallCode: overall, statuses, responseHeadersToAdd: headersOf(decisions, denied) };
 }
 
+/** The fields the HTTP adapters send (`headers: 'draft'`): the longest-waiting denial's, else the shown rule's. */
 function headersOf(
   decisions: readonly Decision[],
   denied: readonly Decision[],
 ): { key: string; value: string }[] {
   if (denied.length > 0) {
     const longest = denied.reduce((a, b) => (b.retryAfterMs > a.retryAfterMs ? b : a));
-    const result = longest.results.find((r) => r.rule === longest.rule);
-    const retry = Number.isFinite(longest.retryAfterMs)
-      ? Math.max(1, Math.ceil(longest.retryAfterMs / 1000))
-      : undefined;
-    const reset = retry ?? seconds(longest.resetMs);
-    const fields = result
-      ? limitFields(result.rule, longest.limit, longest.remaining, result.windowMs, reset)
-      : [];
-    return retry === undefined ? fields : [...fields, { key: 'Retry-After', value: String(retry) }];
+    const retry = retryAfterSeconds(longest);
+    const fields = rateLimitHeaders(longest, 'draft');
+    return headerList(retry === undefined ? fields : { ...fields, 'Retry-After': String(retry) });
   }
-  const shown = mostConstrained(decisions.flatMap((decision) => decision.results));
-  return shown
-    ? limitFields(shown.rule, shown.limit, shown.remaining, shown.windowMs, seconds(shown.resetMs))
-    : [];
+  const allowed = decisions[0];
+  const shown = shownResult(decisions.flatMap((decision) => decision.results));
+  return allowed === undefined || shown === undefined
+    ? []
+    : headerList(rateLimitHeaders(allowed, 'draft', shown));
 }
 
-function limitFields(rule: string, limit: number, remaining: number, windowMs: number, reset: number) {
-  const name = `"${rule.replace(/[\\"]/g, (char) => `\\${char}`)}"`;
-  const window = windowMs > 0 ? `;w=${seconds(windowMs)}` : '';
-  return [
-    { key: 'RateLimit-Policy', value: `${name};q=${whole(limit)}${window}` },
-    { key: 'RateLimit', value: `${name};r=${whole(remaining)};t=${reset}` },
-  ];
-}
-
-const seconds = (ms: number): number => (ms > 0 && Number.isFinite(ms) ? Math.ceil(ms / 1000) : 0);
+const headerList = (fields: Record<string, string>) =>
+  Object.entries(fields).map(([key, value]) => ({ key, value }));

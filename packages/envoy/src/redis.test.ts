@@ -11,6 +11,7 @@ import {
   type RedisServer,
   randomPrefix,
   ready,
+  redisCli,
   startCluster,
   startRedis,
 } from '../../../test/support/redis.js';
@@ -33,6 +34,13 @@ async function client(): Promise<Redis> {
   await ready(redis);
   clients.push(redis);
   return redis;
+}
+
+/** Script calls (EVALSHA, EVAL) in INFO commandstats since the last CONFIG RESETSTAT. */
+function scriptCalls(info: string): number {
+  let calls = 0;
+  for (const match of info.matchAll(/^cmdstat_(?:evalsha|eval):calls=(\d+)/gm)) calls += Number(match[1]);
+  return calls;
 }
 
 const SLOW_BOX = { timeoutMs: 5000, breaker: false } as const;
@@ -96,6 +104,24 @@ describe('the rate limit service on Redis', () => {
     );
     // Another key has its own budget.
     expect((await envoyCall('other')).overall_code).toBe('OK');
+  });
+
+  it('three descriptors in ONE script call, all or nothing', async () => {
+    const call = (...keys: string[]) =>
+      rls.shouldRateLimit({
+        domain: 'public_api',
+        descriptors: keys.map((key) => d(['auth', 'api_key'], ['api_key', key])),
+      });
+    await call('warm'); // loads the script, so that the counted call is one EVALSHA
+    await redisCli(server.port, 'CONFIG', 'RESETSTAT');
+    const three = await call('one-a', 'one-b', 'one-c');
+    expect(three.statuses.map((s) => s.limit_remaining)).toEqual([4, 4, 4]);
+    expect(scriptCalls(await redisCli(server.port, 'INFO', 'commandstats'))).toBe(1);
+    for (let i = 0; i < 4; i++) await call('one-c');
+    const denied = await call('one-a', 'one-b', 'one-c');
+    expect(denied.statuses.map((s) => s.code)).toEqual(['OK', 'OK', 'OVER_LIMIT']);
+    // one-a and one-b were not counted by the denied call: 3 left after this one, not 2.
+    expect((await call('one-a')).statuses[0]?.limit_remaining).toBe(3);
   });
 
   it('a stopped Redis: key_default (on_store_error allow) answers OK, counted, never a crash', async () => {

@@ -80,6 +80,17 @@ describe('ShouldRateLimit on MemoryStore, spoken to by a protobufjs client', () 
     expect(response.overall_code).toBe('OVER_LIMIT');
   });
 
+  it('all or nothing: a call with one descriptor over its limit counts none of the others', async () => {
+    const fresh = d(['auth', 'api_key'], ['api_key', 'k20']);
+    const spent = d(['auth', 'api_key'], ['api_key', 'k21']);
+    for (let i = 0; i < 3; i++) await client.shouldRateLimit({ domain: 'shop', descriptors: [spent] });
+    const denied = await client.shouldRateLimit({ domain: 'shop', descriptors: [fresh, spent] });
+    expect(denied.statuses.map((s) => s.code)).toEqual(['OK', 'OVER_LIMIT']);
+    // k20 was not counted by the denied call: 2 left after this first counted one.
+    const alone = await client.shouldRateLimit({ domain: 'shop', descriptors: [fresh] });
+    expect(alone.statuses[0]?.limit_remaining).toBe(2);
+  });
+
   it("hits_addend is the cost: the request-wide one, and a descriptor's own before it", async () => {
     const a = await client.shouldRateLimit({
       domain: 'shop',

@@ -216,13 +216,9 @@ function callHandler(state: RulesState, options: RateLimitServiceOptions, logger
       );
     }
     const { sets, positions } = setsOf(request, note);
-    const kept = withoutReplaced(limiter, sets, state.replaces);
     let decisions: Decision[];
     try {
-      decisions = await decideDescriptors(
-        limiter,
-        kept.map((i) => sets[i] as DescriptorSet),
-      );
+      decisions = await decideDescriptors(limiter, sets, state.replaces);
     } catch (error) {
       stats.invalid++;
       return fail(
@@ -238,7 +234,7 @@ function callHandler(state: RulesState, options: RateLimitServiceOptions, logger
     }
     const statuses: DescriptorStatus[] = request.descriptors.map(() => UNLIMITED_OK);
     decisions.forEach((decision, n) => {
-      statuses[positions[kept[n] as number] as number] = statusOf(decision);
+      statuses[positions[n] as number] = statusOf(decision);
     });
     const response = responseOf(statuses, decisions);
     if (response.overallCode === CODE.OVER_LIMIT) stats.overLimit++;
@@ -310,25 +306,6 @@ function setsOf(request: RateLimitRequest, note: Note): { sets: DescriptorSet[];
     positions.push(index);
   }
   return { sets, positions };
-}
-
-/**
- * Positions of the sets still to decide: a set whose every matching rule is lifted by a `replaces` of a rule
- * another set of the request matches is answered OK uncounted, as envoyproxy/ratelimit does.
- */
-function withoutReplaced(
-  limiter: Limiter,
-  sets: readonly DescriptorSet[],
-  replaces: EnvoyRules['replaces'],
-): number[] {
-  const all = sets.map((_, index) => index);
-  if (replaces.size === 0) return all;
-  const matched = sets.map((set) => limiter.explain(set.descriptors).rules.map((rule) => rule.rule));
-  const lifted = new Set(matched.flat().flatMap((rule) => replaces.get(rule) ?? []));
-  return all.filter((index) => {
-    const rules = matched[index] ?? [];
-    return rules.length === 0 || !rules.every((rule) => lifted.has(rule));
-  });
 }
 
 function bind(server: grpc.Server, host: string, port: number): Promise<number> {

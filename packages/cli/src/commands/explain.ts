@@ -2,11 +2,12 @@ import type { CompiledRule, Descriptors, ExplainedRule } from '@sluice/core';
 import { createLimiter, scaled } from '@sluice/core';
 import type { BanState, CompiledRules } from '@sluice/core/store';
 import { counterKey, descriptorOf, isKeyPrefix, KEY_PREFIX_RULE } from '@sluice/core/store';
+import { ENVOY_PATH } from '@sluice/envoy';
 import { type ParsedArgs, parseCommandArgs, stringOption } from '../args.js';
 import { type Command, EXIT, type Io, UsageError } from '../io.js';
 import { emptyLists, LIST_OPTION, listHelp, listsOf } from '../lists.js';
 import { connectRedis, loadRedisModules, redactUrl } from '../redis.js';
-import { formatDuration, loadChecked } from '../rulesFile.js';
+import { FORMAT_HELP, formatDuration, formatOption, loadChecked, type RulesFormat } from '../rulesFile.js';
 
 /** `descriptor=value` arguments as descriptors. */
 export function parseDescriptors(pairs: readonly string[]): Descriptors {
@@ -193,12 +194,16 @@ export const explainCommand: Command = {
   name: 'explain',
   summary: 'show the rules that apply to a request, overrides applied, hashed counter keys, mode and rollout',
   help: `Usage: sluice explain <rules.yaml> <descriptor=value>... [--at <ISO time>] [--key-secret <secret>]
-       [--prefix <prefix>] [--list <name=file>]... [--json]
+       [--prefix <prefix>] [--list <name=file>]... [--format sluice|envoy|auto] [--json]
 
 Shows what the limiter would evaluate for a request with these descriptors, without counting anything:
 the matching rules (most specific wins where one overrides another), each rule's limit and algorithm,
 the hashed counter tag as stored (the same hash the limiter uses, so you can find the keys in Redis),
 and the mode for this key after rollout.
+
+An envoyproxy/ratelimit config file is read as such: give one Envoy descriptor's entries in order
+(database=users user=alice), and explain adds the envoy_path descriptor the rate limit service would
+(database/user), so the converted rules match as they do for Envoy's calls.
 
 Example:
   sluice explain rules.yaml auth=api_key tenant=acme api_key=k_123 route=/search
@@ -211,6 +216,7 @@ Options:
                         the fleet's live factor of adaptive rules
   --cluster             the --redis URL is a node of a Redis Cluster
 ${listHelp(24)}
+  ${FORMAT_HELP.replace('  --format <f>', '--format <f>     ')}
   --json                print the explanation as JSON
   -h, --help            show this help
 
@@ -223,6 +229,7 @@ Exit codes: 0 explained, 1 invalid rules, 2 usage error, unreadable file or a ba
       redis: { type: 'string' },
       cluster: { type: 'boolean' },
       json: { type: 'boolean' },
+      format: { type: 'string' },
       ...LIST_OPTION,
     });
     const prefix = stringOption(parsed, 'prefix') ?? 'sluice';
@@ -230,12 +237,13 @@ Exit codes: 0 explained, 1 invalid rules, 2 usage error, unreadable file or a ba
     if (!isKeyPrefix(prefix)) throw new UsageError(`--prefix ${KEY_PREFIX_RULE}`);
     const [file, ...pairs] = parsed.positionals;
     if (file === undefined) throw new UsageError('explain needs a rules file and descriptor=value pairs');
-    const descriptors = parseDescriptors(pairs);
+    const format = formatOption(stringOption(parsed, 'format'));
     const atText = stringOption(parsed, 'at');
     const at = atText === undefined ? Date.now() : Date.parse(atText);
     if (Number.isNaN(at)) throw new UsageError(`--at must be an ISO 8601 time, got "${atText}"`);
-    const loaded = await loadChecked(file, io);
+    const loaded = await loadChecked(file, io, undefined, format);
     if (typeof loaded === 'number') return loaded;
+    const descriptors = withEnvoyPath(parseDescriptors(pairs), pairs, loaded.format);
     const table = loaded.rules;
     const secret = stringOption(parsed, 'key-secret') ?? process.env.SLUICE_KEY_SECRET;
     const lists = await listsOf(parsed, [table], 'explain', io);
@@ -286,3 +294,10 @@ Exit codes: 0 explained, 1 invalid rules, 2 usage error, unreadable file or a ba
     return EXIT.ok;
   },
 };
+
+/** For Envoy's format, the `envoy_path` the rate limit service adds: the keys in the order given. */
+function withEnvoyPath(descriptors: Descriptors, pairs: readonly string[], format: RulesFormat): Descriptors {
+  if (format !== 'envoy' || descriptors[ENVOY_PATH] !== undefined) return descriptors;
+  const keys = pairs.map((pair) => pair.slice(0, pair.indexOf('=')));
+  return { ...descriptors, [ENVOY_PATH]: keys.join('/') };
+}
