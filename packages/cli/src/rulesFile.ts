@@ -17,10 +17,11 @@ export interface LoadedRules {
   readonly replaces: ReadonlyMap<string, readonly string[]>;
 }
 
-/** The `--format` option's help line and its parse: `auto` (the default) tells the formats apart by their fields. */
-export const FORMAT_HELP =
-  '--format <f>        sluice, envoy (envoyproxy/ratelimit config) or auto (default: told by the top fields)';
+/** The `--format` option's help line, its text starting at column `width` as the command's other options'. */
+export const formatHelp = (width: number): string =>
+  `${'--format <f>'.padEnd(width - 2)}sluice, envoy (an envoyproxy/ratelimit config) or auto (default: told by its top fields)`;
 
+/** The `--format` option: `auto` (the default) tells the formats apart by their top-level fields. */
 export function formatOption(value: string | undefined): RulesFormat | 'auto' {
   if (value === undefined || value === 'auto' || value === 'sluice' || value === 'envoy')
     return value ?? 'auto';

@@ -7,7 +7,7 @@ import { type ParsedArgs, parseCommandArgs, stringOption } from '../args.js';
 import { type Command, EXIT, type Io, UsageError } from '../io.js';
 import { emptyLists, LIST_OPTION, listHelp, listsOf } from '../lists.js';
 import { connectRedis, loadRedisModules, redactUrl } from '../redis.js';
-import { FORMAT_HELP, formatDuration, formatOption, loadChecked, type RulesFormat } from '../rulesFile.js';
+import { formatDuration, formatHelp, formatOption, loadChecked, type RulesFormat } from '../rulesFile.js';
 
 /** `descriptor=value` arguments as descriptors. */
 export function parseDescriptors(pairs: readonly string[]): Descriptors {
@@ -216,7 +216,7 @@ Options:
                         the fleet's live factor of adaptive rules
   --cluster             the --redis URL is a node of a Redis Cluster
 ${listHelp(24)}
-  ${FORMAT_HELP.replace('  --format <f>', '--format <f>     ')}
+  ${formatHelp(24)}
   --json                print the explanation as JSON
   -h, --help            show this help
 

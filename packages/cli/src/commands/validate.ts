@@ -1,7 +1,7 @@
 import { formatProblem } from '@sluice/core';
 import { dateOption, parseCommandArgs } from '../args.js';
 import { type Command, EXIT, type ExitCode, UsageError } from '../io.js';
-import { countOf, FORMAT_HELP, formatOption, type LoadedRules, loadChecked } from '../rulesFile.js';
+import { countOf, formatHelp, formatOption, type LoadedRules, loadChecked } from '../rulesFile.js';
 
 /** `sluice validate <file>...`: every error with file:line:column; warnings printed without failing. */
 export const validateCommand: Command = {
@@ -18,7 +18,7 @@ and converted, each problem named by file:line:column and field.
 
 Options:
   --today YYYY-MM-DD   judge review dates against this day instead of today (UTC)
-  ${FORMAT_HELP}
+  ${formatHelp(23)}
   -h, --help           show this help
 
 Exit codes: 0 valid (warnings allowed), 1 invalid rules, 2 usage error or unreadable file.`,
