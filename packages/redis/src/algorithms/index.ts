@@ -1,5 +1,6 @@
 import { type AlgorithmName, ConfigError, descriptorOf } from '@sluice/core/store';
 import { concurrencyLua, concurrencyReleaseLua } from './concurrency.js';
+import { firstRequestWindowLua, firstRequestWindowRefundLua } from './firstRequestWindow.js';
 import { fixedWindowLua, fixedWindowRefundLua } from './fixedWindow.js';
 import { gcraLua, gcraRefundLua } from './gcra.js';
 import { leakyBucketLua, leakyRefundLua } from './leakyBucket.js';
@@ -28,6 +29,7 @@ interface LuaEntry {
  */
 const LUA: { readonly [K in AlgorithmName]: LuaEntry } = {
   fixed_window: { run: fixedWindowLua, giveBack: fixedWindowRefundLua },
+  first_request_window: { run: firstRequestWindowLua, giveBack: firstRequestWindowRefundLua },
   sliding_window: { run: slidingWindowLua, giveBack: slidingWindowRefundLua },
   sliding_log: { run: slidingLogLua, giveBack: slidingLogRefundLua },
   token_bucket: { run: tokenBucketLua, giveBack: tokenBucketRefundLua },
