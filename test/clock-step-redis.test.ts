@@ -511,6 +511,7 @@ const twoNumbers = (a: string, b: string): fc.Arbitrary<Written> =>
 function writtenState(algorithm: AlgorithmName): fc.Arbitrary<Written> {
   switch (algorithm) {
     case 'fixed_window':
+    case 'first_request_window':
     case 'quota':
       return twoNumbers('start', 'count');
     case 'token_bucket':

@@ -7,6 +7,7 @@ const cases = loadRefundVectors();
 describe('refund vectors', () => {
   it('cover every algorithm that refunds', () => {
     expect([...new Set(cases.map((c) => c.algorithm))]).toEqual([
+      'first_request_window',
       'fixed_window',
       'gcra',
       'leaky_bucket',

@@ -35,6 +35,7 @@ describe('vector files', () => {
   it('cover every algorithm', () => {
     expect(files.map((file) => file.algorithm)).toEqual([
       'concurrency',
+      'first_request_window',
       'fixed_window',
       'gcra',
       'leaky_bucket',

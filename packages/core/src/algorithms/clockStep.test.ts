@@ -63,7 +63,7 @@ function longestStep(name: AlgorithmName, p: LimitParams): number {
 function realTimeBound(name: AlgorithmName, p: LimitParams): number {
   if (isBucket(name)) return p.burst + p.limit;
   if (name === 'sliding_log' || name === 'concurrency') return p.limit;
-  return 2 * p.limit; // fixed_window, quota and sliding_window: up to twice around a window boundary
+  return 2 * p.limit; // fixed_window, first_request_window, quota and sliding_window: up to twice around a window boundary
 }
 
 /** Every number of an outcome is a header value: whole, non-negative, and no longer than the longest wait. */
@@ -237,6 +237,7 @@ function corruptState(name: AlgorithmName, size: number): fc.Arbitrary<unknown> 
   );
   switch (name) {
     case 'fixed_window':
+    case 'first_request_window':
     case 'quota':
       return fc.record({ start: anyNumber, count: anyNumber });
     case 'sliding_window':

@@ -76,6 +76,7 @@ describe('algorithm descriptors', () => {
   it('registers each algorithm under its own name, in the order the docs list them', () => {
     expect(ALGORITHM_NAMES).toEqual([
       'fixed_window',
+      'first_request_window',
       'sliding_window',
       'sliding_log',
       'token_bucket',

@@ -1,6 +1,7 @@
 import type { Charge } from './charge.js';
 import { concurrency } from './concurrency.js';
 import type { AlgorithmDescriptor } from './descriptor.js';
+import { firstRequestWindow } from './firstRequestWindow.js';
 import { fixedWindow } from './fixedWindow.js';
 import { gcra } from './gcra.js';
 import { leakyBucket } from './leakyBucket.js';
@@ -20,6 +21,7 @@ export {
 } from './concurrency.js';
 export { refundDebt } from './debt.js';
 export type { AlgorithmDescriptor, LimitForm, ReleaseKind } from './descriptor.js';
+export { type FirstRequestWindowState, firstRequestWindow } from './firstRequestWindow.js';
 export { type FixedWindowState, fixedWindow } from './fixedWindow.js';
 export { type GcraState, gcra } from './gcra.js';
 export { type LeakyBucketState, leakyBucket, refundLeaky } from './leakyBucket.js';
@@ -35,6 +37,7 @@ export { type TokenBucketState, tokenBucket } from './tokenBucket.js';
  */
 const DESCRIPTORS = [
   fixedWindow,
+  firstRequestWindow,
   slidingWindow,
   slidingLog,
   tokenBucket,

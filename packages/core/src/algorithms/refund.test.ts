@@ -41,6 +41,7 @@ describe('refunds of a charge (counting by outcome)', () => {
   it('every counting algorithm refunds; concurrency holds leases instead', () => {
     expect(REFUNDING).toEqual([
       'fixed_window',
+      'first_request_window',
       'sliding_window',
       'sliding_log',
       'token_bucket',
@@ -150,7 +151,10 @@ describe('refunds of a charge (counting by outcome)', () => {
         (others, refundGap, cost) => {
           const charge = decideByName(name, undefined, T, PARAMS, cost);
           let withCharge = charge.state;
-          let without: unknown;
+          // A first_request_window's window opens at the charge, refunded or not: compare with the same window
+          // opened by a request that counted nothing.
+          let without: unknown =
+            name === 'first_request_window' ? decideByName(name, undefined, T, PARAMS, 0).state : undefined;
           let now = T;
           for (const step of others) {
             now += step.gap;

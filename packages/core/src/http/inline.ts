@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ConfigError } from '../base/errors.js';
-import { parseDuration } from '../rules/index.js';
+import { ALGORITHMS, parseDuration } from '../rules/index.js';
 import type { RuleSpec } from '../rules/schema.js';
 
 /**
@@ -19,7 +19,18 @@ export interface InlineLimit {
   readonly key?: 'ip' | 'api_key';
   /** Route shorthand only: the rule name (its counters' identity). Default: from the route. */
   readonly name?: string;
+  /**
+   * How requests are counted, as a rule's `algorithm` (default `sliding_window`). `first_request_window` counts
+   * as express-rate-limit and the other middleware do: a window per client from its first request.
+   */
+  readonly algorithm?: InlineAlgorithm;
 }
+
+/** The algorithms whose limit the shorthand's `{limit, per}` writes (`concurrency` takes a rule). */
+export type InlineAlgorithm = Exclude<(typeof ALGORITHMS)[number], 'concurrency'>;
+
+/** The shorthand's `algorithm` field: a rule's, but for `concurrency`, whose limit is not a rate. */
+export const inlineAlgorithm = z.enum(ALGORITHMS).exclude(['concurrency']);
 
 /** Whether a value is meant as the shorthand: a number `limit` or a `per` (a rule's `limit` is an object). */
 export function isInlineLimit(value: unknown): value is InlineLimit {
@@ -46,6 +57,7 @@ const inlineSchema = z
     limit: z.number().int().positive(),
     per: inlineDuration,
     key: z.enum(['ip', 'api_key']).optional(),
+    algorithm: inlineAlgorithm.optional(),
     name: z
       .string()
       .regex(/^[a-z0-9_]{1,100}$/, 'must be lower-case letters, digits and _')
@@ -62,20 +74,23 @@ export function parseInlineLimit(value: unknown, label: string): InlineLimit {
       ? issue.keys.map((key) => `unknown field "${key}"`).join('; ')
       : `${issue.path.map(String).join('.') || 'value'}: ${issue.message}`,
   );
-  throw new ConfigError(`${label}: the shorthand {limit, per, key?, name?}: ${problems.join('; ')}`);
+  throw new ConfigError(
+    `${label}: the shorthand {limit, per, key?, algorithm?, name?}: ${problems.join('; ')}`,
+  );
 }
 
 /**
- * The rules of a shorthand, each named from `name`: per IP one rule (`<name>`); per API key one rule keyed
- * by the key for requests that have one, and `<name>_anonymous` per IP for the rest, so that dropping or
- * faking a key does not escape the limit.
+ * The rules of a shorthand, each named from `name` and counted by its `algorithm`: per IP one rule
+ * (`<name>`); per API key one rule keyed by the key for requests that have one, and `<name>_anonymous` per IP
+ * for the rest, so that dropping or faking a key does not escape the limit.
  */
 export function inlineRules(inline: InlineLimit, name: string): RuleSpec[] {
   const limit = { requests: inline.limit, per: inline.per };
-  if (inline.key !== 'api_key') return [{ name, key: ['ip'], limit }];
+  const counted = inline.algorithm === undefined ? {} : { algorithm: inline.algorithm };
+  if (inline.key !== 'api_key') return [{ name, key: ['ip'], limit, ...counted }];
   return [
-    { name, match: { auth: 'api_key' }, key: ['api_key'], limit },
-    { name: `${name}_anonymous`, match: { auth: 'anonymous' }, key: ['ip'], limit },
+    { name, match: { auth: 'api_key' }, key: ['api_key'], limit, ...counted },
+    { name: `${name}_anonymous`, match: { auth: 'anonymous' }, key: ['ip'], limit, ...counted },
   ];
 }
 

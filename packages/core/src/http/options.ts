@@ -10,7 +10,7 @@ import type { RulesSource } from '../rules/contract.js';
 import type { RulesLike } from '../rules/index.js';
 import type { Store } from '../store/contract.js';
 import { type AddressDescriptors, DEFAULT_RETRY_HEADER, MAX_DESCRIPTOR_LENGTH } from './descriptors.js';
-import { inlineDuration } from './inline.js';
+import { type InlineAlgorithm, inlineAlgorithm, inlineDuration } from './inline.js';
 import { HEADER_FORMATS, type HeaderFormat } from './responses.js';
 
 /** Where a limiter step failed inside an adapter (never surfaced to the user's route). */
@@ -55,6 +55,11 @@ export interface RateLimitOptions<Req> {
   per?: string;
   /** Shorthand: count per client IP (default), or per API key with anonymous requests per IP. */
   key?: 'ip' | 'api_key';
+  /**
+   * Shorthand: how requests are counted (default `sliding_window`); `first_request_window` for a window per
+   * client from its first request, as express-rate-limit and the other middleware count.
+   */
+  algorithm?: InlineAlgorithm;
   /** Where counters live. Default: an in-process MemoryStore. */
   store?: Store;
   /** Counters of `scope: local` rules. Default: a MemoryStore. */
@@ -183,6 +188,7 @@ export const rateLimitOptionsSchema = z
     limit: z.number().int().positive().optional(),
     per: inlineDuration.optional(),
     key: z.enum(['ip', 'api_key']).optional(),
+    algorithm: inlineAlgorithm.optional(),
     store: store.optional(),
     localStore: store.optional(),
     descriptors: fn.optional(),
@@ -230,9 +236,9 @@ export const rateLimitOptionsSchema = z
 
 const SHORTHAND = "{limit: 100, per: '1m'}";
 
-/** The shorthand takes `limit` and `per` together, `key` only with them, and never beside `rules`. */
+/** The shorthand takes `limit` and `per` together, `key` and `algorithm` only with them, and never beside `rules`. */
 function checkShorthand(
-  options: { rules?: unknown; limit?: unknown; per?: unknown; key?: unknown },
+  options: { rules?: unknown; limit?: unknown; per?: unknown; key?: unknown; algorithm?: unknown },
   context: z.RefinementCtx,
 ): void {
   const problem = (path: string, message: string) =>
@@ -244,6 +250,11 @@ function checkShorthand(
     problem('limit', `the shorthand needs a limit too: ${SHORTHAND}`);
   if (options.key !== undefined && limit === undefined && per === undefined)
     problem('key', `goes with the shorthand: ${SHORTHAND.replace('}', ", key: 'api_key'}")}`);
+  if (options.algorithm !== undefined && limit === undefined && per === undefined)
+    problem(
+      'algorithm',
+      `goes with the shorthand: ${SHORTHAND.replace('}', ", algorithm: 'fixed_window'}")}`,
+    );
   if (options.rules !== undefined && (limit !== undefined || per !== undefined))
     problem('rules', `give rules or the shorthand ${SHORTHAND}, not both`);
 }

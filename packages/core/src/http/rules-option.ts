@@ -63,9 +63,9 @@ export function limiterFor<Req>(options: ResolvedOptions<Req>): Limiter {
 
 /** The rules of `{limit, per, key}` given instead of `rules` (validated): `per_ip`, or `per_api_key` and its anonymous twin. */
 function shorthandRules<Req>(options: ResolvedOptions<Req>): RulesInput | undefined {
-  const { limit, per, key } = options;
+  const { limit, per, key, algorithm } = options;
   if (limit === undefined || per === undefined) return undefined;
-  const inline = { limit, per, ...(key ? { key } : {}) };
+  const inline = { limit, per, ...(key ? { key } : {}), ...(algorithm ? { algorithm } : {}) };
   return { domain: 'default', rules: inlineRules(inline, key === 'api_key' ? 'per_api_key' : 'per_ip') };
 }
 
