@@ -129,6 +129,33 @@ describe('@sluice/hono', () => {
       expect((await from(url, '198.51.100.2, 10.0.0.7')).status).toBe(200);
     });
 
+    it.each([
+      ['a string', '127.0.0.1, 10.0.0.0/8'],
+      ['a named range', 'loopback,uniquelocal'],
+      ['a function', (address: string) => address === '127.0.0.1' || address.startsWith('10.')],
+    ] as const)(
+      'takes the Express forms: %s, walking past the proxies to the client',
+      async (_form, trustProxy) => {
+        const app = limitedApp({ rules: rules(perIp(1)), trustProxy }, (app) =>
+          app.get('/', (c) => c.text('ok')),
+        );
+        const url = await serve(app);
+        expect((await from(url, '1.1.1.1, 198.51.100.1, 10.0.0.7')).status).toBe(200);
+        expect((await from(url, '198.51.100.1')).status).toBe(429);
+        expect((await from(url, '198.51.100.2, 10.0.0.7')).status).toBe(200);
+      },
+    );
+
+    it("takes '127.0.0.1' as Express does: the loopback peer trusted, the entry it wrote is the client", async () => {
+      const app = limitedApp({ rules: rules(perIp(1)), trustProxy: '127.0.0.1' }, (app) =>
+        app.get('/', (c) => c.text('ok')),
+      );
+      const url = await serve(app);
+      expect((await from(url, '10.0.0.7')).status).toBe(200);
+      // 10.0.0.7 is not trusted here: it is the client, whatever it wrote to its left.
+      expect((await from(url, '1.1.1.1, 10.0.0.7')).status).toBe(429);
+    });
+
     it('without it, keys by the socket and gives a notice when X-Forwarded-For arrives', async () => {
       const warn = vi.fn();
       const app = limitedApp({ rules: rules(perIp(1)), logger: { warn } }, (app) =>
@@ -289,6 +316,9 @@ describe('@sluice/hono', () => {
     );
     expect(() => rateLimit({ trustProxy: -1, logger: quiet })).toThrow(ConfigError);
     expect(() => rateLimit({ trustProxy: ['not a proxy'], logger: quiet })).toThrow(/option "trustProxy"/);
+    expect(() => rateLimit({ trustProxy: '127.0.0.1, nonsense', logger: quiet })).toThrow(
+      /option "trustProxy"/,
+    );
     expect(() => rateLimit({ getConnInfo: 'node' as never, logger: quiet })).toThrow(
       /option "getConnInfo": must be a function/,
     );
