@@ -209,16 +209,23 @@ class Resilient implements ResilientStore {
     return this.#calls.track(sent, 1);
   }
 
+  #skipped: StoreError | undefined;
+
+  #breakerOpen(): StoreError {
+    this.#skipped ??= new StoreError(
+      'ERR_SLUICE_BREAKER_OPEN',
+      `${this.#name} skipped: breaker open after repeated failures`,
+    );
+    return this.#skipped;
+  }
+
   /** Runs one store operation through the breaker, the connection check and the bound on calls. */
   async #guarded<T>(now: number, operation: () => Promise<T>): Promise<T> {
     if (this.#closed) throw new StoreError('ERR_SLUICE_STORE', `${this.#name} store is closed`);
     const breaker = this.#breaker;
-    if (breaker !== undefined && !breaker.admit(now)) {
-      throw new StoreError(
-        'ERR_SLUICE_BREAKER_OPEN',
-        `${this.#name} skipped: breaker open after repeated failures`,
-      );
-    }
+    // One error for every call the open breaker skips: a stack trace per request made each fail-open
+    // episode cost more server CPU than waiting for the store would have.
+    if (breaker !== undefined && !breaker.admit(now)) throw this.#breakerOpen();
     try {
       if (this.#connection() === 'down') {
         throw new StoreError('ERR_SLUICE_STORE', `${this.#name} not connected (connection lost or closed)`);

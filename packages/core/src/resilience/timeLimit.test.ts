@@ -2,8 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { HALF_LIFE_MS, MULTIPLIER, TimeLimit } from './timeLimit.js';
 
 describe('TimeLimit', () => {
-  it('stays at the floor while answers are quick', () => {
+  it('starts at the floor and stays there while answers are quick', () => {
     const limit = new TimeLimit(20, 250);
+    expect(limit.ms).toBe(20);
     for (let at = 0; at < 1000; at += 10) limit.observe(2, at);
     expect(limit.ms).toBe(20);
   });

@@ -3,7 +3,8 @@
  * `multiplier` times the slowest recent answer (that peak halving every `halfLifeMs`), at most `ceilingMs`.
  * Only answers move it, late ones included: a busy store that keeps answering raises the limit, so its
  * requests wait instead of failing open; a store that stops answering (a hang, a dead link) leaves the limit
- * where the last answers put it, so an outage still fails within it. `ceilingMs` equal to `floorMs`: a fixed limit.
+ * where the last answers put it, so an outage still fails within it. It starts at the floor: a store never
+ * seen to answer slowly gets the short limit. `ceilingMs` equal to `floorMs`: a fixed limit.
  */
 export class TimeLimit {
   readonly floorMs: number;
