@@ -9,6 +9,7 @@ import {
   evaluateChecks,
   type Lease,
   releaseLeases,
+  renewLeases,
   type StateTable,
   type Store,
 } from '@sluice/core/store';
@@ -52,6 +53,11 @@ export class MapStore implements Store {
 
   release(leases: readonly Lease[], now: number): Promise<void> {
     releaseLeases(leases, now, new MapTable(this.#entries, now));
+    return Promise.resolve();
+  }
+
+  renew(leases: readonly Lease[], now: number): Promise<void> {
+    renewLeases(leases, now, new MapTable(this.#entries, now));
     return Promise.resolve();
   }
 

@@ -46,6 +46,7 @@ export {
   evaluateChecks,
   leaseStateKeys,
   releaseLeases,
+  renewLeases,
   type StateKey,
   type StateTable,
   stateKeys,

@@ -4,6 +4,7 @@ export {
   evaluateChecks,
   leaseStateKeys,
   releaseLeases,
+  renewLeases,
   type StateKey,
   type StateTable,
   stateKeys,

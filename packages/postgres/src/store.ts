@@ -207,6 +207,11 @@ export class PostgresStore implements Store {
     return this.#resilient.release(leases, now);
   }
 
+  /** Extends the held concurrency leases (a long-lived connection's heartbeat): one transaction for all. */
+  renew(leases: readonly Lease[], now: number): Promise<void> {
+    return this.#resilient.renew(leases, now);
+  }
+
   /**
    * Lifts the ban of key `tag` under `rule` (its violations and escalation level go too); true when it had one.
    * One transaction, straight to PostgreSQL: an operator's act, not a request's, so no fallback answers it.

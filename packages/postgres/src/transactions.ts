@@ -6,6 +6,7 @@ import {
   evaluateChecks,
   leaseStateKeys,
   releaseLeases,
+  renewLeases,
   type StateKey,
   type StateTable,
   stateKeys,
@@ -51,6 +52,11 @@ export class Transactions implements Store {
 
   async release(leases: readonly Lease[], now: number): Promise<void> {
     await this.#transaction(leaseStateKeys(leases), now, (at, table) => releaseLeases(leases, at, table));
+  }
+
+  /** Extends the held concurrency leases (a long-lived connection's heartbeat): one transaction for all. */
+  async renew(leases: readonly Lease[], now: number): Promise<void> {
+    await this.#transaction(leaseStateKeys(leases), now, (at, table) => renewLeases(leases, at, table));
   }
 
   /** Lifts a key's ban under a rule (its violations and escalation level go too); true when it had one. */

@@ -111,6 +111,28 @@ export function strandedLeases(
   return stranded;
 }
 
+/** Renewal specs' params by lease duration: one object per duration, so a call's specs go once each. */
+const renewParams = new Map<number, LimitParams>();
+
+/**
+ * Held concurrency leases as checks of the renewal fragment (renewFragment), one call per Cluster slot for
+ * all of a process's live leases; refunds and leases without a duration are left out.
+ */
+export function renewChecks(leases: readonly Lease[]): Check[] {
+  const checks: Check[] = [];
+  for (const lease of leases) {
+    const { rule, tag, leaseMs } = lease;
+    if (lease.refund !== undefined || leaseMs === undefined || lease.algorithm !== 'concurrency') continue;
+    let params = renewParams.get(leaseMs);
+    if (params === undefined) {
+      params = Object.freeze({ limit: 0, windowMs: leaseMs, burst: 0 });
+      renewParams.set(leaseMs, params);
+    }
+    checks.push({ rule, tag, algorithm: 'concurrency', params, cost: 0, mode: 'shadow', leaseId: lease.id });
+  }
+  return checks;
+}
+
 /** The params of a lease release's spec: a release reads no limit (one spec serves every release of a call). */
 const RELEASE_PARAMS: LimitParams = Object.freeze({ limit: 0, windowMs: 0, burst: 0 });
 

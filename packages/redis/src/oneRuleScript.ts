@@ -89,7 +89,7 @@ export function oneRuleOf(groups: readonly Group[]): LuaAlgorithm | undefined {
   const first = groups[0]?.checks[0];
   if (first === undefined) return undefined;
   for (const group of groups) {
-    if (group.refund === true || group.checks.length !== 1) return undefined;
+    if (group.refund === true || group.renew === true || group.checks.length !== 1) return undefined;
     const check = group.checks[0]!;
     if (check.policy !== undefined || check.algorithm !== first.algorithm) return undefined;
     if (!sameLimits(check.params, first.params)) return undefined;

@@ -1,5 +1,5 @@
 import { type Check, type CheckResult, counterKey, type LimitParams, StoreError } from '@sluice/core/store';
-import { giveBackFragmentOf, type LuaAlgorithm, luaAlgorithms } from './algorithms/index.js';
+import { giveBackFragmentOf, type LuaAlgorithm, luaAlgorithms, renewFragment } from './algorithms/index.js';
 import { KeyStateError } from './errors.js';
 import { flagFields, OWE_POLICY, policySuffixes, policyText } from './policy.js';
 import { ARGS_PER_CHECK, ARGS_PER_SPEC, FAILED, GROUP_ARGS, NEVER, RESULTS_PER_CHECK } from './script.js';
@@ -14,6 +14,8 @@ export interface Group {
   readonly now: number;
   /** Gives back instead of deciding: each check runs its algorithm's give-back fragment (refund, lease release). */
   readonly refund?: boolean;
+  /** Renews instead of deciding: each check is a held concurrency lease to extend (renewFragment). */
+  readonly renew?: boolean;
 }
 
 /** How the store names keys and keeps time, as the call needs them. */
@@ -27,6 +29,7 @@ export interface CallSettings {
 export const keyOf = counterKey;
 
 function fragmentOf(group: Group, check: Check): LuaAlgorithm {
+  if (group.renew === true) return renewFragment;
   // A settle's charge above the estimate decides with the algorithm itself (see policy.ts, OWE_POLICY).
   if (check.policy === OWE_POLICY) return luaAlgorithms[check.algorithm];
   return group.refund === true ? giveBackFragmentOf(check.algorithm) : luaAlgorithms[check.algorithm];
@@ -84,7 +87,7 @@ export function evaluateArgv(groups: readonly Group[], settings: CallSettings): 
       let keyCount = algorithm.keys.length;
       let policy = '';
       // A rule's policy (bans, penalty, idempotency) adds its keys and its spec value; refunds take none.
-      const decides = group.refund !== true || check.policy === OWE_POLICY;
+      const decides = (group.refund !== true || check.policy === OWE_POLICY) && group.renew !== true;
       if (check.policy !== undefined && decides) {
         const suffixes = policySuffixes(check);
         for (const suffix of suffixes) keys.push(keyOf(settings.prefix, check, suffix));

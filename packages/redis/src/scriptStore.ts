@@ -1,6 +1,6 @@
 import type { Check, CheckResult, Lease, PendingCalls, Store } from '@sluice/core/store';
 import { Coalescer } from './coalescer.js';
-import { bySlot, giveBackChecks, groupsFor, strandedLeases } from './codec.js';
+import { bySlot, giveBackChecks, groupsFor, renewChecks, strandedLeases } from './codec.js';
 import type { FirstConnection } from './firstConnection.js';
 import { oneRuleArgv, oneRuleOf, oneRuleScript } from './oneRuleScript.js';
 import { BAN_SUFFIX } from './policy.js';
@@ -64,6 +64,11 @@ export class ScriptStore implements Store {
   /** Leases dropped and units refunded: one script call per Cluster slot, one in all on a single server. */
   release(leases: readonly Lease[], now: number): Promise<void> {
     return this.#giveBack(leases, now);
+  }
+
+  /** Held leases extended (a long-lived connection's heartbeat): one script call per Cluster slot for all. */
+  renew(leases: readonly Lease[], now: number): Promise<void> {
+    return this.#sendEach(renewChecks(leases), now, { renew: true });
   }
 
   /**
@@ -175,13 +180,18 @@ export class ScriptStore implements Store {
    */
   async #giveBack(leases: readonly Lease[], now: number): Promise<void> {
     if (leases.length === 0) return;
-    const checks = giveBackChecks(leases);
+    await this.#sendEach(giveBackChecks(leases), now, { refund: true });
+  }
+
+  /** Checks that always commit (give-backs, renewals), one script call per slot group. */
+  async #sendEach(checks: Check[], now: number, kind: { refund?: true; renew?: true }): Promise<void> {
+    if (checks.length === 0) return;
     const groups = groupsFor(checks, this.#transport.isCluster);
     await Promise.all(
       groups.map((indexes) => {
         const refused = this.#calls.reserve();
         if (refused !== undefined) return Promise.reject(refused);
-        return this.#sendOne({ checks: indexes.map((i) => checks[i]!), now, refund: true });
+        return this.#sendOne({ checks: indexes.map((i) => checks[i]!), now, ...kind });
       }),
     );
   }

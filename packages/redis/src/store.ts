@@ -274,6 +274,16 @@ export class RedisStore implements Store {
     return this.#resilient.release(leases, now);
   }
 
+  /** Extends the held concurrency leases (a long-lived connection's heartbeat): one script call for all. */
+  renew(leases: readonly Lease[], now: number): Promise<void> {
+    try {
+      for (const lease of leases) assertSafeId(lease);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return this.#resilient.renew(leases, now);
+  }
+
   /** Lifts a key's ban under a rule (its ban state in Redis deleted); true when it had one. */
   unban(rule: string, tag: string): Promise<boolean> {
     try {

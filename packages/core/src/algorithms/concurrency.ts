@@ -131,3 +131,23 @@ export function releaseLease(state: ConcurrencyState | undefined, id: string, no
   // No rule params here: keep every lease not yet expired, however far ahead (the next decision drops those).
   return { leases: state.leases.filter((lease) => lease.expiresAt > t && lease.id !== id).sort(byExpiry) };
 }
+
+/**
+ * The state with lease `id` extended to `now + windowMs` (never shortened), and the key's TTL: undefined when
+ * the lease is no longer held (released or expired), which a renewal must not bring back.
+ */
+export function renewLease(
+  state: ConcurrencyState | undefined,
+  id: string,
+  now: number,
+  windowMs: number,
+): { state: ConcurrencyState; ttlMs: number } | undefined {
+  if (state === undefined) return undefined;
+  const t = Math.floor(now);
+  const live = state.leases.filter((lease) => lease.expiresAt > t);
+  const own = live.find((lease) => lease.id === id);
+  if (own === undefined) return undefined;
+  const expiresAt = Math.max(own.expiresAt, t + windowMs);
+  const leases = live.map((lease) => (lease === own ? { ...own, expiresAt } : lease)).sort(byExpiry);
+  return { state: { leases }, ttlMs: msUntilAllExpire(leases, t, Number.POSITIVE_INFINITY) };
+}

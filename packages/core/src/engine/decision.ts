@@ -236,7 +236,8 @@ function leasesOf(
     const { rule, tag, algorithm } = check;
     let lease: Lease | undefined;
     const count = planned[i]!.rule.count;
-    if (check.leaseId !== undefined) lease = { rule, tag, algorithm, id: check.leaseId, scope };
+    if (check.leaseId !== undefined)
+      lease = { rule, tag, algorithm, id: check.leaseId, scope, leaseMs: check.params.windowMs };
     // Reserve and settle: the estimate charged is settled by limiter.settle (engine/settle.ts).
     else if (planned[i]!.rule.settle === true && result.replayed !== true)
       lease = { ...chargeLease(check, scope, now, result.resetMs, undefined), reserved: true };

@@ -15,6 +15,7 @@ import type { BreakerState, Lease, Store } from '../store/contract.js';
 import { MemoryStore } from '../store/memory.js';
 import { type CheckManyOptions, type CheckSet, decideMany } from './checkMany.js';
 import { type Explanation, explainRequest } from './explain.js';
+import { LeaseKeeper, renewRound } from './leaseKeeper.js';
 import { LocalLeases } from './localLeases.js';
 import {
   type CheckOptions,
@@ -103,6 +104,13 @@ export interface Limiter {
    * per decision, in one store call per store. Never rejects: bad input answers a `Settlement` saying so.
    */
   settle(decision: Decision, actual: ActualCosts): Promise<Settlement>;
+  /**
+   * Keeps the decision's concurrency leases renewed while its response or socket stays open (a stream, a
+   * WebSocket), until `release` or `cancel`: one renewal round for all held leases every third of the
+   * shortest lease, one store call per store (engine/leaseKeeper.ts). The HTTP layer calls it for every
+   * response that holds a lease; call it yourself only with a `release` sure to follow.
+   */
+  hold(decision: Decision): void;
   /** The rules and counter tags that apply to these descriptors now. */
   explain(descriptors: Descriptors, options?: CheckOptions): Explanation;
   /** Swaps the rule table atomically; checks in flight finish on the table they started with. */
@@ -193,6 +201,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
   };
   const ledger = new LeaseLedger();
   const settlements = new Settlements();
+  const keeper = new LeaseKeeper(renewRound({ stores, observer, clock }));
   const watched = misuseWatch.watch(
     { store: given.store, localStore: given.local },
     table,
@@ -244,11 +253,16 @@ export function createLimiter(options: LimiterOptions): Limiter {
         return Promise.reject(error);
       }
     },
-    release: (decision, status) => giveBack(ledger.toRelease(decision, status)),
+    release: (decision, status) => {
+      keeper.drop(decision);
+      return giveBack(ledger.toRelease(decision, status));
+    },
     cancel: (decision) => {
+      keeper.drop(decision);
       settlements.close(decision);
       return giveBack(ledger.toCancel(decision));
     },
+    hold: (decision) => keeper.hold(decision),
     settle(decision, actual) {
       const { settlement, leases } = settlements.plan(decision, actual);
       if (leases.length === 0) return Promise.resolve(settlement);
@@ -287,6 +301,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
     async close() {
       unsubscribe?.();
       watched.close();
+      keeper.stop();
       // Only the stores this limiter made: a store the app passed is the app's, and may still serve another
       // limiter (an app rebuilt on it, a second app), which would otherwise admit everything unlimited.
       const made: { close(): Promise<void> }[] = [];

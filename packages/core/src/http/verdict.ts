@@ -33,10 +33,13 @@ export type Verdict =
  * How a response ended, reported once by the adapter: its status, or undefined when the client left before a
  * response (aborted: `count` charges stay). Never throws; failures behind it are reported, not thrown.
  */
-export type ResponseListener = (status: number | undefined) => void;
+export type ResponseListener = (status: number | undefined, header?: HeaderReader) => void;
+
+/** Reads a header of the response as it ended (reserve and settle's `settleHeader`). */
+export type HeaderReader = (name: string) => string | undefined;
 
 /** What a verdict asks of the limiter when the response ends. */
-export type OutcomeLimiter = Pick<Limiter, 'release' | 'cancel'> & Partial<Pick<Limiter, 'observe'>>;
+export type OutcomeLimiter = Pick<Limiter, 'release' | 'cancel'> & Partial<Pick<Limiter, 'observe' | 'hold'>>;
 
 const NOTHING = (): Promise<void> => Promise.resolve();
 
@@ -82,6 +85,8 @@ export function allowVerdict(
       cancel: NOTHING,
     };
   }
+  // Its leases live as long as the response does (a stream): renewed until its end releases them.
+  if (holds) limiter.hold?.(decision);
   let released: Promise<void> | undefined;
   const giveBack = (status: number | undefined): Promise<void> => {
     released ??= limiter.release(decision, status).catch((error: unknown) => report(error, 'release'));

@@ -55,6 +55,8 @@ export interface ResilientStore extends Store {
   /** Requests waiting for the store (including those already timed out here): what `maxPending` bounds. */
   readonly pending: number;
   health(): StoreHealth;
+  /** Renews held leases in the wrapped store (nothing when it has no `renew`). */
+  renew(leases: readonly Lease[], now: number): Promise<void>;
   /** Tells the wrapper an error the client reported (a failed reconnect), to name it in the notice. */
   clientError(error: Error): void;
 }
@@ -182,6 +184,19 @@ class Resilient implements ResilientStore {
     await this.#fallback?.release(leases, now);
     try {
       await this.#guarded(now, () => this.#store.release(leases, now));
+    } catch (error) {
+      throw toStoreError(error, this.#name);
+    }
+  }
+
+  /** Renews held leases in the store (and the fallback, which holds those taken while it answered). */
+  async renew(leases: readonly Lease[], now: number): Promise<void> {
+    if (leases.length === 0) return;
+    await this.#fallback?.renew?.(leases, now);
+    const store = this.#store;
+    if (store.renew === undefined) return;
+    try {
+      await this.#guarded(now, () => store.renew!(leases, now));
     } catch (error) {
       throw toStoreError(error, this.#name);
     }

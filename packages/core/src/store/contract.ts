@@ -75,6 +75,8 @@ export interface Lease {
   readonly algorithm: AlgorithmName;
   /** The concurrency lease id ('' for a refund). */
   readonly id: string;
+  /** A concurrency lease: how long it lasts unrenewed (the rule's `lease`); `renew` extends it by this much. */
+  readonly leaseMs?: number;
   readonly scope: RuleScope;
   /** The units to give back and the rule's params; with `at`, when they were charged (see algorithms' Charge). */
   readonly refund?: {
@@ -114,6 +116,13 @@ export interface Store {
    */
   readonly timeLimited?: boolean;
   release(leases: readonly Lease[], now: number): Promise<void>;
+  /**
+   * Extends each concurrency lease still held to `now + leaseMs`, all in one call (a long-lived response or
+   * socket's heartbeat, see engine/leaseKeeper.ts). A lease released or expired stays gone: a renewal never
+   * takes a unit back. Leases without `leaseId`/`leaseMs` (refunds) are ignored. Every store of this repo has
+   * it; without it, a lease expires `leaseMs` after it was taken, however long its connection lives.
+   */
+  renew?(leases: readonly Lease[], now: number): Promise<void>;
   close(): Promise<void>;
   /** What a readiness probe reads; stores without a connection of their own may leave it out. */
   health?(): StoreHealth;

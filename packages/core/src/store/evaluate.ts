@@ -1,3 +1,4 @@
+import { concurrency, renewLease } from '../algorithms/concurrency.js';
 import { decideByName, releasedState } from '../algorithms/index.js';
 import type { Outcome } from '../algorithms/limits.js';
 import type { Check, CheckResult, Lease } from './contract.js';
@@ -153,6 +154,20 @@ export function releaseLeases(leases: readonly Lease[], now: number, table: Stat
       released.state,
       released.ttlMs === undefined ? undefined : now + released.ttlMs,
     );
+  }
+}
+
+/**
+ * Extends the concurrency leases still held to `now + leaseMs` (a long-lived connection's heartbeat), through
+ * the table; a lease released or expired stays gone, and other leases are ignored.
+ */
+export function renewLeases(leases: readonly Lease[], now: number, table: StateTable): void {
+  for (const lease of leases) {
+    if (lease.refund !== undefined || lease.leaseMs === undefined || lease.algorithm !== 'concurrency')
+      continue;
+    const state = table.get(lease.rule, lease.tag);
+    const renewed = renewLease(concurrency.isState(state) ? state : undefined, lease.id, now, lease.leaseMs);
+    if (renewed !== undefined) table.set(lease.rule, lease.tag, renewed.state, now + renewed.ttlMs);
   }
 }
 

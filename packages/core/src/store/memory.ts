@@ -1,7 +1,14 @@
 import { ConfigError } from '../base/errors.js';
 import { checkOptionNames } from '../base/optionNames.js';
 import type { Check, CheckResult, FactorReport, Lease, Store, StoreHealth } from './contract.js';
-import { banKey, evaluateOutcomes, releaseLeases, type StateTable, toResult } from './evaluate.js';
+import {
+  banKey,
+  evaluateOutcomes,
+  releaseLeases,
+  renewLeases,
+  type StateTable,
+  toResult,
+} from './evaluate.js';
 import { MemoryFactors } from './memoryFactors.js';
 import { addPages, PAGE_SIZE, pageBits } from './pages.js';
 import { NONE as LIST_END, protectedLimit, SegmentedLru } from './segmentedLru.js';
@@ -187,6 +194,13 @@ export class MemoryStore implements Store, StateTable {
   release(leases: readonly Lease[], now: number): Promise<void> {
     this.#begin(now);
     releaseLeases(leases, now, this);
+    return Promise.resolve();
+  }
+
+  /** Extends the concurrency leases still held (a long-lived connection's heartbeat). */
+  renew(leases: readonly Lease[], now: number): Promise<void> {
+    this.#begin(now);
+    renewLeases(leases, now, this);
     return Promise.resolve();
   }
 

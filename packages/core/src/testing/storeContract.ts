@@ -2,6 +2,7 @@ import type { LimitParams } from '../algorithms/limits.js';
 import type { Check, Store } from '../store/contract.js';
 import { describePolicyContract } from './policyContract.js';
 import { describeRefundContract } from './refundContract.js';
+import { describeRenewContract } from './renewContract.js';
 import { describeSettleContract } from './settleContract.js';
 
 // The store contract suite, published for store authors. It takes the test runner's functions as an argument
@@ -180,5 +181,6 @@ export function describeStoreContract(test: TestApi, name: string, factory: Stor
     describePolicyContract(test, () => store);
     describeRefundContract(test, () => store);
     describeSettleContract(test, () => store);
+    describeRenewContract(test, () => store);
   });
 }

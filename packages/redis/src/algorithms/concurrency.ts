@@ -122,3 +122,39 @@ ALGORITHMS.ccr = function(k, t, limit, window, burst, cost, id)
 end
 `,
 };
+
+/**
+ * concurrency's renewal (core's concurrency.renewLease) as a check of the evaluation script: a long-lived
+ * connection's heartbeat, every held lease of a process in one call. A lease still held is extended to
+ * now + window (never shortened) and the keys' TTL with it; a lease released or expired is not brought back
+ * (the check answers not allowed, in shadow mode: nothing else of the call is stopped).
+ */
+export const concurrencyRenewLua: LuaAlgorithm = {
+  name: 'concurrency',
+  code: 'ccn',
+  keys: ['cc', 'cc:w'],
+  extra: (check) => check.leaseId ?? '',
+  lua: `
+-- concurrency renewal
+-- KEYS[k]:     the lease sorted set of the rule and tag
+-- KEYS[k + 1]: its cost hash
+-- window:      the lease's duration, ms
+-- extra:       the lease id to extend
+WRITERS.ccn = function(k, id, expires, keep)
+  redis.call('ZADD', KEYS[k], fmt(expires), id)
+  local ttl = math.ceil(keep) + MARGIN_MS
+  if redis.call('PTTL', KEYS[k]) < ttl then
+    redis.call('PEXPIRE', KEYS[k], ttl)
+    redis.call('PEXPIRE', KEYS[k + 1], ttl)
+  end
+end
+
+ALGORITHMS.ccn = function(k, t, limit, window, burst, cost, id)
+  local score = redis.call('ZSCORE', KEYS[k], id)
+  redis.call('HEXISTS', KEYS[k + 1], id)
+  if not score or tonumber(score) <= t then return false, limit, 0, 0, 0 end
+  local expires = math.max(tonumber(score), t + window)
+  return true, limit, 0, 0, 0, nil, 'ccn', id, expires, expires - t
+end
+`,
+};

@@ -1,5 +1,5 @@
 import { type AlgorithmName, ConfigError, descriptorOf } from '@sluice/core/store';
-import { concurrencyLua, concurrencyReleaseLua } from './concurrency.js';
+import { concurrencyLua, concurrencyReleaseLua, concurrencyRenewLua } from './concurrency.js';
 import { firstRequestWindowLua, firstRequestWindowRefundLua } from './firstRequestWindow.js';
 import { fixedWindowLua, fixedWindowRefundLua } from './fixedWindow.js';
 import { gcraLua, gcraRefundLua } from './gcra.js';
@@ -61,4 +61,8 @@ export function giveBackFragmentOf(name: AlgorithmName): LuaAlgorithm {
 export const scriptFragments: readonly LuaAlgorithm[] = [
   ...entries.map(([, entry]) => entry.run),
   ...entries.flatMap(([, entry]) => (entry.giveBack === undefined ? [] : [entry.giveBack])),
+  concurrencyRenewLua,
 ];
+
+/** The Lua that renews a held lease (a long-lived connection's heartbeat): concurrency holds the only leases. */
+export const renewFragment: LuaAlgorithm = concurrencyRenewLua;
