@@ -29,7 +29,15 @@ export function perIp(requests: number, per: string): RuleSpec {
 /** The limiter options the tests set: the same type whatever the framework. */
 export type LimiterSetup = Pick<
   RateLimitOptions<unknown>,
-  'rules' | 'store' | 'clock' | 'headers' | 'lists' | 'retryHeader' | 'addressDescriptors'
+  | 'rules'
+  | 'store'
+  | 'clock'
+  | 'headers'
+  | 'lists'
+  | 'retryHeader'
+  | 'addressDescriptors'
+  | 'logger'
+  | 'decisionLog'
 > & {
   /** Trust one proxy hop (the loopback peer) for the client address: Fastify trustProxy, Express and Koa alike. */
   readonly trustProxy?: boolean;

@@ -10,6 +10,7 @@ import { ALL_RULES, type CheckScope, type RequestNotes, remainingScope } from '.
 import type { NoticeWatch } from './notices.js';
 import type { AdapterStage, ResolvedOptions } from './options.js';
 import { shownResult } from './shown.js';
+import { stageOf, withStage } from './stages.js';
 import { type UsedDescriptors, usedByBoth, usedDescriptors } from './used.js';
 import { allowVerdict, denyVerdict, type Verdict } from './verdict.js';
 
@@ -185,6 +186,19 @@ function judge<Req>(
 }
 
 function verdictOf<Req>(flow: RequestFlow<Req>, req: Req, decision: Decision, scope: CheckScope): Verdict {
+  const verdict = plainVerdictOf(flow, req, decision, scope);
+  const stage = stageOf(decision, [flow.limiter.rules, scope.rules]);
+  if (stage === undefined) return verdict;
+  const { logger, decisionLog } = flow.options;
+  return withStage(verdict, stage, decisionLog === undefined ? undefined : logger.info?.bind(logger));
+}
+
+function plainVerdictOf<Req>(
+  flow: RequestFlow<Req>,
+  req: Req,
+  decision: Decision,
+  scope: CheckScope,
+): Verdict {
   const { options, clock, limiter } = flow;
   if (!decision.allowed) {
     const jitter = retryJitterOf(decision, limiter.rules, scope.rules);

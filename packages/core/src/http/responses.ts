@@ -67,6 +67,8 @@ export interface DeniedBody {
   /** Set when the key is banned (`ban` in the rule): `ban`, and when the ban ends (ISO 8601, UTC). */
   readonly reason?: 'ban';
   readonly bannedUntil?: string;
+  /** The escalation stage, for a rule with `warn_at` or `challenge` (http/stages.ts). */
+  readonly stage?: 'limit' | 'challenge' | 'ban';
 }
 
 /** Everything a denied response is made of; `onDenied` receives it to build its own. */
