@@ -55,7 +55,7 @@ function numberLiteral(value: number): string {
  * row locks make the call exact), makes the rows that do not exist yet (expired at once, so a call that ends
  * up writing none leaves nothing behind, and the sweep takes any left) and locks every row, in one order, in ONE
  * statement (INSERT ... ON CONFLICT DO UPDATE locks the rows it finds, and waits for a row another call is
- * making), returning them; then reads the database's clock, after the locks were had.
+ * making), returning them with the database's clock, read as each row is locked (the call takes the latest).
  */
 export async function lockRows(
   client: PoolClient,
@@ -69,24 +69,26 @@ export async function lockRows(
       ({ rule, tag }) => `(${client.escapeLiteral(rule)},${client.escapeLiteral(tag)},'-Infinity'::float8)`,
     )
     .join(',');
+  // The clock is read in RETURNING, row by row as each is locked: the latest of them is read after every lock.
+  const clockColumn = clock === 'database' ? `, ${DATABASE_NOW_MS} AS now` : '';
   const statements = [
     'BEGIN ISOLATION LEVEL READ COMMITTED',
-    `SET LOCAL lock_timeout = ${Math.ceil(limits.lockTimeoutMs)}`,
-    `SET LOCAL idle_in_transaction_session_timeout = ${Math.ceil(limits.idleTimeoutMs)}`,
+    // One statement for both settings (set_config's `true`: as SET LOCAL, for this transaction only).
+    `SELECT set_config('lock_timeout', '${Math.ceil(limits.lockTimeoutMs)}', true), ` +
+      `set_config('idle_in_transaction_session_timeout', '${Math.ceil(limits.idleTimeoutMs)}', true)`,
     `INSERT INTO ${table.qualified} AS c (rule, tag, expires_at) VALUES ${values}
 ON CONFLICT (rule, tag) DO UPDATE SET state = c.state
-RETURNING c.rule, c.tag, c.state, c.expires_at`,
-    ...(clock === 'database' ? [`SELECT ${DATABASE_NOW_MS} AS now`] : []),
+RETURNING c.rule, c.tag, c.state, c.expires_at${clockColumn}`,
   ];
   const results = await roundTrip(client, statements.join(';\n'), limits);
-  const locked = results[3]!.rows as RawRow[];
+  const locked = results[2]!.rows as (RawRow & { now?: number })[];
   const rows = locked.map((row) => ({
     rule: row.rule,
     tag: row.tag,
     state: row.state,
     expiresAt: row.expires_at,
   }));
-  const now = clock === 'database' ? (results[4]!.rows[0] as { now: number }).now : Number.NaN;
+  const now = clock === 'database' ? Math.max(...locked.map((row) => row.now!)) : Number.NaN;
   return { rows, now };
 }
 
