@@ -103,7 +103,10 @@ function reportingNext<C, N extends FetchNext>(
 ): N {
   const res = framework.nodeResponse(c);
   if (res !== undefined) {
-    reportWhenDone(res, onResponse);
+    // Headers a Response carries reach Node in writeHead, where getHeader does not see them: read both.
+    reportWhenDone(res, (status, header) =>
+      onResponse(status, (name) => header(name) ?? framework.response(c).headers.get(name) ?? undefined),
+    );
     return next;
   }
   const signal = framework.request(c).signal;
@@ -112,7 +115,8 @@ function reportingNext<C, N extends FetchNext>(
   return (() =>
     next().finally(() => {
       signal.removeEventListener('abort', aborted);
-      onResponse(framework.response(c).status);
+      const response = framework.response(c);
+      onResponse(response.status, (name) => response.headers.get(name) ?? undefined);
     })) as N;
 }
 

@@ -1,4 +1,5 @@
 import type { Decision, RuleResult } from '../observe/contract.js';
+import type { SettleHandle } from './settle.js';
 
 /**
  * What a handler reads of its request's limit (`req.rateLimit` in Express, `request.rateLimit` in Fastify,
@@ -15,6 +16,10 @@ export interface RateLimitInfo {
   readonly resetMs: number;
   /** The whole decision: every rule's result, shadow denials, whether the store failed. */
   readonly decision: Decision;
+  /** Reserve and settle (rules with `settle`): reports the request's actual cost, once (see http/settle.ts). */
+  readonly settle?: SettleHandle['settle'];
+  /** Reserve and settle: adds units a stream produced, settled when it ends or its client leaves. */
+  readonly used?: SettleHandle['used'];
 }
 
 /** The info of a decision; `shown` is the rule an allowed response's headers show. */

@@ -20,25 +20,35 @@ export function isResponseClosed(res: ServerResponse): boolean {
  * the response was sent: a handler that throws still ends in an error response, which finishes) undefined.
  * A response that has ended already is reported at once.
  */
-export function reportWhenDone(res: ServerResponse, onResponse: (status: number | undefined) => void): void {
+export function reportWhenDone(
+  res: ServerResponse,
+  onResponse: (status: number | undefined, header: (name: string) => string | undefined) => void,
+): void {
+  const header = (name: string) => headerText(res.getHeader(name));
   if (res.writableFinished) {
-    onResponse(res.statusCode);
+    onResponse(res.statusCode, header);
     return;
   }
   if (res.destroyed) {
-    onResponse(undefined);
+    onResponse(undefined, header);
     return;
   }
   const finished = (): void => {
     res.off('close', closed);
-    onResponse(res.statusCode);
+    onResponse(res.statusCode, header);
   };
   const closed = (): void => {
     res.off('finish', finished);
-    onResponse(res.writableFinished ? res.statusCode : undefined);
+    onResponse(res.writableFinished ? res.statusCode : undefined, header);
   };
   res.once('finish', finished);
   res.once('close', closed);
+}
+
+/** A Node header's value as text: its first value when it has several; undefined when unset. */
+function headerText(value: number | string | readonly string[] | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  return typeof value === 'object' ? value[0] : String(value);
 }
 
 /**

@@ -104,6 +104,11 @@ export interface RateLimitOptions<Req> {
    * standard form and legacy as `draft-7+legacy`, `both` (`draft-8+legacy`), or `none`.
    */
   headers?: HeaderFormat;
+  /**
+   * Reserve and settle: the response header carrying the request's actual cost (`x-usage-tokens`, say), read
+   * when the response ends for the rules with `settle` the app did not settle itself.
+   */
+  settleHeader?: string;
   /** Metrics and logs hooks. */
   observer?: AdapterObserver;
   /** Requests for which it returns true are not limited (health checks, say). May be async. */
@@ -205,6 +210,7 @@ export const rateLimitOptionsSchema = z
       .optional(),
     cost: fn.optional(),
     headers: z.enum(HEADER_FORMATS).optional(),
+    settleHeader: headerName,
     observer: z
       .custom<AdapterObserver>((value) => typeof value === 'object' && value !== null, {
         message: 'must be an object of observer hooks',

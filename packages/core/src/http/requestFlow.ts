@@ -9,6 +9,7 @@ import { retryJitterOf } from './jitter.js';
 import { ALL_RULES, type CheckScope, type RequestNotes, remainingScope } from './notes.js';
 import type { NoticeWatch } from './notices.js';
 import type { AdapterStage, ResolvedOptions } from './options.js';
+import { withSettle } from './settle.js';
 import { shownResult } from './shown.js';
 import { stageOf, withStage } from './stages.js';
 import { type UsedDescriptors, usedByBoth, usedDescriptors } from './used.js';
@@ -204,7 +205,9 @@ function plainVerdictOf<Req>(
     const jitter = retryJitterOf(decision, limiter.rules, scope.rules);
     return denyVerdict(decision, options.headers, clock, jitter);
   }
-  return allowVerdict(decision, shownFor(flow, req, decision), options.headers, clock, limiter, flow.report);
+  const shown = shownFor(flow, req, decision);
+  const allowed = allowVerdict(decision, shown, options.headers, clock, limiter, flow.report);
+  return withSettle(allowed, limiter, options.settleHeader);
 }
 
 /**
