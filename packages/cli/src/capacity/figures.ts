@@ -15,6 +15,7 @@ export interface AlgorithmFigures {
 /** The table of the @sluice/redis README (Sizing), redis-server 7.0. */
 export const REDIS_FIGURES: Readonly<Record<AlgorithmName, AlgorithmFigures>> = {
   fixed_window: { bytesPerKey: 192, usNewKey: 6.2, usHotKey: 2.3 },
+  // fixed_window's figures: the same stored string "<start> <count>" and the same Lua steps (not measured apart).
   first_request_window: { bytesPerKey: 192, usNewKey: 6.2, usHotKey: 2.3 },
   sliding_window: { bytesPerKey: 193, usNewKey: 6.3, usHotKey: 2.2 },
   sliding_log: { bytesPerKey: 214, usNewKey: 10.4, usHotKey: 12.1 },
