@@ -51,7 +51,7 @@ export interface RedisStoreOptions {
   timeoutMs?: number;
   /**
    * While Redis keeps answering, the time limit follows its latency: 4 times the slowest recent answer
-   * (late answers included; that peak halves every 5 s), never below `timeoutMs`, at most this. A busy
+   * (late answers included; that peak halves every 30 s), never below `timeoutMs`, at most this. A busy
    * Redis then makes requests wait rather than fail open; a Redis that stops answering leaves the limit
    * where its last answers put it. Set it to `timeoutMs` for a fixed limit. Default
    * {@link DEFAULT_MAX_TIMEOUT_MS}.
