@@ -1,17 +1,21 @@
 /**
- * Issue 30, reserve and settle over real HTTP and real Server-Sent Events, on Express, Fastify, Koa and Hono
- * (on MemoryStore and on a private Redis): a stream settles its usage (down, and up into debt with its exact
+ * Issue 30, reserve and settle over real HTTP and real Server-Sent Events, on Express, Fastify, Koa, Hono and
+ * NestJS (on MemoryStore and on a private Redis): a stream settles its usage (down, and up into debt with its exact
  * Retry-After), a client leaving mid-stream settles what was produced, a response header settles, and nothing is
  * charged twice.
  */
 import { createServer, get, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createAdaptorServer } from '@hono/node-server';
+import { Controller, Get, Module, Req, Res } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { ExpressAdapter } from '@nestjs/platform-express';
 import { MemoryStore, type RateLimitInfo, type RulesInput, type Store } from '@sluice/core';
 import { rateLimit as expressRateLimit } from '@sluice/express';
 import { rateLimit as fastifyRateLimit } from '@sluice/fastify';
 import { rateLimit as honoRateLimit } from '@sluice/hono';
 import { rateLimit as koaRateLimit } from '@sluice/koa';
+import { RateLimitInfo as NestInfo, SluiceModule } from '@sluice/nestjs';
 import { RedisStore } from '@sluice/redis';
 import express from 'express';
 import Fastify from 'fastify';
@@ -148,6 +152,46 @@ const FRAMEWORKS: Record<string, (store: Store) => Promise<App>> = {
     return { url: await listen(server), close: closing(server) };
   },
 };
+
+/** A Nest app on Express: handlers take the limit's info, the request and the Node response (decorators applied by hand). */
+async function nest(store: Store): Promise<App> {
+  class Tokens {
+    stream(info: RateLimitInfo, req: IncomingMessage, res: ServerResponse) {
+      void streamTokens(info, res, req.url ?? '');
+    }
+    header(_info: RateLimitInfo, req: IncomingMessage, res: ServerResponse) {
+      headerAnswer(res, req.url ?? '');
+    }
+    left(info: RateLimitInfo, _req: IncomingMessage, res: ServerResponse) {
+      res.setHeader('content-type', 'application/json');
+      res.end(leftBody(info));
+    }
+  }
+  Controller()(Tokens);
+  for (const method of ['stream', 'header', 'left'] as const) {
+    const proto = Tokens.prototype as object;
+    NestInfo()(proto, method, 0);
+    Req()(proto, method, 1);
+    Res()(proto, method, 2);
+    const descriptor = Object.getOwnPropertyDescriptor(proto, method)!;
+    Object.defineProperty(
+      proto,
+      method,
+      Reflect.decorate([Get(method)], proto, method, descriptor) ?? descriptor,
+    );
+  }
+  class AppModule {}
+  const sluice = SluiceModule.forRoot({
+    ...options(store),
+    cost: (req) => estimate(String((req as { url?: unknown }).url ?? '')),
+  });
+  Module({ imports: [sluice], controllers: [Tokens] })(AppModule);
+  const app = await NestFactory.create(AppModule, new ExpressAdapter(), { logger: false });
+  await app.listen(0, '127.0.0.1');
+  const { port } = (app.getHttpServer() as Server).address() as AddressInfo;
+  return { url: `http://127.0.0.1:${port}`, close: () => app.close() };
+}
+FRAMEWORKS.nestjs = nest;
 
 /** Hono's stream: a ReadableStream whose cancel (the client left) stops the tokens. */
 function honoStream(info: RateLimitInfo, url: string): Response {
