@@ -4,6 +4,7 @@
  * `challenge.after` violations, then the ban; each in the `Sluice-Stage` header and the 429's body.
  */
 import { MemoryStore, type RuleSpec, type Store } from '@sluice/core';
+import { prometheusObserver } from '@sluice/prometheus';
 import { RedisStore } from '@sluice/redis';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
@@ -63,7 +64,13 @@ describe.each(
   it('warns past warn_at, answers 429, then challenges, then bans', async () => {
     const lines: object[] = [];
     const logger = { warn: () => {}, info: (entry: object) => lines.push(entry) };
-    const url = await start({ rules: { domain: 'esc', rules: [STAGED] }, logger, decisionLog: true });
+    const observer = prometheusObserver();
+    const url = await start({
+      rules: { domain: 'esc', rules: [STAGED] },
+      logger,
+      decisionLog: true,
+      observer,
+    });
     const seen: Seen[] = [];
     for (let i = 0; i < 9; i++) seen.push(await hit(url));
     expect(seen.map((s) => [s.status, s.stage])).toEqual([
@@ -85,6 +92,11 @@ describe.each(
       { event: 'rate_limit_warning', rule: 'api', used: 0.75 },
       { event: 'rate_limit_warning', rule: 'api', used: 1 },
     ]);
+    const metrics = await observer.metrics();
+    const count = (stage: string) =>
+      Number(new RegExp(`sluice_stages_total\\{rule="api",stage="${stage}"\\} (\\d+)`).exec(metrics)?.[1]);
+    expect(['warn', 'limit', 'challenge', 'ban'].map(count)).toEqual([2, 1, 2, 2]);
+    expect(metrics).not.toContain('127.0.0.1');
   });
 
   it('leaves the responses of rules without stages as they were', async () => {

@@ -38,6 +38,7 @@ export type LimiterSetup = Pick<
   | 'addressDescriptors'
   | 'logger'
   | 'decisionLog'
+  | 'observer'
 > & {
   /** Trust one proxy hop (the loopback peer) for the client address: Fastify trustProxy, Express and Koa alike. */
   readonly trustProxy?: boolean;

@@ -134,7 +134,7 @@ describe('prometheusObserver', () => {
     expect(custom.register).toBe(register);
     const names = (await register.getMetricsAsJSON()).map((m) => m.name).sort();
     expect(names).toEqual(metricNames('gw_').sort());
-    expect(names).toHaveLength(18);
+    expect(names).toHaveLength(19);
   });
 });
 

@@ -11,6 +11,7 @@ import {
   type StoreHealth,
   storeHealth,
 } from '@sluice/core';
+import type { AdapterObserver } from '@sluice/core/http';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 
 /** Options of {@link prometheusObserver}. */
@@ -48,7 +49,7 @@ export interface HealthReporter {
 }
 
 /** An Observer that records Sluice metrics, with the registry that holds them (serve it on /metrics). */
-export interface PrometheusObserver extends Observer {
+export interface PrometheusObserver extends Observer, Pick<AdapterObserver, 'onStage'> {
   readonly register: Registry;
   /** The metrics in the Prometheus text format: `register.metrics()`. */
   metrics(): Promise<string>;
@@ -187,6 +188,12 @@ const METRICS = {
     help: 'Keys banned by an enforcing rule with ban (each ban counted once, when it starts), by rule',
     labelNames: ['rule'],
   },
+  stages: {
+    kind: 'counter',
+    name: 'stages_total',
+    help: 'Responses of rules with warn_at or challenge by escalation stage (warn, limit, challenge, ban), by rule',
+    labelNames: ['rule', 'stage'],
+  },
   observerFailures: {
     kind: 'counter',
     name: 'observer_failures_total',
@@ -273,6 +280,7 @@ export function prometheusObserver(options: PrometheusObserverOptions = {}): Pro
   const adaptiveFactor = define(METRICS.adaptiveFactor) as Gauge;
   const sheds = define(METRICS.sheds) as Counter;
   const bans = define(METRICS.bans) as Counter;
+  const stages = define(METRICS.stages) as Counter;
   const reviewOverdue = define(METRICS.reviewOverdue, () => {
     // Judged at scrape time, so a review date passing shows up without a reload.
     const today = new Date(clock()).toISOString().slice(0, 10);
@@ -342,5 +350,6 @@ export function prometheusObserver(options: PrometheusObserverOptions = {}): Pro
     onAdaptiveFactor: (rule, factor) => adaptiveFactor.set({ rule }, factor),
     onShed: (rule, priority) => sheds.inc({ rule, priority }),
     onBan: (rule) => bans.inc({ rule }),
+    onStage: (stage, rule) => stages.inc({ rule, stage }),
   };
 }

@@ -12,6 +12,7 @@ import type { Store } from '../store/contract.js';
 import { type AddressDescriptors, DEFAULT_RETRY_HEADER, MAX_DESCRIPTOR_LENGTH } from './descriptors.js';
 import { type InlineAlgorithm, inlineAlgorithm, inlineDuration } from './inline.js';
 import { HEADER_FORMATS, type HeaderFormat } from './responses.js';
+import type { EscalationStage } from './stages.js';
 
 /** Where a limiter step failed inside an adapter (never surfaced to the user's route). */
 export type AdapterStage =
@@ -27,6 +28,8 @@ export type AdapterStage =
 /** An {@link Observer} that also hears of failures inside the adapter (a throwing `descriptors`, say). */
 export interface AdapterObserver extends Observer {
   onAdapterError?(error: Error, stage: AdapterStage): void;
+  /** A response of a rule with `warn_at` or `challenge` reached an escalation stage (see http/stages.ts). */
+  onStage?(stage: EscalationStage, rule: string): void;
 }
 
 /** Where start-up notices go (the default-rules announcement, misconfiguration smells). */

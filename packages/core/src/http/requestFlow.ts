@@ -191,7 +191,8 @@ function verdictOf<Req>(flow: RequestFlow<Req>, req: Req, decision: Decision, sc
   const stage = stageOf(decision, [flow.limiter.rules, scope.rules]);
   if (stage === undefined) return verdict;
   const { logger, decisionLog } = flow.options;
-  return withStage(verdict, stage, decisionLog === undefined ? undefined : logger.info?.bind(logger));
+  const log = decisionLog === undefined ? undefined : logger.info?.bind(logger);
+  return withStage(verdict, stage, log, flow.options.observer);
 }
 
 function plainVerdictOf<Req>(

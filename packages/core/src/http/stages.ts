@@ -1,5 +1,6 @@
 import type { Decision, RuleResult } from '../observe/contract.js';
 import type { CompiledRule, CompiledRules } from '../rules/contract.js';
+import type { AdapterObserver } from './options.js';
 import type { Verdict } from './verdict.js';
 
 /**
@@ -97,7 +98,17 @@ export type StageLog = ((entry: object) => void) | undefined;
  * The verdict with its stage shown: the `Sluice-Stage` header, and on a 429 the body's `stage`. A warning
  * writes one decision-log line (the rule and the share used; never the key).
  */
-export function withStage(verdict: Verdict, stage: StageOf, log: StageLog): Verdict {
+export function withStage(
+  verdict: Verdict,
+  stage: StageOf,
+  log: StageLog,
+  observer?: Pick<AdapterObserver, 'onStage'>,
+): Verdict {
+  try {
+    observer?.onStage?.(stage.stage, stage.rule);
+  } catch {
+    // An observer bug must not reach the request path.
+  }
   const header = stageHeader(stage);
   if (verdict.action === 'allow') {
     verdict.headers[STAGE_HEADER] = header;
