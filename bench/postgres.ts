@@ -38,8 +38,8 @@ interface PgStats {
 
 const NEVER_REACHED = 1_000_000_000;
 const WINDOW_MS = 60_000;
-/** Both contenders get the pool a connection string gives PostgresStore. */
-const POOL_SIZE = 10;
+/** Both contenders get the pool a connection string gives PostgresStore, or `--pool=N`. */
+const POOL_SIZE = Number(process.env.BENCH_PG_POOL ?? 10);
 /**
  * The peer waits for the database however long it takes; Sluice's 100 ms default (then on_store_error) is for
  * production. On this shared 2-CPU machine a neighbour's burst stalls PostgreSQL for hundreds of ms, which would
@@ -252,6 +252,8 @@ async function main(): Promise<void> {
   const rounds = Number(args.get('rounds') ?? 5);
   const durationS = Number(args.get('duration') ?? 5);
   const sets = (args.get('sets') ?? 'one,three').split(',') as RuleSet[];
+  // The server children read it from the environment they inherit.
+  if (args.has('pool')) process.env.BENCH_PG_POOL = args.get('pool');
   const { buildForBench } = await import('./lib/build.js');
   const { startLoad, LOAD_CPU, SERVER_CPU } = await import('./lib/children.js');
   const { spread, showSpread, rotate } = await import('./lib/stats.js');
@@ -288,13 +290,15 @@ async function main(): Promise<void> {
     });
     const next = <T>(type: string) =>
       new Promise<T>((resolve, reject) => {
-        child.once('exit', (code) => reject(new Error(`server exited with ${code}`)));
+        const onExit = (code: number | null) => reject(new Error(`server exited with ${code}`));
         const on = (m: { type?: string } & Record<string, unknown>) => {
           if (m.type !== type) return;
           child.off('message', on);
+          child.off('exit', onExit);
           resolve((m.port ?? m.stats) as T);
         };
         child.on('message', on);
+        child.once('exit', onExit);
       });
     const port = await next<number>('ready');
     return {
