@@ -44,6 +44,7 @@ const options = (store: Store) => ({
   clock: () => NOW,
   logger: quiet,
   settleHeader: 'x-usage-tokens',
+  headers: 'draft+model' as const,
   validateApiKey: () => true,
 });
 
@@ -226,6 +227,7 @@ interface Answer {
   readonly status: number;
   readonly retryAfter: string | undefined;
   readonly body: string;
+  readonly headers: IncomingMessage['headers'];
 }
 
 /** A whole request with Node's client, as API key `key`. */
@@ -237,7 +239,8 @@ function fetchAll(url: string, key: string): Promise<Answer> {
       res.on('data', (chunk: string) => (body += chunk));
       res.on('end', () => {
         const retry = res.headers['retry-after'];
-        resolve({ status: res.statusCode ?? 0, retryAfter: Array.isArray(retry) ? retry[0] : retry, body });
+        const retryAfter = Array.isArray(retry) ? retry[0] : retry;
+        resolve({ status: res.statusCode ?? 0, retryAfter, body, headers: res.headers });
       });
     }).on('error', reject);
   });
@@ -296,6 +299,17 @@ for (const [framework, start] of Object.entries(FRAMEWORKS)) {
         expect(answer.status).toBe(200);
         expect(answer.body).toContain('"total_tokens":120');
         expect(await tokensLeft(app.url, 'down')).toBe(880);
+      });
+
+      it('shows the model-API fields per budget beside the IETF fields (headers: draft+model)', async () => {
+        await fetchAll(`${app.url}/stream?max_tokens=50&tokens=30`, 'fields');
+        const { headers } = await fetchAll(`${app.url}/left?max_tokens=0`, 'fields');
+        expect(headers['x-ratelimit-limit-tokens']).toBe('1000');
+        expect(headers['x-ratelimit-remaining-tokens']).toBe('970');
+        expect(headers['x-ratelimit-reset-tokens']).toBe('2s');
+        expect(headers['x-ratelimit-limit-requests']).toBe('100');
+        expect(headers['x-ratelimit-remaining-requests']).toBe('98');
+        expect(headers.ratelimit).toBeDefined();
       });
 
       it('a settle beyond the budget leaves the key in debt: 429 with the Retry-After of the debt', async () => {

@@ -58,8 +58,9 @@ export function ruleResult(planned: PlannedCheck, outcome: StoreOutcome, index: 
     failed: r.degraded !== undefined,
     fallback: r.degraded !== undefined,
   };
-  if (r.violations !== undefined) return { ...result, violations: r.violations };
-  return r.bannedUntil === undefined && r.replayed === undefined ? result : withPolicy(result, r);
+  const tagged = rule.settle === true ? { ...result, settles: true } : result;
+  if (r.violations !== undefined) return { ...tagged, violations: r.violations };
+  return r.bannedUntil === undefined && r.replayed === undefined ? tagged : withPolicy(tagged, r);
 }
 
 /** A rule result with what its policy reported: a ban (and whether this denial started it), or a replay. */

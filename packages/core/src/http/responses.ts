@@ -1,5 +1,6 @@
 import type { Decision, RuleResult } from '../observe/contract.js';
 import { jitteredSeconds } from './jitter.js';
+import { modelHeaders } from './modelHeaders.js';
 import { shownResult } from './shown.js';
 
 /**
@@ -12,13 +13,16 @@ export type StandardHeaders = 'draft-6' | 'draft-7' | 'draft-8';
 
 /**
  * Which rate-limit header set responses carry: a standard form, `legacy` (`X-RateLimit-*`), a standard form
- * and legacy (`draft-7+legacy`), or none. `draft` is `draft-8`, `both` is `draft-8+legacy`.
+ * and legacy (`draft-7+legacy`), or none. `draft` is `draft-8`, `both` is `draft-8+legacy`. `model` is the
+ * fields model APIs send (`x-ratelimit-remaining-tokens`, ...: modelHeaders.ts), `draft+model` both.
  */
 export type HeaderFormat =
   | 'draft'
   | 'legacy'
   | 'both'
   | 'none'
+  | 'model'
+  | 'draft+model'
   | StandardHeaders
   | `${StandardHeaders}+legacy`;
 
@@ -34,6 +38,8 @@ export const HEADER_FORMATS = [
   'draft-6+legacy',
   'draft-7+legacy',
   'draft-8+legacy',
+  'model',
+  'draft+model',
 ] as const satisfies readonly HeaderFormat[];
 
 /** The parts of a format: which standard form (if any) and whether the legacy fields come too. */
@@ -53,7 +59,12 @@ const FORMS: Readonly<Record<HeaderFormat, HeaderForms>> = {
   'draft-6+legacy': { standard: 'draft-6', legacy: true },
   'draft-7+legacy': { standard: 'draft-7', legacy: true },
   'draft-8+legacy': { standard: 'draft-8', legacy: true },
+  model: { standard: undefined, legacy: false },
+  'draft+model': { standard: 'draft-8', legacy: false },
 };
+
+/** Whether a format carries the model-API fields (modelHeaders.ts) beside its own. */
+const withModel = (format: HeaderFormat): boolean => format === 'model' || format === 'draft+model';
 
 /** Header names and values to set on a response. */
 export type HeaderValues = Record<string, string>;
@@ -123,7 +134,8 @@ export function rateLimitHeaders(
   if (!decision.allowed) return deniedHeaders(decision, format, retryAfterSeconds(decision), clock);
   const result = shown ?? shownResult(decision.results);
   if (result === undefined) return {};
-  return limitHeaders(result, allowedReset(result), format, clock);
+  const headers = limitHeaders(result, allowedReset(result), format, clock);
+  return withModel(format) ? Object.assign(headers, modelHeaders(decision)) : headers;
 }
 
 /**
@@ -148,12 +160,13 @@ function deniedHeaders(
   if (format === 'none' || rule === undefined) return {};
   const reset = retryAfter ?? toSeconds(decision.resetMs);
   const windowMs = windowOf(decision, rule);
-  return limitHeaders(
+  const headers = limitHeaders(
     { rule, limit: decision.limit, remaining: decision.remaining, windowMs },
     reset,
     format,
     clock,
   );
+  return withModel(format) ? Object.assign(headers, modelHeaders(decision)) : headers;
 }
 
 /** A count as a header shows it: a whole number, never negative, never past MAX_HEADER_NUMBER (NaN: 0). */

@@ -35,6 +35,8 @@ export interface RuleResult {
   readonly replayed?: boolean;
   /** A denial its rule's `ban` counted: the key's violations so far (the escalation stage reads it). */
   readonly violations?: number;
+  /** A rule with `settle`: a budget of units settled later (tokens); the `model` header form shows it so. */
+  readonly settles?: boolean;
 }
 
 /** The engine's answer for one request. */
