@@ -332,6 +332,13 @@ for (const [framework, start] of Object.entries(FRAMEWORKS)) {
         expect(left).toBeLessThanOrEqual(995);
       });
 
+      it('bad input is answered, never thrown: a header that is no number leaves the estimate standing', async () => {
+        const answer = await fetchAll(`${app.url}/header?max_tokens=300&tokens=lots`, 'bad');
+        expect(answer.status).toBe(200);
+        await sleep(20);
+        expect(await tokensLeft(app.url, 'bad')).toBe(700);
+      });
+
       it('a response header names the actual cost (settleHeader)', async () => {
         const answer = await fetchAll(`${app.url}/header?max_tokens=300&tokens=40`, 'header');
         expect(answer.status).toBe(200);
