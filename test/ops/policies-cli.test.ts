@@ -184,3 +184,41 @@ describe('sluice test', () => {
     expect(failed.out).toContain('+ banned: true');
   });
 });
+
+describe('sluice explain --redis, escalation stages', () => {
+  test("shows the rule's stages and the stage a key's violations put it in", async () => {
+    const staged = join(dir, 'staged.yaml');
+    writeFileSync(
+      staged,
+      `domain: api
+rules:
+  - name: api
+    owner: team-api
+    key: [ip]
+    algorithm: fixed_window
+    limit: {requests: 1, per: 1m}
+    warn_at: 80%
+    ban: {after: 5, within: 10m, for: 1h}
+    challenge: {after: 2, difficulty: 12, pass: 3, for: 30s}
+`,
+    );
+    const prefix = randomPrefix('stages');
+    const store = new RedisStore({ client: redis.client, prefix, timeoutMs: 5000, breaker: false });
+    const limiter = createLimiter({ rules: compileRules(await loadRules(staged)), store, clock: () => 0 });
+    const args = (ip: string) => [staged, `ip=${ip}`, '--prefix', prefix, '--at', '1970-01-01T00:00:01Z'];
+    for (let i = 0; i < 4; i++) await limiter.check({ ip: '192.0.2.7' });
+    for (let i = 0; i < 2; i++) await limiter.check({ ip: '192.0.2.8' });
+    const run = await runSluice('explain', ...args('192.0.2.7'), '--redis', url());
+    expect(run.code).toBe(0);
+    expect(run.out).toContain('    warn at    80% of the limit\n');
+    expect(run.out).toContain(
+      '    challenge  from violation 2: 12 bits, one more each violation after; a solution passes 3 requests for 30s\n',
+    );
+    expect(run.out).toContain('    stage      challenge (3 violation(s); the ban at 5)\n');
+    const limited = await runSluice('explain', ...args('192.0.2.8'), '--redis', url());
+    expect(limited.out).toContain('    stage      limit (1 violation(s); challenge at 2, ban at 5)\n');
+    const fresh = await runSluice('explain', ...args('192.0.2.9'), '--redis', url(), '--json');
+    expect(JSON.parse(fresh.out).stages).toEqual({ api: 'none (no violations counted)' });
+    await limiter.close();
+  });
+});

@@ -67,6 +67,8 @@ function printRule(
   for (const line of describePolicies(rule)) io.out(`    ${line}`);
   const banState = live?.bans.get(rule.name);
   if (banState !== undefined) io.out(`    ban state  ${banState}`);
+  const stage = live?.stages.get(rule.name);
+  if (stage !== undefined) io.out(`    stage      ${stage}`);
   const factor = live?.factors.get(rule.name);
   if (factor !== undefined) io.out(`    factor     ${describeFactor(rule, factor)}`);
   io.out(`    scope      ${rule.scope}, on store error: ${rule.onStoreError}`);
@@ -90,7 +92,35 @@ export function describePolicies(rule: CompiledRule): string[] {
     lines.push(
       `idempotent ${formatDuration(idempotentMs)}: a retry with the same Idempotency-Key is not charged`,
     );
+  return [...lines, ...describeStages(rule)];
+}
+
+/** A rule's escalation stages before the ban (`warn_at`, `challenge`), one line each. */
+function describeStages(rule: CompiledRule): string[] {
+  const lines: string[] = [];
+  if (rule.warnAt !== undefined) lines.push(`warn at    ${Math.round(rule.warnAt * 100)}% of the limit`);
+  const challenge = rule.challenge;
+  if (challenge !== undefined)
+    lines.push(
+      `challenge  from violation ${challenge.after}: ${challenge.difficulty} bits, one more each violation after; ` +
+        `a solution passes ${challenge.passRequests} requests for ${formatDuration(challenge.passMs)}`,
+    );
   return lines;
+}
+
+/**
+ * The escalation stage a key's ban state puts it in for this rule: `ban`, `challenge` (its violations reached
+ * `challenge.after`), `limit` (violations counted, no challenge yet) or `none`.
+ */
+export function describeStage(state: BanState | undefined, rule: CompiledRule, now: number): string {
+  if (state !== undefined && state.until > now) return 'ban';
+  const counted = state !== undefined && now < state.since + (rule.ban?.withinMs ?? 0) ? state.count : 0;
+  const challenge = rule.challenge;
+  if (challenge !== undefined && counted >= challenge.after)
+    return `challenge (${counted} violation(s); the ban at ${rule.ban?.after})`;
+  if (counted > 0)
+    return `limit (${counted} violation(s); ${challenge ? `challenge at ${challenge.after}, ` : ''}ban at ${rule.ban?.after})`;
+  return 'none (no violations counted)';
 }
 
 /** A key's ban state as read from Redis, in words, at `now`. */
@@ -122,6 +152,8 @@ export function describeFactor(rule: CompiledRule, factor: number): string {
 /** What `--redis` reads for the matched rules, by rule name: ban states in words, adaptive factors. */
 interface LiveState {
   readonly bans: Map<string, string>;
+  /** Each banning rule's escalation stage for the key (describeStage). */
+  readonly stages: Map<string, string>;
   readonly factors: Map<string, number>;
 }
 
@@ -149,10 +181,12 @@ async function readLiveState(
   const client = connectRedis(modules, url, parsed.values.cluster === true);
   try {
     await client.connect();
-    const live: LiveState = { bans: new Map(), factors: new Map() };
+    const live: LiveState = { bans: new Map(), stages: new Map(), factors: new Map() };
     for (const [rule, explained] of banned) {
       const raw = await client.get(modules.redis.banKey(prefix, { rule: rule.name, tag: explained.tag! }));
-      live.bans.set(rule.name, describeBanState(modules.redis.parseBanState(raw), at));
+      const state = modules.redis.parseBanState(raw);
+      live.bans.set(rule.name, describeBanState(state, at));
+      live.stages.set(rule.name, describeStage(state, rule, at));
     }
     for (const [rule] of adaptive) {
       // The limiter's report id: the same `domain/rule` RedisStore hashes into the key.
@@ -176,6 +210,7 @@ function liveJson(live: LiveState | undefined): Record<string, Record<string, st
   if (live === undefined) return {};
   return {
     ...(live.bans.size === 0 ? {} : { banStates: Object.fromEntries(live.bans) }),
+    ...(live.stages.size === 0 ? {} : { stages: Object.fromEntries(live.stages) }),
     ...(live.factors.size === 0 ? {} : { adaptiveFactors: Object.fromEntries(live.factors) }),
   };
 }
