@@ -16,6 +16,7 @@ const packages = [
   'hono',
   'nestjs',
   'envoy',
+  'websocket',
 ];
 
 // Tests import @sluice/* from source, so the suite needs no build step.

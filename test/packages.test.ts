@@ -34,7 +34,15 @@ const MAIN_EXPORTS: Record<string, string[]> = {
   fastify: ['rateLimit'],
   express: ['rateLimit'],
   koa: ['rateLimit'],
-  'core/store': ['evaluateChecks', 'releaseLeases', 'stateKeys', 'leaseStateKeys', 'resilientStore'],
+  websocket: ['websocketLimit', 'CLOSE_RATE_LIMITED', 'CLOSE_MAX_DURATION'],
+  'core/store': [
+    'evaluateChecks',
+    'releaseLeases',
+    'renewLeases',
+    'stateKeys',
+    'leaseStateKeys',
+    'resilientStore',
+  ],
   'core/http': ['createHttpLimiter'],
   'core/testing': ['describeStoreContract', 'loadVectors', 'runVectorCase'],
 };

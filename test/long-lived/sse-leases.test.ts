@@ -12,25 +12,12 @@ import { createLimiter, MemoryStore, type Store } from '@sluice/core';
 import { rateLimit } from '@sluice/express';
 import { RedisStore } from '@sluice/redis';
 import express from 'express';
-import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type RedisServer, randomPrefix, ready, startRedis } from '../support/redis.js';
+import { afterAll, describe, expect, it } from 'vitest';
+import { randomPrefix } from '../support/redis.js';
+import { privateRedis, sleep } from './privateRedis.js';
 import { streamRules } from './rules.js';
 
-let redis: RedisServer;
-let client: Redis;
-
-beforeAll(async () => {
-  redis = await startRedis();
-  client = new Redis({ host: redis.host, port: redis.port });
-  await ready(client);
-});
-afterAll(async () => {
-  client.disconnect();
-  await redis.stop();
-});
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const redisHandle = privateRedis();
 
 /** An SSE app: every stream sends an event each 200 ms until its client goes. */
 function sseApp(store: Store): Promise<{ server: Server; url: string }> {
@@ -91,7 +78,7 @@ async function admittedWithin(url: string, ms: number): Promise<Stream> {
 
 const stores: [string, () => Store][] = [
   ['MemoryStore', () => new MemoryStore()],
-  ['RedisStore', () => new RedisStore({ client, prefix: randomPrefix('sse') })],
+  ['RedisStore', () => new RedisStore({ client: redisHandle.client, prefix: randomPrefix('sse') })],
 ];
 
 describe.each(stores)('SSE streams hold their leases while open (%s)', (_name, makeStore) => {
@@ -134,14 +121,17 @@ describe('a process holding renewed leases dies', () => {
     const prefix = randomPrefix('kill');
     child = spawn(
       process.execPath,
-      ['--import', 'tsx', join(import.meta.dirname, 'holder.ts'), String(redis.port), prefix],
+      ['--import', 'tsx', join(import.meta.dirname, 'holder.ts'), String(redisHandle.server.port), prefix],
       { cwd: join(import.meta.dirname, '../..'), stdio: ['ignore', 'pipe', 'inherit'] },
     );
     await new Promise<void>((resolve, reject) => {
       child!.stdout!.on('data', (data: Buffer) => (data.toString().includes('held') ? resolve() : undefined));
       child!.once('exit', (code) => reject(new Error(`the holder exited with ${String(code)}`)));
     });
-    const limiter = createLimiter({ rules: streamRules(), store: new RedisStore({ client, prefix }) });
+    const limiter = createLimiter({
+      rules: streamRules(),
+      store: new RedisStore({ client: redisHandle.client, prefix }),
+    });
     const third = async () => {
       const decision = await limiter.check({ ip: '10.0.0.1' });
       if (decision.allowed) await limiter.release(decision);

@@ -1,0 +1,17 @@
+export type { RawData } from 'ws';
+export { UpgradeFacts } from './facts.js';
+export { refuseHandshake } from './handshake.js';
+export {
+  type Admission,
+  type MessageOptions,
+  type WebSocketLimit,
+  type WebSocketLimitOptions,
+  websocketLimit,
+} from './limit.js';
+export {
+  CLOSE_MAX_DURATION,
+  CLOSE_RATE_LIMITED,
+  type MessageFacts,
+  type Refusal,
+  type RefusedFrame,
+} from './messages.js';

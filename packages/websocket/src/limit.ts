@@ -1,0 +1,180 @@
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { ConfigError, checkOptionNames, type RuleSpec } from '@sluice/core';
+import {
+  createHttpLimiter,
+  type HttpLimiter,
+  normalizeIp,
+  type RateLimitOptions,
+  type Verdict,
+} from '@sluice/core/http';
+import type { RawData, WebSocket, WebSocketServer } from 'ws';
+import { UpgradeFacts } from './facts.js';
+import { failHandshake, refuseHandshake } from './handshake.js';
+import {
+  CLOSE_MAX_DURATION,
+  decideMessage,
+  type MessageFacts,
+  type MessageGate,
+  type Refusal,
+  refuseMessage,
+} from './messages.js';
+
+/** Message limits: the rules every message is checked against, and what a message counts as. */
+export interface MessageOptions {
+  /** Rules (the rules file's shape) for messages only; the upgrade is checked against the limiter's `rules`. */
+  rules: RuleSpec | readonly RuleSpec[];
+  /** A message's descriptors and cost; default: no descriptors, cost 1. */
+  describe?: (data: RawData, isBinary: boolean) => MessageFacts;
+  /** How a message over a limit is refused, for all rules or by rule name (default `error`: an error frame). */
+  refuse?: Refusal | Readonly<Record<string, Refusal>>;
+}
+
+/** Options of {@link websocketLimit}: every HTTP adapter option for the upgrade, and the socket's own. */
+export interface WebSocketLimitOptions extends RateLimitOptions<IncomingMessage> {
+  messages?: MessageOptions;
+  /** Closes a connection this long after it opened (close code 4030). Default: no maximum. */
+  maxDurationMs?: number;
+}
+
+/** An upgrade the limiter admitted: attach the socket once it is open. */
+export interface Admission {
+  /** Holds the upgrade's leases for the socket's life, limits its messages, closes it at `maxDurationMs`. */
+  attach(ws: WebSocket): void;
+  /** Gives the upgrade's leases back when no socket will be attached (the handshake failed). */
+  abandon(): void;
+}
+
+/** The limits of one WebSocket server (`ws`, or any server built on it). */
+export interface WebSocketLimit {
+  readonly http: HttpLimiter<IncomingMessage>;
+  /**
+   * Decides an upgrade request like any request: over a limit, answers the socket with an HTTP 429 (Retry-After,
+   * RateLimit fields) and resolves undefined, no socket opened. Never rejects.
+   */
+  upgrade(req: IncomingMessage, socket: Duplex): Promise<Admission | undefined>;
+  /** `server.on('upgrade', limits.handleUpgrade(wss))`: decides, then completes the handshake and attaches. */
+  handleUpgrade(wss: WebSocketServer): (req: IncomingMessage, socket: Duplex, head: Buffer) => void;
+  /**
+   * A message handler that only sees admitted messages: `ws.on('message', limits.onMessage(ws, handler))`.
+   * Without `messages` in the options every message is admitted.
+   */
+  onMessage(
+    ws: WebSocket,
+    handler: (data: RawData, isBinary: boolean) => void,
+  ): (data: RawData, isBinary: boolean) => void;
+  close(): Promise<void>;
+}
+
+const MESSAGE_OPTIONS: readonly (keyof MessageOptions)[] = ['rules', 'describe', 'refuse'];
+
+/** What a socket attached by these limits carries: its message gate. */
+const GATES = new WeakMap<WebSocket, MessageGate>();
+
+/** Builds the limits of a WebSocket server once, at start-up; throws ConfigError/RulesError when wrong. */
+export function websocketLimit(options: WebSocketLimitOptions = {}): WebSocketLimit {
+  const { messages, maxDurationMs, ...httpOptions } = options;
+  if (messages !== undefined) checkOptionNames('websocketLimit messages', messages, MESSAGE_OPTIONS);
+  if (maxDurationMs !== undefined && !(Number.isFinite(maxDurationMs) && maxDurationMs > 0))
+    throw new ConfigError(`maxDurationMs must be a positive number of ms, got ${String(maxDurationMs)}`);
+  const http = createHttpLimiter<IncomingMessage, RateLimitOptions<IncomingMessage>>(httpOptions);
+  const messageRules =
+    messages === undefined ? undefined : http.compileRouteRules(messages.rules, 'websocket messages');
+  const report = (error: unknown) => http.report(error, 'release');
+
+  function gateFor(req: IncomingMessage, facts: UpgradeFacts): MessageGate | undefined {
+    if (messages === undefined || messageRules === undefined) return undefined;
+    const ip = facts.ip === undefined ? undefined : normalizeIp(facts.ip);
+    return {
+      limiter: http.limiter,
+      rules: messageRules,
+      base: { ip, connection: randomUUID(), path: (req.url ?? '/').split('?')[0] },
+      refusalOf: refusalOf(messages.refuse),
+      report,
+      tail: Promise.resolve(),
+    };
+  }
+
+  function admission(
+    verdict: Extract<Verdict, { action: 'allow' }>,
+    gate: MessageGate | undefined,
+  ): Admission {
+    return {
+      attach(ws) {
+        if (gate !== undefined) GATES.set(ws, gate);
+        const timer =
+          maxDurationMs === undefined
+            ? undefined
+            : setTimeout(() => ws.close(CLOSE_MAX_DURATION, 'maximum connection duration'), maxDurationMs);
+        timer?.unref();
+        ws.once('close', () => {
+          if (timer !== undefined) clearTimeout(timer);
+          // The socket's end is its response's: leases released (no status: counted as served).
+          verdict.onResponse?.(101);
+        });
+      },
+      abandon: () => void verdict.cancel(),
+    };
+  }
+
+  async function upgrade(req: IncomingMessage, socket: Duplex): Promise<Admission | undefined> {
+    const facts = new UpgradeFacts(req);
+    try {
+      const verdict = await http.check(req, facts);
+      if (verdict.action === 'deny') {
+        refuseHandshake(socket, verdict.denied);
+        return undefined;
+      }
+      if (verdict.action === 'skip') return { attach: () => {}, abandon: () => {} };
+      if (socket.destroyed) {
+        await verdict.cancel();
+        return undefined;
+      }
+      return admission(verdict, gateFor(req, facts));
+    } catch (error) {
+      report(error);
+      failHandshake(socket);
+      return undefined;
+    }
+  }
+
+  return {
+    http,
+    upgrade,
+    handleUpgrade: (wss) => (req, socket, head) => {
+      void upgrade(req, socket).then((admitted) => {
+        if (admitted === undefined) return;
+        let attached = false;
+        // ws destroys a socket whose handshake it refuses (bad headers): its leases go back then.
+        socket.once('close', () => {
+          if (!attached) admitted.abandon();
+        });
+        wss.handleUpgrade(req, socket, head, (ws) => {
+          attached = true;
+          admitted.attach(ws);
+          wss.emit('connection', ws, req);
+        });
+      });
+    },
+    onMessage: (ws, handler) => (data, isBinary) => {
+      const gate = GATES.get(ws);
+      if (gate === undefined) return handler(data, isBinary);
+      const decided = decideMessage(gate, messages?.describe?.(data, isBinary) ?? {});
+      gate.tail = gate.tail
+        .then(() => decided)
+        .then((decision) => {
+          if (decision === undefined || decision.allowed) handler(data, isBinary);
+          else refuseMessage(gate, ws, decision);
+        })
+        .catch(report);
+    },
+    close: () => http.limiter.close(),
+  };
+}
+
+/** The refusal of a denying rule: the option's, by rule name or for all; `error` by default. */
+function refusalOf(refuse: MessageOptions['refuse']): (rule: string | undefined) => Refusal {
+  if (refuse === undefined || typeof refuse === 'string') return () => refuse ?? 'error';
+  return (rule) => (rule === undefined ? undefined : refuse[rule]) ?? 'error';
+}
