@@ -27,7 +27,7 @@ describe('shards and lease in the rules file', () => {
     [
       'lease-algorithm.yaml',
       [
-        'lease-algorithm.yaml:7:12 rules[0].lease: lease only applies to counted algorithms (fixed_window, sliding_window, sliding_log, token_bucket, gcra, quota); this rule uses leaky_bucket',
+        'lease-algorithm.yaml:7:12 rules[0].lease: lease only applies to counted algorithms (fixed_window, first_request_window, sliding_window, sliding_log, token_bucket, gcra, quota); this rule uses leaky_bucket',
       ],
     ],
     [

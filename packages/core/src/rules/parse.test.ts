@@ -88,7 +88,7 @@ describe('parseRules rejects each class of error with file:line:column, path and
     ],
     [
       'bad-algorithm.yaml',
-      'bad-algorithm.yaml:6:16 rules[0].algorithm: "slidng_window" is not one of fixed_window, sliding_window, sliding_log, token_bucket, gcra, leaky_bucket, concurrency, quota (did you mean "sliding_window"?)',
+      'bad-algorithm.yaml:6:16 rules[0].algorithm: "slidng_window" is not one of fixed_window, first_request_window, sliding_window, sliding_log, token_bucket, gcra, leaky_bucket, concurrency, quota (did you mean "sliding_window"?)',
     ],
     ['bad-date.yaml', 'bad-date.yaml:6:13 rules[0].review: "2027-02-30" is not a date (YYYY-MM-DD)'],
     ['bad-cost.yaml', 'bad-cost.yaml:6:11 rules[0].cost.max: missing required field "max"'],
