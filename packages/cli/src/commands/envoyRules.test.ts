@@ -70,6 +70,16 @@ describe('sluice explain on an envoyproxy/ratelimit config', () => {
     expect(run.out).toMatch(/domain mongo_cps/);
     expect(run.out).toMatch(/matching rules \(1\)/);
     expect(run.out).toMatch(/limit\s+500 per 1s \(fixed_window\)/);
+    // database=default is another value, not a rule this descriptor would have matched.
+    expect(run.out).not.toContain('overridden');
+  });
+
+  it('names the key-only rule an exact value overrides', async () => {
+    const run = await sluice('explain', `${FIXTURES}example3.yaml`, 'remote_address=50.0.0.5');
+    expect(run.out).toContain(
+      'overridden: remote_address (10 per 1s) is replaced by remote_address_50_0_0_5',
+    );
+    expect(run.out).toContain('decided by deny rule remote_address_50_0_0_5');
   });
 
   it('a descriptor no node describes matches nothing', async () => {

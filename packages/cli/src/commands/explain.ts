@@ -291,7 +291,9 @@ Exit codes: 0 explained, 1 invalid rules, 2 usage error, unreadable file or a ba
     });
     const explanation = limiter.explain(descriptors);
     const matched = explanation.rules.map((e) => table.rules.find((r) => r.name === e.rule)!);
-    const replaced = overridden(table, matched);
+    const replaced = overridden(table, matched).filter(
+      ([target]) => loaded.format !== 'envoy' || matchesValues(target, descriptors),
+    );
     await limiter.close();
     const pairsOf = explanation.rules.map((e, i) => [matched[i]!, e] as [CompiledRule, ExplainedRule]);
     const live = await readLiveState(parsed, pairsOf, table, prefix, at, io);
@@ -335,4 +337,15 @@ function withEnvoyPath(descriptors: Descriptors, pairs: readonly string[], forma
   if (format !== 'envoy' || descriptors[ENVOY_PATH] !== undefined) return descriptors;
   const keys = pairs.map((pair) => pair.slice(0, pair.indexOf('=')));
   return { ...descriptors, [ENVOY_PATH]: keys.join('/') };
+}
+
+/**
+ * For a converted Envoy config: whether a rule's exact values match these descriptors. Its `overrides` chain
+ * every node of one key path (database=users -> database=default), of which only those that match are overridden.
+ */
+function matchesValues(rule: CompiledRule, descriptors: Descriptors): boolean {
+  return Object.entries(rule.match).every(([name, values]) => {
+    const value = descriptors[name];
+    return value !== undefined && (values.length === 0 || values.includes(value));
+  });
 }
