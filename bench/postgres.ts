@@ -384,7 +384,7 @@ async function main(): Promise<void> {
     for (const server of servers.values()) await server.stop();
   }
   console.log(
-    `PostgreSQL ${version}, Node.js ${process.version}, pool ${POOL_SIZE}, ${CONNECTIONS} connections`,
+    `PostgreSQL ${version}, Node.js ${process.version}, pool ${process.env.BENCH_PG_POOL ?? POOL_SIZE}, ${CONNECTIONS} connections`,
   );
   await admin.end();
   await load.stop();
