@@ -37,7 +37,7 @@ const MAX_UINT32 = 4_294_967_295;
 export function decideDescriptors(
   limiter: Limiter,
   sets: readonly DescriptorSet[],
-  replaces: ReadonlyMap<string, readonly string[]>,
+  replaces: ReadonlyMap<string, readonly string[]> = new Map(),
 ): Promise<Decision[]> {
   return limiter.checkMany(sets, { replaces });
 }

@@ -114,6 +114,34 @@ describe('limiter.checkMany', () => {
     expect(calls[0]).toHaveLength(2);
   });
 
+  it('a call denied by one set holds no lease of another, in the store or in the decisions', async () => {
+    const rules = compileRules({
+      domain: 'many',
+      rules: [
+        { name: 'exports', key: ['user'], algorithm: 'concurrency', limit: { concurrent: 1, lease: '30s' } },
+        { name: 'per_route', match: { route: '/search' }, global: true, limit: { requests: 1, per: '60s' } },
+      ],
+    });
+    const leases: number[] = [];
+    const limiter = createLimiter({
+      rules,
+      clock: () => T0,
+      observer: { onLeases: (_, delta) => leases.push(delta) },
+      logger: { warn() {} },
+    });
+    await limiter.checkMany([{ descriptors: SEARCH }]);
+    const denied = await limiter.checkMany([{ descriptors: { user: 'u' } }, { descriptors: SEARCH }]);
+    expect(denied.map((decision) => decision.allowed)).toEqual([true, false]);
+    expect(denied[0]?.leases).toEqual([]);
+    expect(leases).toEqual([]);
+    // The one lease is still free: taken now, and held until released.
+    const taken = await limiter.checkMany([{ descriptors: { user: 'u' } }]);
+    expect(taken[0]?.leases).toHaveLength(1);
+    expect((await limiter.check({ user: 'u' })).allowed).toBe(false);
+    await limiter.release(taken[0]!);
+    expect(leases).toEqual([1, -1]);
+  });
+
   it('rejects an invalid cost before any store call', async () => {
     const { store, calls } = recording();
     const limiter = limiterOn(store);
