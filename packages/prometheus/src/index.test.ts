@@ -109,6 +109,21 @@ describe('prometheusObserver', () => {
     expect(sample(await observer.metrics(), 'sluice_concurrency_active{rule="exports"}')).toBe(0);
   });
 
+  test('connections held: leases kept renewed for open connections, by rule, until released', async () => {
+    const observer = prometheusObserver();
+    const limiter = createLimiter({ rules: rulesV1, observer });
+    const stream = await limiter.check({ route: '/export', ip: IP });
+    const request = await limiter.check({ route: '/export', ip: IP });
+    limiter.hold(stream);
+    const text = await observer.metrics();
+    expect(sample(text, 'sluice_connections_held{rule="exports"}')).toBe(1);
+    expect(sample(text, 'sluice_concurrency_active{rule="exports"}')).toBe(2);
+    await limiter.release(stream);
+    await limiter.release(request);
+    expect(sample(await observer.metrics(), 'sluice_connections_held{rule="exports"}')).toBe(0);
+    await limiter.close();
+  });
+
   test('overdue reviews are judged at scrape time', async () => {
     let now = Date.UTC(2026, 0, 1);
     const observer = prometheusObserver({ clock: () => now });
@@ -134,7 +149,7 @@ describe('prometheusObserver', () => {
     expect(custom.register).toBe(register);
     const names = (await register.getMetricsAsJSON()).map((m) => m.name).sort();
     expect(names).toEqual(metricNames('gw_').sort());
-    expect(names).toHaveLength(19);
+    expect(names).toHaveLength(20);
   });
 });
 

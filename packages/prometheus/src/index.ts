@@ -109,6 +109,12 @@ const METRICS = {
     help: 'Concurrency leases held by requests in progress, by rule',
     labelNames: ['rule'],
   },
+  held: {
+    kind: 'gauge',
+    name: 'connections_held',
+    help: 'Leases held by open connections (streams, WebSockets) and renewed while they live, by rule',
+    labelNames: ['rule'],
+  },
   rulesInfo: {
     kind: 'gauge',
     name: 'rules_info',
@@ -275,6 +281,7 @@ export function prometheusObserver(options: PrometheusObserverOptions = {}): Pro
   const storeDuration = define(METRICS.storeDuration) as Histogram;
   const retryAfter = define(METRICS.retryAfter) as Histogram;
   const concurrency = define(METRICS.concurrency) as Gauge;
+  const held = define(METRICS.held) as Gauge;
   const rulesInfo = define(METRICS.rulesInfo) as Gauge;
   const reloads = define(METRICS.reloads) as Counter;
   const adaptiveFactor = define(METRICS.adaptiveFactor) as Gauge;
@@ -347,6 +354,7 @@ export function prometheusObserver(options: PrometheusObserverOptions = {}): Pro
     onRulesLoaded,
     onRulesError: () => reloads.inc({ result: 'error' }),
     onLeases: (rule, delta) => concurrency.inc({ rule }, delta),
+    onHeld: (rule, delta) => held.inc({ rule }, delta),
     onAdaptiveFactor: (rule, factor) => adaptiveFactor.set({ rule }, factor),
     onShed: (rule, priority) => sheds.inc({ rule, priority }),
     onBan: (rule) => bans.inc({ rule }),

@@ -201,7 +201,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
   };
   const ledger = new LeaseLedger();
   const settlements = new Settlements();
-  const keeper = new LeaseKeeper(renewRound({ stores, observer, clock }));
+  const keeper = new LeaseKeeper(renewRound({ stores, observer, clock }), observer.onHeld);
   const watched = misuseWatch.watch(
     { store: given.store, localStore: given.local },
     table,

@@ -20,14 +20,17 @@ export type RenewRound = (leases: readonly Lease[]) => Promise<void>;
 export class LeaseKeeper {
   readonly #held = new Map<Decision, readonly Lease[]>();
   readonly #round: RenewRound;
+  readonly #onHeld: (rule: string, delta: number) => void;
   #timer: ReturnType<typeof setInterval> | undefined;
   #intervalMs = Number.POSITIVE_INFINITY;
   /** A round still out: the next tick skips rather than pile calls on a slow store. */
   #pending = false;
   #rounds = 0;
 
-  constructor(round: RenewRound) {
+  /** `onHeld`: told +1 per lease a decision starts holding, -1 when it is dropped (the live connections gauge). */
+  constructor(round: RenewRound, onHeld: (rule: string, delta: number) => void = () => {}) {
     this.#round = round;
+    this.#onHeld = onHeld;
   }
 
   /** Decisions whose leases are being renewed. */
@@ -45,6 +48,7 @@ export class LeaseKeeper {
     const leases = decision.leases.filter((l) => l.refund === undefined && l.leaseMs !== undefined);
     if (leases.length === 0 || this.#held.has(decision)) return;
     this.#held.set(decision, leases);
+    for (const lease of leases) this.#onHeld(lease.rule, 1);
     let shortest = Number.POSITIVE_INFINITY;
     for (const lease of leases) shortest = Math.min(shortest, lease.leaseMs!);
     const interval = Math.max(MIN_RENEW_INTERVAL_MS, Math.floor(shortest / RENEWALS_PER_LEASE));
@@ -53,8 +57,11 @@ export class LeaseKeeper {
 
   /** Stops renewing the decision's leases (they are being released); the timer stops with the last one. */
   drop(decision: Decision): void {
-    if (!this.#held.delete(decision) || this.#held.size > 0) return;
-    this.stop();
+    const leases = this.#held.get(decision);
+    if (leases === undefined) return;
+    this.#held.delete(decision);
+    for (const lease of leases) this.#onHeld(lease.rule, -1);
+    if (this.#held.size === 0) this.stop();
   }
 
   /** Sends one round now: every held lease in one call (per store). Never rejects. */

@@ -86,6 +86,11 @@ export interface Observer {
   onRulesLoaded?(rules: CompiledRules): void;
   onRulesError?(error: Error): void;
   onLeases?(rule: string, delta: number): void;
+  /**
+   * Leases held by a connection still open (a stream, a WebSocket) and renewed while it lives, by rule: +1 when
+   * its response starts holding one, -1 when it ends (see engine/leaseKeeper.ts).
+   */
+  onHeld?(rule: string, delta: number): void;
   /** An adaptive rule's factor changed (1: full limit). */
   onAdaptiveFactor?(rule: string, factor: number): void;
   /** A request of this class was denied by a rule under pressure (factor below 1, or priority's share). */

@@ -12,6 +12,7 @@ export interface GuardedObserver {
   onRulesLoaded(rules: CompiledRules): void;
   onRulesError(error: Error): void;
   onLeases(rule: string, delta: number): void;
+  onHeld(rule: string, delta: number): void;
   onAdaptiveFactor(rule: string, factor: number): void;
   onShed(rule: string, priority: PriorityClass): void;
   onBan(rule: string, until: number): void;
@@ -68,6 +69,7 @@ export function guardObserver(observer: Observer = {}): GuardedObserver {
     onRulesLoaded: guard(observer.onRulesLoaded),
     onRulesError: guard(observer.onRulesError),
     onLeases: guard(observer.onLeases),
+    onHeld: guard(observer.onHeld),
     onAdaptiveFactor: guard(observer.onAdaptiveFactor),
     onShed: guard(observer.onShed),
     onBan: guard(observer.onBan),
