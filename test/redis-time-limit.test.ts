@@ -1,13 +1,13 @@
 /**
  * RedisStore's default time limit under a busy Redis and under a hung one, on a real redis-server: a Redis
  * that keeps answering, slowly (blocked by DEBUG SLEEP before each call), makes requests wait rather than fail
- * open once one late answer has been seen; a Redis that stops answering (SIGSTOP) still fails the call within
- * the ceiling.
+ * open once one late answer has been seen (calls sent before that answer arrives still have the short limit);
+ * a Redis that stops answering (SIGSTOP) still fails the call within the ceiling.
  */
 
 import type { Check } from '@sluice/core/store';
 import { DEFAULT_MAX_TIMEOUT_MS, DEFAULT_TIMEOUT_MS, RedisStore } from '@sluice/redis';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { randomPrefix, redisSuite } from './support/redis.js';
 
 const redis = redisSuite();
@@ -32,6 +32,8 @@ async function callWhileBusy(store: RedisStore, ms: number): Promise<string> {
     (error: { code?: string }) => error.code ?? 'error',
   );
   await busy;
+  // Until Redis has answered this call (late, when it timed out): that answer is what raises the limit.
+  await vi.waitFor(() => expect(store.pending).toBe(0), { timeout: 5000, interval: 1 });
   return outcome;
 }
 
