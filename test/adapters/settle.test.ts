@@ -1,6 +1,6 @@
 /**
  * Issue 30, reserve and settle over real HTTP and real Server-Sent Events, on Express, Fastify, Koa, Hono and
- * NestJS (on MemoryStore and on a private Redis): a stream settles its usage (down, and up into debt with its exact
+ * NestJS (on MemoryStore, a private Redis and a private PostgreSQL): a stream settles its usage (down, and up into debt with its exact
  * Retry-After), a client leaving mid-stream settles what was produced, a response header settles, and nothing is
  * charged twice.
  */
@@ -16,13 +16,16 @@ import { rateLimit as fastifyRateLimit } from '@sluice/fastify';
 import { rateLimit as honoRateLimit } from '@sluice/hono';
 import { rateLimit as koaRateLimit } from '@sluice/koa';
 import { RateLimitInfo as NestInfo, SluiceModule } from '@sluice/nestjs';
+import { PostgresStore } from '@sluice/postgres';
 import { RedisStore } from '@sluice/redis';
 import express from 'express';
 import Fastify from 'fastify';
 import { Hono } from 'hono';
 import { Redis } from 'ioredis';
 import Koa from 'koa';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { postgresSuite, randomTablePrefix } from '../support/postgres.js';
 import { type RedisServer, randomPrefix, ready, startRedis } from '../support/redis.js';
 
 /** Requests a minute and tokens a minute per API key; the request's `max_tokens` is the token estimate. */
@@ -270,19 +273,25 @@ const tokensLeft = async (url: string, key: string) =>
 
 let redis: RedisServer;
 let client: Redis;
+const postgres = postgresSuite();
+let pool: pg.Pool;
 beforeAll(async () => {
   redis = await startRedis();
   client = new Redis({ host: redis.host, port: redis.port });
   await ready(client);
+  pool = new pg.Pool({ connectionString: postgres.server.url, max: 4 });
 });
 afterAll(async () => {
   client.disconnect();
+  await pool.end();
   await redis.stop();
 });
 
 const STORES: Record<string, () => Store> = {
   MemoryStore: () => new MemoryStore(),
   Redis: () => new RedisStore({ client, prefix: randomPrefix() }),
+  PostgreSQL: () =>
+    new PostgresStore({ pool, tablePrefix: randomTablePrefix('settle'), createTable: true, clock: 'app' }),
 };
 
 for (const [framework, start] of Object.entries(FRAMEWORKS)) {
