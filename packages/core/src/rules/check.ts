@@ -6,8 +6,8 @@ import { checkMatchRanges } from './checkMatch.js';
 import { dayStartMs, expiryMs } from './dates.js';
 import type { FieldPath, Finding } from './findings.js';
 import { checkPolicies } from './policies.js';
-import { checkStages } from './stages.js';
 import { type LimitSpec, MAX_NAME_LENGTH, type ParsedRule } from './schema.js';
+import { checkStages } from './stages.js';
 
 /** Algorithms whose `burst` applies, as a message lists them: "a, b and c". */
 const BURST_NAMES = spoken(namesWhere((descriptor) => descriptor.burst));

@@ -10,8 +10,8 @@ import { expiryMs } from './dates.js';
 import { createMatcher } from './matcher.js';
 import { deepFreeze, isValidatedDocument, placeFinding, type RulesDocument } from './parse.js';
 import { compilePolicies } from './policies.js';
-import { compileStages } from './stages.js';
 import { jitterFraction, type LimitSpec, type ParsedRule, type RuleSpec } from './schema.js';
+import { compileStages } from './stages.js';
 import { validateRules } from './validate.js';
 
 /** Rules given in code: like a rules file, with `domain` optional. */
