@@ -4,7 +4,7 @@
  * socket), connections per key held for the socket's life (past several lease lifetimes), messages per
  * connection (error frame with the retry time) and by bytes (close code 4029), a maximum connection duration.
  */
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { MemoryStore, type Store } from '@sluice/core';
 import { RedisStore } from '@sluice/redis';
@@ -18,6 +18,7 @@ import { describe, expect, it } from 'vitest';
 import { WebSocket, WebSocketServer } from 'ws';
 import { privateRedis, sleep } from '../long-lived/privateRedis.js';
 import { randomPrefix } from '../support/redis.js';
+import { closed, connect, type Opened, opened, until } from './clients.js';
 
 const redisHandle = privateRedis();
 
@@ -81,44 +82,6 @@ async function echoServer(opts: WebSocketLimitOptions): Promise<{ server: Server
     void limits.close();
   });
   return { server, url: `ws://127.0.0.1:${(server.address() as AddressInfo).port}/live` };
-}
-
-type Opened = { ws: WebSocket; frames: string[] } | { refused: IncomingMessage; body: string };
-
-/** Connects with the `ws` client: the open socket (its frames collected) or the refused handshake's response. */
-function connect(url: string): Promise<Opened> {
-  return new Promise((resolve, reject) => {
-    const ws = new WebSocket(url);
-    const frames: string[] = [];
-    ws.on('message', (data) => frames.push(data.toString()));
-    ws.once('open', () => resolve({ ws, frames }));
-    ws.once('unexpected-response', (_req, res) => {
-      let body = '';
-      res.on('data', (chunk: Buffer) => {
-        body += chunk.toString();
-      });
-      res.on('end', () => resolve({ refused: res, body }));
-    });
-    ws.once('error', (error) => reject(error));
-  });
-}
-
-function opened(o: Opened): { ws: WebSocket; frames: string[] } {
-  if ('refused' in o) throw new Error(`refused with ${o.refused.statusCode}: ${o.body}`);
-  return o;
-}
-
-const closed = (ws: WebSocket) =>
-  new Promise<{ code: number; reason: string }>((resolve) =>
-    ws.once('close', (code, reason) => resolve({ code, reason: reason.toString() })),
-  );
-
-async function until(what: () => boolean, ms = 2_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!what()) {
-    if (Date.now() > end) throw new Error('timed out');
-    await sleep(20);
-  }
 }
 
 const stores: [string, () => Store][] = [

@@ -12,9 +12,10 @@ export class UpgradeFacts implements RequestFacts {
   readonly url: string;
   readonly #req: IncomingMessage;
 
-  constructor(req: IncomingMessage) {
+  /** `ip`: an address known otherwise (socket.io's handshake keeps it after a polling request's socket closed). */
+  constructor(req: IncomingMessage, ip?: string) {
     this.#req = req;
-    this.ip = req.socket.remoteAddress;
+    this.ip = ip ?? req.socket.remoteAddress;
     this.method = req.method ?? 'GET';
     this.url = req.url ?? '/';
   }

@@ -24,6 +24,17 @@ export function refuseHandshake(socket: Duplex, denied: DeniedResponse): void {
   socket.end(`${lines.join('\r\n')}\r\n\r\n${body}`);
 }
 
+/** A refused upgrade as `ws`'s verifyClient callback takes it: status, a JSON body, Retry-After and RateLimit fields. */
+export function rejectHandshake(denied: DeniedResponse): {
+  status: number;
+  body: string;
+  headers: Record<string, string>;
+} {
+  const headers: Record<string, string> = { 'Content-Type': 'application/json' };
+  for (const [name, value] of Object.entries(denied.headers)) headers[name] = String(value);
+  return { status: denied.status, body: JSON.stringify(denied.body), headers };
+}
+
 /** Answers an upgrade the limiter could not decide (never thrown into the app): 503, socket ended. */
 export function failHandshake(socket: Duplex): void {
   if (!socket.destroyed)

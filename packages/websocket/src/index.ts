@@ -15,3 +15,11 @@ export {
   type Refusal,
   type RefusedFrame,
 } from './messages.js';
+export {
+  type HandshakeRefusal,
+  HandshakeRefusedError,
+  RATE_LIMITED_EVENT,
+  type RefusedEvent,
+  type SocketIoLimit,
+  type SocketIoSocket,
+} from './socketio.js';

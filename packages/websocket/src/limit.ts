@@ -9,9 +9,9 @@ import {
   type RateLimitOptions,
   type Verdict,
 } from '@sluice/core/http';
-import type { RawData, WebSocket, WebSocketServer } from 'ws';
+import type { RawData, VerifyClientCallbackAsync, WebSocket, WebSocketServer } from 'ws';
 import { UpgradeFacts } from './facts.js';
-import { failHandshake, refuseHandshake } from './handshake.js';
+import { failHandshake, refuseHandshake, rejectHandshake } from './handshake.js';
 import {
   CLOSE_MAX_DURATION,
   decideMessage,
@@ -20,6 +20,10 @@ import {
   type Refusal,
   refuseMessage,
 } from './messages.js';
+import { type SocketIoLimit, socketIoLimit } from './socketio.js';
+
+/** What ws writes on a refused handshake (verifyClient). */
+type HandshakeAnswer = ReturnType<typeof rejectHandshake>;
 
 /** Message limits: the rules every message is checked against, and what a message counts as. */
 export interface MessageOptions {
@@ -29,6 +33,8 @@ export interface MessageOptions {
   describe?: (data: RawData, isBinary: boolean) => MessageFacts;
   /** How a message over a limit is refused, for all rules or by rule name (default `error`: an error frame). */
   refuse?: Refusal | Readonly<Record<string, Refusal>>;
+  /** socket.io: an event's descriptors and cost; default: descriptors `{ event }`, cost 1. */
+  describeEvent?: (event: string, args: readonly unknown[]) => MessageFacts;
 }
 
 /** Options of {@link websocketLimit}: every HTTP adapter option for the upgrade, and the socket's own. */
@@ -57,6 +63,16 @@ export interface WebSocketLimit {
   /** `server.on('upgrade', limits.handleUpgrade(wss))`: decides, then completes the handshake and attaches. */
   handleUpgrade(wss: WebSocketServer): (req: IncomingMessage, socket: Duplex, head: Buffer) => void;
   /**
+   * For a `ws` server you do not drive yourself (`@fastify/websocket`'s `options`, `new WebSocketServer({ server })`):
+   * decides the upgrade; over a limit ws answers the handshake with the 429, its headers and JSON body. Then call
+   * {@link WebSocketLimit.attach} with the open socket and its request.
+   */
+  readonly verifyClient: VerifyClientCallbackAsync;
+  /** Attaches a socket whose upgrade `verifyClient` admitted (a no-op for any other). */
+  attach(ws: WebSocket, req: IncomingMessage): void;
+  /** socket.io: `io.use(limits.socketIo.handshake)` and, per socket, `socket.use(limits.socketIo.events(socket))`. */
+  readonly socketIo: SocketIoLimit;
+  /**
    * A message handler that only sees admitted messages: `ws.on('message', limits.onMessage(ws, handler))`.
    * Without `messages` in the options every message is admitted.
    */
@@ -67,10 +83,12 @@ export interface WebSocketLimit {
   close(): Promise<void>;
 }
 
-const MESSAGE_OPTIONS: readonly (keyof MessageOptions)[] = ['rules', 'describe', 'refuse'];
+const MESSAGE_OPTIONS: readonly (keyof MessageOptions)[] = ['rules', 'describe', 'refuse', 'describeEvent'];
 
 /** What a socket attached by these limits carries: its message gate. */
 const GATES = new WeakMap<WebSocket, MessageGate>();
+/** Upgrades `verifyClient` admitted, waiting for their socket. */
+const PENDING = new WeakMap<IncomingMessage, Admission>();
 
 /** Builds the limits of a WebSocket server once, at start-up; throws ConfigError/RulesError when wrong. */
 export function websocketLimit(options: WebSocketLimitOptions = {}): WebSocketLimit {
@@ -83,7 +101,10 @@ export function websocketLimit(options: WebSocketLimitOptions = {}): WebSocketLi
     messages === undefined ? undefined : http.compileRouteRules(messages.rules, 'websocket messages');
   const report = (error: unknown) => http.report(error, 'release');
 
-  function gateFor(req: IncomingMessage, facts: UpgradeFacts): MessageGate | undefined {
+  function gateFor(
+    req: IncomingMessage,
+    facts: { readonly ip: string | undefined },
+  ): MessageGate | undefined {
     if (messages === undefined || messageRules === undefined) return undefined;
     const ip = facts.ip === undefined ? undefined : normalizeIp(facts.ip);
     return {
@@ -169,8 +190,46 @@ export function websocketLimit(options: WebSocketLimitOptions = {}): WebSocketLi
         })
         .catch(report);
     },
+    verifyClient: (info, done) => {
+      void verify(info.req).then((answer) => {
+        if (answer === undefined) return done(true);
+        done(false, answer.status, answer.body, answer.headers);
+      });
+    },
+    attach: (ws, req) => {
+      const admitted = PENDING.get(req);
+      PENDING.delete(req);
+      admitted?.attach(ws);
+    },
+    socketIo: socketIoLimit({
+      check: (req, ip) => http.check(req, new UpgradeFacts(req, ip)),
+      gateFor,
+      describeEvent: messages?.describeEvent,
+      report,
+      maxDurationMs,
+    }),
     close: () => http.limiter.close(),
   };
+
+  /** verifyClient's decision: undefined to accept (the admission kept for `attach`), else the refusal to send. */
+  async function verify(req: IncomingMessage): Promise<HandshakeAnswer | undefined> {
+    const facts = new UpgradeFacts(req);
+    try {
+      const verdict = await http.check(req, facts);
+      if (verdict.action === 'deny') return rejectHandshake(verdict.denied);
+      if (verdict.action === 'skip') return undefined;
+      const admitted = admission(verdict, gateFor(req, facts));
+      PENDING.set(req, admitted);
+      // A handshake that never completes (client gone, bad headers) gives its leases back.
+      req.socket.once('close', () => {
+        if (PENDING.delete(req)) admitted.abandon();
+      });
+      return undefined;
+    } catch (error) {
+      report(error);
+      return { status: 503, body: '', headers: {} };
+    }
+  }
 }
 
 /** The refusal of a denying rule: the option's, by rule name or for all; `error` by default. */

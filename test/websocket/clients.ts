@@ -1,0 +1,52 @@
+/** The `ws` client as the WebSocket tests use it: an open socket (frames collected) or the refused handshake. */
+import type { IncomingMessage } from 'node:http';
+import { WebSocket } from 'ws';
+import { sleep } from '../long-lived/privateRedis.js';
+
+export type Opened = { ws: WebSocket; frames: string[] } | { refused: IncomingMessage; body: string };
+
+/** Connects with the `ws` client: the open socket (its frames collected) or the refused handshake's response. */
+export function connect(url: string): Promise<Opened> {
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(url);
+    const frames: string[] = [];
+    ws.on('message', (data) => frames.push(data.toString()));
+    ws.once('open', () => resolve({ ws, frames }));
+    ws.once('unexpected-response', (_req, res) => {
+      let body = '';
+      res.on('data', (chunk: Buffer) => {
+        body += chunk.toString();
+      });
+      res.on('end', () => resolve({ refused: res, body }));
+    });
+    ws.once('error', (error) => reject(error));
+  });
+}
+
+export function opened(o: Opened): { ws: WebSocket; frames: string[] } {
+  if ('refused' in o) throw new Error(`refused with ${o.refused.statusCode}: ${o.body}`);
+  return o;
+}
+
+export const closed = (ws: WebSocket) =>
+  new Promise<{ code: number; reason: string }>((resolve) =>
+    ws.once('close', (code, reason) => resolve({ code, reason: reason.toString() })),
+  );
+
+export async function until(what: () => boolean, ms = 2_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!what()) {
+    if (Date.now() > end) throw new Error('timed out');
+    await sleep(20);
+  }
+}
+
+/** Tries to connect until admitted (a released lease reaches the store a moment after the close). */
+export async function connectOnceFree(url: string, tries = 40): Promise<{ ws: WebSocket; frames: string[] }> {
+  for (let i = 0; i < tries - 1; i++) {
+    const attempt = await connect(url);
+    if (!('refused' in attempt)) return attempt;
+    await sleep(50);
+  }
+  return opened(await connect(url));
+}
