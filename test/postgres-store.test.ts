@@ -133,6 +133,20 @@ describe('the table', () => {
     expect(rows).toEqual([{ made: true }]);
   });
 
+  it('upgrades a table made before the version column: migrate() adds it, the store then counts on', async () => {
+    const prefix = randomTablePrefix('old');
+    await pool.query(`CREATE TABLE public.${prefix}counters (rule text NOT NULL, tag text NOT NULL, state jsonb,
+      expires_at double precision NOT NULL, PRIMARY KEY (rule, tag))`);
+    const store = storeOn(pool, { tablePrefix: prefix, createTable: false });
+    const error = await store.evaluate([check('r', 5)], Date.now()).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(StoreError);
+    expect((error as Error).message).toContain('lacks the version column: run `sluice migrate');
+    await migrate({ pool, tablePrefix: prefix });
+    expect((await store.evaluate([check('r', 5)], Date.now()))[0]!.remaining).toBe(4);
+    expect((await store.evaluate([check('r', 5)], Date.now()))[0]!.remaining).toBe(3);
+    await store.close();
+  });
+
   it('fails the call, naming the migration, when the table is missing and not to be created', async () => {
     const store = storeOn(pool, { createTable: false });
     const error = await store.evaluate([check('r', 5)], Date.now()).catch((e: unknown) => e);
@@ -176,6 +190,39 @@ describe('one call', () => {
     await store.evaluate([check('a', 5), check('d', 0)], Date.now()); // denied: lock, then roll back
     expect(trips.count - denied).toBe(2);
     await store.close();
+    await counted.end();
+  });
+
+  it('is one round trip per call on a hot key this process wrote last, exact to the limit', async () => {
+    const counted = new pg.Pool({ connectionString: suite.server.url, max: 1 });
+    const store = storeOn(counted);
+    await store.evaluate([check('warm', 5)], Date.now()); // the table made, the connection opened
+    const trips = countRoundTrips(counted);
+    const answers = [];
+    for (let i = 0; i < 50; i++) answers.push((await store.evaluate([check('hot', 40)], Date.now()))[0]!);
+    expect(answers.filter((a) => a.allowed)).toHaveLength(40);
+    expect(answers.map((a) => a.remaining).slice(0, 3)).toEqual([39, 38, 37]);
+    expect(trips.count).toBe(2 + 49); // the first call locks the unseen row; then one each, denials included
+    await store.close();
+    await counted.end();
+  });
+
+  it('falls back to the locked path when another process wrote a row since, and counts every call', async () => {
+    const counted = new pg.Pool({ connectionString: suite.server.url, max: 1 });
+    const trips = countRoundTrips(counted);
+    const tablePrefix = randomTablePrefix('shared');
+    const mine = storeOn(counted, { tablePrefix });
+    const other = storeOn(pool, { tablePrefix });
+    await mine.evaluate([check('shared', 10)], Date.now());
+    await mine.evaluate([check('shared', 10)], Date.now());
+    const before = trips.count;
+    expect((await other.evaluate([check('shared', 10)], Date.now()))[0]!.remaining).toBe(7);
+    expect((await mine.evaluate([check('shared', 10)], Date.now()))[0]!.remaining).toBe(6);
+    expect(trips.count - before).toBe(3); // the version changed: nothing written, then lock and commit
+    expect((await mine.evaluate([check('shared', 10)], Date.now()))[0]!.remaining).toBe(5);
+    expect(trips.count - before).toBe(4);
+    await mine.close();
+    await other.close();
     await counted.end();
   });
 
@@ -239,7 +286,7 @@ describe('hot keys', () => {
   const limiterOn = (store: PostgresStore, rule: Partial<RuleSpec>) =>
     createLimiter({ rules: compileRules({ rules: [{ ...EVERYONE, ...rule } as RuleSpec] }), store });
 
-  it('local leases: one transaction (two round trips) per batch of K requests', async () => {
+  it('local leases: one transaction per batch of K requests (one round trip once the row is seen)', async () => {
     const counted = new pg.Pool({ connectionString: suite.server.url, max: 1 });
     const store = storeOn(counted);
     await store.evaluate([check('warm', 1)], Date.now()); // the table made, the connection opened
@@ -248,7 +295,7 @@ describe('hot keys', () => {
     let allowed = 0;
     for (let i = 0; i < 100; i++) if ((await limiter.check({})).allowed) allowed++;
     expect(allowed).toBe(100);
-    expect(trips.count).toBe(10);
+    expect(trips.count).toBe(2 + 4); // the first batch locks (the row unseen), the next four in one round trip each
     await limiter.close();
     await counted.end();
   });

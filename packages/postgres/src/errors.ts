@@ -9,3 +9,15 @@ export class MissingTableError extends Error {
     this.name = 'MissingTableError';
   }
 }
+
+/** The store's table predates a column this version needs (made by an older @sluice/postgres): migrate it. */
+export class OutdatedTableError extends Error {
+  readonly code = 'ERR_SLUICE_POSTGRES_OLD_TABLE';
+
+  constructor(table: string) {
+    super(
+      `${table} lacks the version column: run \`sluice migrate --postgres URL\` or migrate() to upgrade it`,
+    );
+    this.name = 'OutdatedTableError';
+  }
+}

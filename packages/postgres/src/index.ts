@@ -1,4 +1,4 @@
-export { MissingTableError } from './errors.js';
+export { MissingTableError, OutdatedTableError } from './errors.js';
 export {
   DEFAULT_POOL_SIZE,
   DEFAULT_TIMEOUT_MS,

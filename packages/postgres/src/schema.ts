@@ -52,7 +52,8 @@ export function tableName(schema = 'public', prefix = 'sluice_'): TableName {
 /**
  * The statements that create the table, each idempotent. One row per counter: the rule, the counter's tag (a
  * hash of the key's values, never the values), the algorithm's state as JSON, and when it expires (epoch ms on
- * the store's clock; -Infinity for a row made only to be locked). The index serves the expiry sweep.
+ * the store's clock; -Infinity for a row made only to be locked), and the version its latest write left (the
+ * writing transaction's id; 0 for a row made only to be locked), which the one-round-trip path checks. The index serves the expiry sweep.
  */
 export function createTableSql(table: TableName): string {
   return [
@@ -65,8 +66,11 @@ export function createTableSql(table: TableName): string {
   tag text NOT NULL,
   state jsonb,
   expires_at double precision NOT NULL,
+  version bigint NOT NULL DEFAULT 0,
   PRIMARY KEY (rule, tag)
 )`,
+    // Tables made before versions (0.x): the column added in place (a default, so no rewrite of the table).
+    `ALTER TABLE ${table.qualified} ADD COLUMN IF NOT EXISTS version bigint NOT NULL DEFAULT 0`,
     `CREATE INDEX IF NOT EXISTS ${table.expiryIndex} ON ${table.qualified} (expires_at)`,
   ].join(';\n');
 }

@@ -19,10 +19,22 @@ export interface TransactionLimits {
   readonly abandonAfterMs: number;
 }
 
-/** Rows locked at the start of a call, with the time the call decides at. */
+/** A row as locked, with the version its latest write left (0: made only to be locked, or written before versions). */
+export interface VersionedRow extends LockedRow {
+  readonly version: number;
+}
+
+/** Rows locked at the start of a call, with the database's time (read after every lock). */
 export interface Locked {
-  readonly rows: readonly LockedRow[];
+  readonly rows: readonly VersionedRow[];
   readonly now: number;
+}
+
+/** A row a call wrote, and the version it now has. */
+export interface Written {
+  readonly rule: string;
+  readonly tag: string;
+  readonly version: number;
 }
 
 interface RawRow {
@@ -30,7 +42,11 @@ interface RawRow {
   readonly tag: string;
   readonly state: unknown;
   readonly expires_at: number;
+  readonly version: string;
 }
+
+/** A write's version: the writing transaction's 64-bit id, never reused (a remade row never matches an old one). */
+const NEW_VERSION = 'txid_current()';
 
 /** One round trip: a simple-protocol query (several statements, no parameters), with the abandon limit. */
 async function roundTrip(
@@ -61,7 +77,6 @@ export async function lockRows(
   client: PoolClient,
   table: TableName,
   keys: readonly StateKey[],
-  clock: PostgresClock,
   limits: TransactionLimits,
 ): Promise<Locked> {
   const values = lockOrder(keys)
@@ -70,7 +85,8 @@ export async function lockRows(
     )
     .join(',');
   // The clock is read in RETURNING, row by row as each is locked: the latest of them is read after every lock.
-  const clockColumn = clock === 'database' ? `, ${DATABASE_NOW_MS} AS now` : '';
+  // Read on the app clock too: it dates the one-round-trip path's writes (see writeIfUnchanged).
+  const clockColumn = `, ${DATABASE_NOW_MS} AS now`;
   const statements = [
     'BEGIN ISOLATION LEVEL READ COMMITTED',
     // One statement for both settings (set_config's `true`: as SET LOCAL, for this transaction only).
@@ -78,18 +94,18 @@ export async function lockRows(
       `set_config('idle_in_transaction_session_timeout', '${Math.ceil(limits.idleTimeoutMs)}', true)`,
     `INSERT INTO ${table.qualified} AS c (rule, tag, expires_at) VALUES ${values}
 ON CONFLICT (rule, tag) DO UPDATE SET state = c.state
-RETURNING c.rule, c.tag, c.state, c.expires_at${clockColumn}`,
+RETURNING c.rule, c.tag, c.state, c.expires_at, c.version${clockColumn}`,
   ];
   const results = await roundTrip(client, statements.join(';\n'), limits);
-  const locked = results[2]!.rows as (RawRow & { now?: number })[];
+  const locked = results[2]!.rows as (RawRow & { now: number })[];
   const rows = locked.map((row) => ({
     rule: row.rule,
     tag: row.tag,
     state: row.state,
     expiresAt: row.expires_at,
+    version: Number(row.version),
   }));
-  const now = clock === 'database' ? Math.max(...locked.map((row) => row.now!)) : Number.NaN;
-  return { rows, now };
+  return { rows, now: Math.max(...locked.map((row) => row.now)) };
 }
 
 /**
@@ -101,21 +117,84 @@ export async function commitRows(
   table: TableName,
   writes: readonly RowWrite[],
   limits: TransactionLimits,
-): Promise<void> {
+): Promise<Written[]> {
   if (writes.length === 0) {
     await roundTrip(client, 'ROLLBACK', limits);
-    return;
+    return [];
   }
-  const values = writes
+  const upsert = `INSERT INTO ${table.qualified} AS c (rule, tag, state, expires_at, version)
+VALUES ${writeValues(client, writes, `,${NEW_VERSION}`)}
+ON CONFLICT (rule, tag) DO UPDATE SET state = EXCLUDED.state, expires_at = EXCLUDED.expires_at, version = EXCLUDED.version
+RETURNING c.rule, c.tag, c.version`;
+  const results = await roundTrip(client, `${upsert};\nCOMMIT`, limits);
+  return (results[0]!.rows as RawRow[]).map(({ rule, tag, version }) => ({
+    rule,
+    tag,
+    version: Number(version),
+  }));
+}
+
+function writeValues(client: PoolClient, writes: readonly RowWrite[], extra = ''): string {
+  return writes
     .map(
       (row) =>
         `(${client.escapeLiteral(row.rule)},${client.escapeLiteral(row.tag)},` +
-        `${client.escapeLiteral(JSON.stringify(row.state))}::jsonb,${numberLiteral(row.expiresAt)})`,
+        `${client.escapeLiteral(JSON.stringify(row.state))}::jsonb,${numberLiteral(row.expiresAt)}::float8${extra})`,
     )
     .join(',');
-  const upsert = `INSERT INTO ${table.qualified} AS c (rule, tag, state, expires_at) VALUES ${values}
-ON CONFLICT (rule, tag) DO UPDATE SET state = EXCLUDED.state, expires_at = EXCLUDED.expires_at`;
-  await roundTrip(client, `${upsert};\nCOMMIT`, limits);
+}
+
+/** What the one-round-trip path expects of the database: each row's version, and its clock within a span. */
+export interface Expected {
+  readonly rows: readonly { readonly rule: string; readonly tag: string; readonly version: number }[];
+  /** The database's time, epoch ms, must be in [from, to] when the statement runs (else it writes nothing). */
+  readonly from: number;
+  readonly to: number;
+}
+
+/** The one-round-trip path's answer: `ok` false when it wrote nothing (a version changed, or the clock was off). */
+export interface Unlocked {
+  readonly ok: boolean;
+  readonly now: number;
+  readonly written: readonly Written[];
+}
+
+/**
+ * ONE round trip, ONE implicit transaction: locks the call's rows in lock order, checks that every one still has
+ * the version this process saw and that the database's clock is in the expected span, and only then writes the
+ * call's rows (all or none), answering the versions written and the clock. Locking every row read, written or
+ * not, makes it exact as the locked path is: no row the decision read can change before the write commits.
+ */
+export async function writeIfUnchanged(
+  client: PoolClient,
+  table: TableName,
+  expected: Expected,
+  writes: readonly RowWrite[],
+  limits: TransactionLimits,
+): Promise<Unlocked> {
+  const seen = expected.rows
+    .map((row) => `(${client.escapeLiteral(row.rule)},${client.escapeLiteral(row.tag)},${row.version}::int8)`)
+    .join(',');
+  const written =
+    writes.length === 0
+      ? 'SELECT NULL::text, NULL::text, NULL::jsonb, NULL::float8 WHERE false'
+      : `VALUES ${writeValues(client, writes)}`;
+  // The lock order is the locked path's (rule, then tag, by code point): "C" compares bytes as lockOrder does.
+  const statement = `WITH e(rule, tag, version) AS (VALUES ${seen}),
+w(rule, tag, state, expires_at) AS (${written}),
+clk AS (SELECT ${DATABASE_NOW_MS} AS now),
+lk AS (SELECT c.rule, c.tag, c.version FROM ${table.qualified} c JOIN e ON c.rule = e.rule AND c.tag = e.tag
+  ORDER BY c.rule COLLATE "C", c.tag COLLATE "C" FOR UPDATE OF c),
+ok AS (SELECT clk.now, clk.now BETWEEN ${expected.from} AND ${expected.to} AND (SELECT count(*) FROM lk
+  JOIN e ON lk.rule = e.rule AND lk.tag = e.tag AND lk.version = e.version) = ${expected.rows.length} AS ok FROM clk),
+upd AS (UPDATE ${table.qualified} c SET state = w.state, expires_at = w.expires_at, version = ${NEW_VERSION}
+  FROM w, ok WHERE ok.ok AND c.rule = w.rule AND c.tag = w.tag RETURNING c.rule, c.tag, c.version)
+SELECT ok.ok, ok.now, (SELECT json_agg(json_build_array(upd.rule, upd.tag, upd.version)) FROM upd) AS written FROM ok`;
+  const lockLimit = `SELECT set_config('lock_timeout', '${Math.ceil(limits.lockTimeoutMs)}', true)`;
+  const results = await roundTrip(client, `${lockLimit};\n${statement}`, limits);
+  const row = results[1]!.rows[0] as { ok: boolean; now: number; written: [string, string, number][] | null };
+  const versions = (row.written ?? []).map(([rule, tag, version]) => ({ rule, tag, version }));
+  return { ok: row.ok && versions.length === writes.length, now: row.now, written: versions };
 }
 
 /** Ends a transaction the call gave up on (its time limit passed): nothing it decided is kept. */

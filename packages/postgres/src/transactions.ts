@@ -1,6 +1,6 @@
 import { type Check, type CheckResult, type Lease, type Store, StoreError } from '@sluice/core/store';
 import type { Pool, PoolClient } from 'pg';
-import { MissingTableError } from './errors.js';
+import { MissingTableError, OutdatedTableError } from './errors.js';
 import {
   banKey,
   evaluateChecks,
@@ -11,9 +11,19 @@ import {
   type StateTable,
   stateKeys,
 } from './evaluator.js';
-import { RowTable } from './rows.js';
+import { keyOf, lockOrder, RowTable, type RowWrite } from './rows.js';
 import type { TableName } from './schema.js';
-import { commitRows, lockRows, type PostgresClock, rollBack, type TransactionLimits } from './transaction.js';
+import { SeenRows } from './seen.js';
+import {
+  commitRows,
+  type Locked,
+  lockRows,
+  type PostgresClock,
+  rollBack,
+  type TransactionLimits,
+  type Written,
+  writeIfUnchanged,
+} from './transaction.js';
 
 /** What {@link Transactions} needs: the pool, the table, the clock, the limits. */
 export interface TransactionsOptions {
@@ -28,13 +38,22 @@ export interface TransactionsOptions {
 
 /** PostgreSQL's code for a relation that does not exist. */
 const UNDEFINED_TABLE = '42P01';
+/** PostgreSQL's code for a column that does not exist (a table made before the version column). */
+const UNDEFINED_COLUMN = '42703';
+/** How far the database's clock may be behind the estimate a call decided at (ms rounding, clock drift). */
+const CLOCK_SLACK_MS = 5;
+/** How far past the estimate the one-round-trip write may run, at most (and at most half the time limit). */
+const MAX_CLOCK_SPAN_MS = 50;
 
 /**
- * The store under the resilience wrapper: each evaluate() or release() is ONE transaction of two round trips
- * (lock and read; write and commit) on a connection of the pool, deciding with the evaluator in between.
+ * The store under the resilience wrapper: each evaluate() or release() is ONE transaction on a connection of the
+ * pool. When this process saw every row of the call last, ONE round trip: decided on those rows, written only if
+ * none changed since (see writeIfUnchanged). Otherwise, or when that finds a row changed, two round trips (lock
+ * and read; write and commit), deciding with the evaluator in between.
  */
 export class Transactions implements Store {
   readonly #options: TransactionsOptions;
+  readonly #seen = new SeenRows();
   /** The latest `now` a call ran at: the app clock's time for the expiry sweep. */
   #latestNow: number | undefined;
 
@@ -85,37 +104,118 @@ export class Transactions implements Store {
     now: number,
     decide: (at: number, table: StateTable) => T,
   ): Promise<T> {
-    const { pool, table, clock, timeoutMs, limits } = this.#options;
+    const { pool, table, timeoutMs } = this.#options;
     const deadline = Date.now() + timeoutMs;
     await this.#options.ready();
     const client = await pool.connect();
+    let step = 'unlocked';
+    try {
+      if (Date.now() > deadline) throw late();
+      const ordered = lockOrder(keys);
+      const unlocked = await this.#unlocked(client, ordered, now, decide);
+      if (unlocked !== undefined) {
+        client.release();
+        return unlocked.answer;
+      }
+      if (Date.now() > deadline) throw late();
+      step = 'lock';
+      return await this.#locked(client, ordered, now, decide, deadline, (next) => {
+        step = next;
+      });
+    } catch (error) {
+      if (step === 'unlocked' && (error as StoreError).code === 'ERR_SLUICE_STORE_TIMEOUT') client.release();
+      else await this.#giveBack(client, step, error);
+      throw tableErrorOf(error, table.display);
+    }
+  }
+
+  /**
+   * The one-round-trip path: undefined (nothing written) when a row of the call was not seen by this process or
+   * changed since, or before the database's clock was ever read; the locked path then takes the call.
+   */
+  async #unlocked<T>(
+    client: PoolClient,
+    keys: readonly StateKey[],
+    now: number,
+    decide: (at: number, table: StateTable) => T,
+  ): Promise<{ answer: T } | undefined> {
+    const seen = this.#seen.rowsOf(keys);
+    const estimate = this.#seen.clockEstimate();
+    if (seen === undefined || estimate === undefined) return undefined;
+    const { clock, table, limits, timeoutMs } = this.#options;
+    // Never before a time a seen row was decided at: the call's time does not go back for a key.
+    const at = clock === 'database' ? Math.max(estimate, ...seen.map((row) => row.at)) : now;
+    const rows = new RowTable(seen, at);
+    const answer = decide(at, rows);
+    const writes = rows.writes;
+    const known = new Set(keys.map(({ rule, tag }) => keyOf(rule, tag)));
+    if (!writes.every((row) => known.has(keyOf(row.rule, row.tag)))) return undefined;
+    const span = Math.min(MAX_CLOCK_SPAN_MS, timeoutMs / 2);
+    const expected = { rows: seen, from: estimate - CLOCK_SLACK_MS, to: Math.floor(estimate + span) };
+    const result = await writeIfUnchanged(client, table, expected, writes, limits);
+    this.#seen.clockRead(result.now);
+    if (!result.ok) {
+      this.#seen.forget(keys);
+      return undefined;
+    }
+    this.#rememberWrites(writes, result.written, at);
+    this.#latestNow = Math.max(this.#latestNow ?? at, at);
+    return { answer };
+  }
+
+  /** The locked path: two round trips, every row locked before the evaluator decides on it. */
+  async #locked<T>(
+    client: PoolClient,
+    keys: readonly StateKey[],
+    now: number,
+    decide: (at: number, table: StateTable) => T,
+    deadline: number,
+    stepTo: (step: string) => void,
+  ): Promise<T> {
+    const { table, clock, limits } = this.#options;
+    const locked = await lockRows(client, table, keys, limits);
+    this.#seen.clockRead(locked.now);
+    const at = clock === 'database' ? locked.now : now;
+    const rows = new RowTable(locked.rows, at);
+    stepTo('decide');
+    const answer = decide(at, rows);
+    stepTo('commit');
     if (Date.now() > deadline) {
-      client.release();
+      await rollBack(client, limits);
+      stepTo('rolled back');
       throw late();
     }
-    let step = 'lock';
-    try {
-      const locked = await lockRows(client, table, keys, clock, limits);
-      const at = clock === 'database' ? locked.now : now;
-      const rows = new RowTable(locked.rows, at);
-      step = 'decide';
-      const answer = decide(at, rows);
-      step = 'commit';
-      if (Date.now() > deadline) {
-        await rollBack(client, limits);
-        step = 'rolled back';
-        throw late();
-      }
-      await commitRows(client, table, rows.writes, limits);
-      this.#latestNow = Math.max(this.#latestNow ?? at, at);
-      client.release();
-      return answer;
-    } catch (error) {
-      await this.#giveBack(client, step, error);
-      throw (error as { code?: unknown }).code === UNDEFINED_TABLE
-        ? new MissingTableError(table.display)
-        : error;
+    const written = await commitRows(client, table, rows.writes, limits);
+    this.#rememberLocked(locked, rows.writes, written, at);
+    this.#latestNow = Math.max(this.#latestNow ?? at, at);
+    client.release();
+    return answer;
+  }
+
+  /** Rows a call wrote, with the versions the database gave them: what the next call may decide on. */
+  #rememberWrites(writes: readonly RowWrite[], written: readonly Written[], at: number): void {
+    const versions = new Map(written.map((row) => [keyOf(row.rule, row.tag), row.version]));
+    for (const row of writes) {
+      const version = versions.get(keyOf(row.rule, row.tag));
+      if (version !== undefined) this.#seen.remember({ ...row, version, at });
     }
+  }
+
+  /**
+   * After the locked path: its writes, and the rows it read and left as they were. Not a row made only to be
+   * locked (version 0): it is gone after a rollback, and an old table's rows all start at 0.
+   */
+  #rememberLocked(
+    locked: Locked,
+    writes: readonly RowWrite[],
+    written: readonly Written[],
+    at: number,
+  ): void {
+    const wrote = new Set(writes.map((row) => keyOf(row.rule, row.tag)));
+    for (const row of locked.rows) {
+      if (!wrote.has(keyOf(row.rule, row.tag)) && row.version !== 0) this.#seen.remember({ ...row, at });
+    }
+    this.#rememberWrites(writes, written, at);
   }
 
   /**
@@ -136,6 +236,14 @@ export class Transactions implements Store {
     }
     client.release(error instanceof Error ? error : true);
   }
+}
+
+/** A missing table or column named with the step that makes it; any other error as it was. */
+function tableErrorOf(error: unknown, table: string): unknown {
+  const code = (error as { code?: unknown }).code;
+  if (code === UNDEFINED_TABLE) return new MissingTableError(table);
+  if (code === UNDEFINED_COLUMN) return new OutdatedTableError(table);
+  return error;
 }
 
 function late(): StoreError {

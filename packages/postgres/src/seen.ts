@@ -1,0 +1,55 @@
+import { keyOf, type LockedRow } from './rows.js';
+
+/** A row as this process last wrote or read it, with the version that write left. */
+export interface SeenRow extends LockedRow {
+  /** The writing transaction's id (txid_current(): never reused, so a deleted and remade row never matches). */
+  readonly version: number;
+  /** The time the call that saw it decided at. */
+  readonly at: number;
+}
+
+/** Rows remembered at most: the hot keys stay, the oldest seen go first. */
+const MAX_SEEN = 10_000;
+
+/**
+ * The rows this process last saw, and the database's clock as last read: what a call decides on optimistically,
+ * in one round trip, before the database confirms no other process wrote those rows since. Never trusted alone:
+ * a row whose version changed sends the call down the locked path.
+ */
+export class SeenRows {
+  readonly #rows = new Map<string, SeenRow>();
+  /** Database clock minus performance.now() at the latest answer: read later than the server read it, so low. */
+  #clockOffset: number | undefined;
+
+  /** The rows of every key, or undefined when one is not known. */
+  rowsOf(keys: readonly { rule: string; tag: string }[]): SeenRow[] | undefined {
+    const rows: SeenRow[] = [];
+    for (const { rule, tag } of keys) {
+      const row = this.#rows.get(keyOf(rule, tag));
+      if (row === undefined) return undefined;
+      rows.push(row);
+    }
+    return rows;
+  }
+
+  remember(row: SeenRow): void {
+    const key = keyOf(row.rule, row.tag);
+    this.#rows.delete(key); // re-inserted last: the Map's order is the eviction order
+    this.#rows.set(key, row);
+    if (this.#rows.size > MAX_SEEN) this.#rows.delete(this.#rows.keys().next().value as string);
+  }
+
+  forget(keys: readonly { rule: string; tag: string }[]): void {
+    for (const { rule, tag } of keys) this.#rows.delete(keyOf(rule, tag));
+  }
+
+  /** The database's time as read in an answer that just arrived. */
+  clockRead(databaseNow: number): void {
+    this.#clockOffset = databaseNow - performance.now();
+  }
+
+  /** The database's time now, estimated from the latest read (a little behind it); undefined before any read. */
+  clockEstimate(): number | undefined {
+    return this.#clockOffset === undefined ? undefined : Math.floor(performance.now() + this.#clockOffset);
+  }
+}
