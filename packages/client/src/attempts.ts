@@ -1,5 +1,6 @@
 import { retryDelay } from './backoff.js';
 import { emit, type GiveUpReason } from './events.js';
+import { readModelBudget } from './modelFields.js';
 import type { ResolvedClientOptions } from './options.js';
 import type { OriginState } from './origins.js';
 import type { NoRetryReason } from './plan.js';
@@ -39,31 +40,59 @@ export async function paced(
       slot = state.pacer.reserve(path, now, true);
     }
     const ms = slot.sendAt - now;
-    if (ms > 0 && slot.sendAt - start <= settings.maxWaitMs) {
-      emit(settings.events.wait, {
-        origin: target.url.origin,
-        method: target.method,
-        reason: 'pacing',
-        ms,
-        attempt,
-        policy: slot.policy ?? '',
-      });
-      await settings.sleep(ms, target.signal);
-    }
+    if (ms > 0 && slot.sendAt - start <= settings.maxWaitMs)
+      await waitToPace(settings, target, attempt, ms, slot.policy ?? '');
     if (slot.taken) return slot.seq;
   }
 }
 
-/** Reads an answer's RateLimit fields into the pacer (when pacing); answers them. */
+/**
+ * Waits until the token budget holds `cost` (the request's estimate), then takes it; answers the token
+ * reservation number. A wait past the longest allowed is not made: the request goes, and the server's
+ * answer says what to do.
+ */
+export async function tokensPaced(
+  settings: ResolvedClientOptions,
+  state: OriginState,
+  target: Target,
+  attempt: number,
+  cost: number,
+): Promise<number> {
+  const start = settings.now();
+  for (let round = 1; round <= MAX_PACING_ROUNDS; round++) {
+    const now = settings.now();
+    const ms = state.tokens.waitFor(cost, now);
+    if (ms <= 0 || now + ms - start > settings.maxWaitMs) break;
+    await waitToPace(settings, target, attempt, ms, 'tokens');
+  }
+  return state.tokens.take(cost);
+}
+
+/** A pacing wait before attempt `attempt`, telling the `wait` hook which policy set it. */
+function waitToPace(
+  settings: ResolvedClientOptions,
+  target: Target,
+  attempt: number,
+  ms: number,
+  policy: string,
+): Promise<void> {
+  const { origin } = target.url;
+  emit(settings.events.wait, { origin, method: target.method, reason: 'pacing', ms, attempt, policy });
+  return settings.sleep(ms, target.signal);
+}
+
+/** Reads an answer's rate-limit fields into the pacer and the token budget (when pacing); answers them. */
 export function observe(
   settings: ResolvedClientOptions,
   state: OriginState,
   target: Target,
   seq: number,
   headers: HeaderSource,
+  tokenSeq = 0,
 ): RateLimitInfo[] {
   if (!settings.pacing) return [];
   const now = settings.now();
+  if (tokenSeq > 0) state.tokens.observe(tokenSeq, readModelBudget(headers, 'tokens'), now);
   const infos = readRateLimits(headers, now);
   state.pacer.observe(target.url.pathname, seq, infos, now);
   return infos;

@@ -1,4 +1,4 @@
-import { nextWait, observe, paced, waitToRetry } from './attempts.js';
+import { nextWait, observe, paced, tokensPaced, waitToRetry } from './attempts.js';
 import { type ClientOptions, type ResolvedClientOptions, resolveOptions } from './options.js';
 import { type OriginState, Origins } from './origins.js';
 import { type FetchInput, planRequest, type RequestPlan } from './plan.js';
@@ -20,7 +20,13 @@ export function createFetch(options?: ClientOptions): typeof fetch {
       // Not an absolute URL, say: fetch itself gives the error it always gives.
       return settings.fetch(input, init);
     }
-    return send(settings, origins.get(plan.url.origin), plan);
+    let cost: number;
+    try {
+      cost = estimateOf(settings, plan, init);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return send(settings, origins.get(plan.url.origin), plan, cost);
   };
 }
 
@@ -29,10 +35,11 @@ async function send(
   settings: ResolvedClientOptions,
   state: OriginState,
   plan: RequestPlan,
+  cost: number,
 ): Promise<Response> {
   state.budget?.earn();
   for (let attempt = 1; ; attempt++) {
-    const { response, infos } = await sendOne(settings, state, plan, attempt);
+    const { response, infos } = await sendOne(settings, state, plan, attempt, cost);
     if (!settings.retryOn.has(response.status)) return response;
     const answer = { status: response.status, attempt, headers: response.headers };
     const delayMs = nextWait(settings, state, plan, answer, infos);
@@ -58,17 +65,36 @@ async function sendOne(
   state: OriginState,
   plan: RequestPlan,
   attempt: number,
+  cost: number,
 ): Promise<Sent> {
   const probe = settings.pacing && (await state.firstAnswer.turn(plan.signal));
   let answered = false;
   try {
     const seq = await paced(settings, state, plan, attempt);
+    const tokenSeq =
+      cost > 0 && settings.pacing ? await tokensPaced(settings, state, plan, attempt, cost) : 0;
     const response = await settings.fetch(...plan.args(attempt));
     // Applied before the probe lets the others go: they take their slots from this answer.
-    const infos = observe(settings, state, plan, seq, response.headers);
+    const infos = observe(settings, state, plan, seq, response.headers, tokenSeq);
     answered = true;
     return { response, infos };
   } finally {
     if (probe) state.firstAnswer.settle(answered);
   }
+}
+
+/**
+ * The request's estimated tokens (0 without `estimate`). An estimate that is not a number >= 0 is a bug in
+ * the caller's function: it rejects the call with a TypeError rather than pace on a guess.
+ */
+function estimateOf(
+  settings: ResolvedClientOptions,
+  plan: RequestPlan,
+  init: RequestInit | undefined,
+): number {
+  if (settings.estimate === undefined) return 0;
+  const cost = settings.estimate({ url: plan.url, method: plan.method, body: init?.body ?? undefined });
+  if (typeof cost !== 'number' || !Number.isFinite(cost) || cost < 0)
+    throw new TypeError(`@sluice/client: estimate must return a number >= 0, got ${String(cost)}`);
+  return cost;
 }

@@ -23,6 +23,11 @@ export interface ClientOptions {
   retryBudget?: RetryBudgetOptions | false;
   /** Spread requests by the RateLimit fields of responses. Default true. */
   pacing?: boolean;
+  /**
+   * The tokens a request will cost (a model API's `max_tokens`, say), taken from the token budget the
+   * `x-ratelimit-*-tokens` fields describe before the request is sent. Default: none, tokens are not paced.
+   */
+  estimate?: (request: EstimateRequest) => number;
   /** Add an `Idempotency-Key` to POST/PATCH requests without one: true (a random UUID) or a maker. Default false. */
   idempotencyKey?: boolean | (() => string);
   /** Header naming the attempt number on retries (`2`, `3`, ...). Default: none. */
@@ -44,6 +49,14 @@ export interface ClientOptions {
   random?: () => number;
 }
 
+/** What `estimate` is given: the request as the caller passed it to fetch. */
+export interface EstimateRequest {
+  readonly url: URL;
+  readonly method: string;
+  /** `init.body` as given (a JSON string, typically), or undefined. */
+  readonly body: RequestInit['body'] | undefined;
+}
+
 /** The options with defaults filled in. */
 export interface ResolvedClientOptions {
   readonly fetch: typeof fetch;
@@ -54,6 +67,7 @@ export interface ResolvedClientOptions {
   readonly backoff: Required<BackoffOptions>;
   readonly retryBudget: Required<RetryBudgetOptions> | false;
   readonly pacing: boolean;
+  readonly estimate: ((request: EstimateRequest) => number) | undefined;
   readonly idempotencyKey: false | (() => string);
   readonly attemptHeader: string | false;
   readonly retryHeader: string | false;
@@ -73,6 +87,7 @@ const KNOWN: readonly (keyof ClientOptions)[] = [
   'backoff',
   'retryBudget',
   'pacing',
+  'estimate',
   'idempotencyKey',
   'attemptHeader',
   'retryHeader',
@@ -125,6 +140,7 @@ export function resolveOptions(options: ClientOptions = {}): ResolvedClientOptio
     backoff,
     retryBudget: budget,
     pacing: options.pacing ?? true,
+    estimate: options.estimate,
     idempotencyKey: idempotencyKeyMaker(options.idempotencyKey ?? false),
     attemptHeader,
     retryHeader,
@@ -135,6 +151,7 @@ export function resolveOptions(options: ClientOptions = {}): ResolvedClientOptio
     random: options.random ?? Math.random,
   };
   for (const name of ['now', 'sleep', 'random'] as const) fn(name, resolved[name]);
+  if (resolved.estimate !== undefined) fn('estimate', resolved.estimate);
   if (typeof resolved.pacing !== 'boolean') fail('pacing must be true or false');
   return resolved;
 }

@@ -1,12 +1,15 @@
 import { RetryBudget, type RetryBudgetOptions } from './budget.js';
 import { FirstAnswer } from './firstAnswer.js';
 import { Pacer } from './pacer.js';
+import { TokenBudget } from './tokenBudget.js';
 
-/** What the client keeps per origin: its pacing schedule, its first answer and its retry budget. */
+/** What the client keeps per origin: its pacing schedule, its first answer, its retry budget and its token budget. */
 export interface OriginState {
   readonly pacer: Pacer;
   readonly firstAnswer: FirstAnswer;
   readonly budget: RetryBudget | undefined;
+  /** The origin's token budget, from the model-API `x-ratelimit-*-tokens` fields. */
+  readonly tokens: TokenBudget;
 }
 
 /** Settings every origin's state is made with. */
@@ -34,6 +37,7 @@ export class Origins {
       state = {
         pacer: new Pacer(jitterMs, random),
         firstAnswer: new FirstAnswer(),
+        tokens: new TokenBudget(),
         budget: retryBudget === false ? undefined : new RetryBudget(retryBudget),
       };
       if (this.#states.size >= this.#settings.maxOrigins)

@@ -1,3 +1,4 @@
+import { readModelBudget } from './modelFields.js';
 import { type ListItem, parseList } from './structuredFields.js';
 
 /** What a response says about one rate-limit policy of the server. */
@@ -32,7 +33,8 @@ const EPOCH_MS = 1_000_000_000_000;
 /**
  * The rate-limit policies a response describes, read from the IETF draft `RateLimit` / `RateLimit-Policy`
  * fields (the structured form Sluice sends, and the older `limit=, remaining=, reset=` form), else from
- * `RateLimit-Limit/Remaining/Reset` or legacy `X-RateLimit-*`. Unreadable fields are ignored.
+ * `RateLimit-Limit/Remaining/Reset` or legacy `X-RateLimit-*`, else from the model-API request fields
+ * (`x-ratelimit-remaining-requests`, ..., a policy named `requests`). Unreadable fields are ignored.
  */
 export function readRateLimits(headers: HeaderSource, now: number): RateLimitInfo[] {
   const draft = headers.get('ratelimit');
@@ -45,7 +47,9 @@ export function readRateLimits(headers: HeaderSource, now: number): RateLimitInf
   }
   const separate =
     fromSeparate(headers, 'ratelimit-', now, quotas) ?? fromSeparate(headers, 'x-ratelimit-', now, quotas);
-  return separate === undefined ? [] : [separate];
+  if (separate !== undefined) return [separate];
+  const requests = readModelBudget(headers, 'requests');
+  return requests === undefined ? [] : [{ policy: 'requests', ...requests }];
 }
 
 /** `RateLimit-Policy`: `"name";q=100;w=60` items (or an older draft's bare `100;w=60`), by name. */
