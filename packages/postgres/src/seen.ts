@@ -8,8 +8,8 @@ export interface SeenRow extends LockedRow {
   readonly at: number;
 }
 
-/** Rows remembered at most: the hot keys stay, the oldest seen go first. */
-const MAX_SEEN = 10_000;
+/** Rows remembered at most (a few MB): the keys seen lately stay, the oldest seen go first. */
+const MAX_SEEN = 50_000;
 
 /**
  * The rows this process last saw, and the database's clock as last read: what a call decides on optimistically,
@@ -18,15 +18,18 @@ const MAX_SEEN = 10_000;
  */
 export class SeenRows {
   readonly #rows = new Map<string, SeenRow>();
+  /** Calls of this process under way per row: a second one at once would find the version changed. */
+  readonly #inFlight = new Map<string, number>();
   /** Database clock minus performance.now() at the latest answer: read later than the server read it, so low. */
   #clockOffset: number | undefined;
 
-  /** The rows of every key, or undefined when one is not known. */
+  /** The rows of every key, or undefined when one is not known or another call of this process is on it. */
   rowsOf(keys: readonly { rule: string; tag: string }[]): SeenRow[] | undefined {
     const rows: SeenRow[] = [];
     for (const { rule, tag } of keys) {
-      const row = this.#rows.get(keyOf(rule, tag));
-      if (row === undefined) return undefined;
+      const key = keyOf(rule, tag);
+      const row = this.#rows.get(key);
+      if (row === undefined || this.#inFlight.has(key)) return undefined;
       rows.push(row);
     }
     return rows;
@@ -37,6 +40,19 @@ export class SeenRows {
     this.#rows.delete(key); // re-inserted last: the Map's order is the eviction order
     this.#rows.set(key, row);
     if (this.#rows.size > MAX_SEEN) this.#rows.delete(this.#rows.keys().next().value as string);
+  }
+
+  /** Marks the keys of a call under way until the returned function is called. */
+  begin(keys: readonly { rule: string; tag: string }[]): () => void {
+    const ids = keys.map(({ rule, tag }) => keyOf(rule, tag));
+    for (const id of ids) this.#inFlight.set(id, (this.#inFlight.get(id) ?? 0) + 1);
+    return () => {
+      for (const id of ids) {
+        const left = this.#inFlight.get(id)! - 1;
+        if (left === 0) this.#inFlight.delete(id);
+        else this.#inFlight.set(id, left);
+      }
+    };
   }
 
   forget(keys: readonly { rule: string; tag: string }[]): void {

@@ -119,9 +119,14 @@ export class Transactions implements Store {
       }
       if (Date.now() > deadline) throw late();
       step = 'lock';
-      return await this.#locked(client, ordered, now, decide, deadline, (next) => {
-        step = next;
-      });
+      const done = this.#seen.begin(ordered);
+      try {
+        return await this.#locked(client, ordered, now, decide, deadline, (next) => {
+          step = next;
+        });
+      } finally {
+        done();
+      }
     } catch (error) {
       if (step === 'unlocked' && (error as StoreError).code === 'ERR_SLUICE_STORE_TIMEOUT') client.release();
       else await this.#giveBack(client, step, error);
@@ -152,7 +157,8 @@ export class Transactions implements Store {
     if (!writes.every((row) => known.has(keyOf(row.rule, row.tag)))) return undefined;
     const span = Math.min(MAX_CLOCK_SPAN_MS, timeoutMs / 2);
     const expected = { rows: seen, from: estimate - CLOCK_SLACK_MS, to: Math.floor(estimate + span) };
-    const result = await writeIfUnchanged(client, table, expected, writes, limits);
+    const done = this.#seen.begin(keys);
+    const result = await writeIfUnchanged(client, table, expected, writes, limits).finally(done);
     this.#seen.clockRead(result.now);
     if (!result.ok) {
       this.#seen.forget(keys);
