@@ -50,3 +50,12 @@ export async function connectOnceFree(url: string, tries = 40): Promise<{ ws: We
   }
   return opened(await connect(url));
 }
+
+/** The connection rule the WebSocket tests share: two sockets per address, leases of 2 s (renewed while open). */
+export const SOCKETS_PER_IP = {
+  name: 'sockets_per_ip',
+  match: {},
+  key: ['ip'],
+  algorithm: 'concurrency',
+  limit: { concurrent: 2, lease: '2s' },
+} as const;

@@ -13,7 +13,7 @@ import { describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { privateRedis, sleep } from '../long-lived/privateRedis.js';
 import { randomPrefix } from '../support/redis.js';
-import { closed, connect, connectOnceFree, opened, until } from './clients.js';
+import { closed, connect, connectOnceFree, opened, SOCKETS_PER_IP, until } from './clients.js';
 
 const redisHandle = privateRedis();
 
@@ -22,15 +22,7 @@ async function fastifyServer(store: Store): Promise<{ app: FastifyInstance; url:
     store,
     rules: {
       domain: 'fastify_ws_test',
-      rules: [
-        {
-          name: 'sockets_per_ip',
-          match: {},
-          key: ['ip'],
-          algorithm: 'concurrency',
-          limit: { concurrent: 2, lease: '2s' },
-        },
-      ],
+      rules: [SOCKETS_PER_IP],
     },
     messages: {
       rules: [

@@ -20,6 +20,7 @@ import { type Socket as ClientSocket, io as connectClient } from 'socket.io-clie
 import { describe, expect, it } from 'vitest';
 import { privateRedis, sleep } from '../long-lived/privateRedis.js';
 import { randomPrefix } from '../support/redis.js';
+import { SOCKETS_PER_IP } from './clients.js';
 
 const redisHandle = privateRedis();
 
@@ -28,15 +29,7 @@ async function socketIoServer(store: Store): Promise<{ url: string; stop: () => 
     store,
     rules: {
       domain: 'socketio_test',
-      rules: [
-        {
-          name: 'sockets_per_ip',
-          match: {},
-          key: ['ip'],
-          algorithm: 'concurrency',
-          limit: { concurrent: 2, lease: '2s' },
-        },
-      ],
+      rules: [SOCKETS_PER_IP],
     },
     messages: {
       rules: [

@@ -18,7 +18,7 @@ import { describe, expect, it } from 'vitest';
 import { WebSocket, WebSocketServer } from 'ws';
 import { privateRedis, sleep } from '../long-lived/privateRedis.js';
 import { randomPrefix } from '../support/redis.js';
-import { closed, connect, type Opened, opened, until } from './clients.js';
+import { closed, connect, type Opened, opened, SOCKETS_PER_IP, until } from './clients.js';
 
 const redisHandle = privateRedis();
 
@@ -27,15 +27,7 @@ function options(store: Store): WebSocketLimitOptions {
     store,
     rules: {
       domain: 'ws_test',
-      rules: [
-        {
-          name: 'sockets_per_ip',
-          match: {},
-          key: ['ip'],
-          algorithm: 'concurrency',
-          limit: { concurrent: 2, lease: '2s' },
-        },
-      ],
+      rules: [SOCKETS_PER_IP],
     },
     messages: {
       rules: [

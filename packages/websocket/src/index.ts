@@ -23,3 +23,4 @@ export {
   type SocketIoLimit,
   type SocketIoSocket,
 } from './socketio.js';
+export { type Subscribed, type SubscriptionLimit, subscriptionLimit } from './subscriptions.js';

@@ -21,6 +21,7 @@ import {
   refuseMessage,
 } from './messages.js';
 import { type SocketIoLimit, socketIoLimit } from './socketio.js';
+import { type SubscriptionLimit, subscriptionLimit } from './subscriptions.js';
 
 /** What ws writes on a refused handshake (verifyClient). */
 type HandshakeAnswer = ReturnType<typeof rejectHandshake>;
@@ -42,6 +43,8 @@ export interface WebSocketLimitOptions extends RateLimitOptions<IncomingMessage>
   messages?: MessageOptions;
   /** Closes a connection this long after it opened (close code 4030). Default: no maximum. */
   maxDurationMs?: number;
+  /** Channels (rooms, topics) a connection may hold at once, through `limits.subscriptions`. Default: no limit. */
+  maxSubscriptions?: number;
 }
 
 /** An upgrade the limiter admitted: attach the socket once it is open. */
@@ -72,6 +75,8 @@ export interface WebSocketLimit {
   attach(ws: WebSocket, req: IncomingMessage): void;
   /** socket.io: `io.use(limits.socketIo.handshake)` and, per socket, `socket.use(limits.socketIo.events(socket))`. */
   readonly socketIo: SocketIoLimit;
+  /** Per-connection subscriptions, when `maxSubscriptions` is set: `subscribe(ws, channel)` before joining one. */
+  readonly subscriptions: SubscriptionLimit | undefined;
   /**
    * A message handler that only sees admitted messages: `ws.on('message', limits.onMessage(ws, handler))`.
    * Without `messages` in the options every message is admitted.
@@ -92,7 +97,7 @@ const PENDING = new WeakMap<IncomingMessage, Admission>();
 
 /** Builds the limits of a WebSocket server once, at start-up; throws ConfigError/RulesError when wrong. */
 export function websocketLimit(options: WebSocketLimitOptions = {}): WebSocketLimit {
-  const { messages, maxDurationMs, ...httpOptions } = options;
+  const { messages, maxDurationMs, maxSubscriptions, ...httpOptions } = options;
   if (messages !== undefined) checkOptionNames('websocketLimit messages', messages, MESSAGE_OPTIONS);
   if (maxDurationMs !== undefined && !(Number.isFinite(maxDurationMs) && maxDurationMs > 0))
     throw new ConfigError(`maxDurationMs must be a positive number of ms, got ${String(maxDurationMs)}`);
@@ -208,6 +213,7 @@ export function websocketLimit(options: WebSocketLimitOptions = {}): WebSocketLi
       report,
       maxDurationMs,
     }),
+    subscriptions: maxSubscriptions === undefined ? undefined : subscriptionLimit(maxSubscriptions),
     close: () => http.limiter.close(),
   };
 
