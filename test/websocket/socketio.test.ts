@@ -64,9 +64,9 @@ async function socketIoServer(store: Store): Promise<{ url: string; stop: () => 
 
 type Connected = { socket: ClientSocket } | { refused: Error & { data?: HandshakeRefusal } };
 
-function connect(url: string): Promise<Connected> {
+function connect(url: string, transports: ('websocket' | 'polling')[] = ['websocket']): Promise<Connected> {
   return new Promise((resolve) => {
-    const socket = connectClient(url, { transports: ['websocket'], reconnection: false, forceNew: true });
+    const socket = connectClient(url, { transports, reconnection: false, forceNew: true });
     socket.once('connect', () => resolve({ socket }));
     socket.once('connect_error', (error) => {
       socket.close();
@@ -116,6 +116,21 @@ describe.each(stores)('socket.io middleware (%s)', (_name, makeStore) => {
       await server.stop();
     }
   }, 15_000);
+
+  it('limits a handshake over HTTP long-polling the same way (the address taken from the handshake)', async () => {
+    const server = await socketIoServer(makeStore());
+    try {
+      const a = connected(await connect(server.url, ['polling']));
+      const b = connected(await connect(server.url, ['polling']));
+      const third = await connect(server.url, ['polling']);
+      if (!('refused' in third)) throw new Error('a third connection was admitted');
+      expect(third.refused.data).toMatchObject({ error: 'rate_limited', rule: 'sockets_per_ip' });
+      a.disconnect();
+      b.disconnect();
+    } finally {
+      await server.stop();
+    }
+  });
 
   it('answers an event over the limit through its ack, or with a rate_limited event, carrying the retry time', async () => {
     const server = await socketIoServer(makeStore());
