@@ -69,16 +69,18 @@ async function sendOne(
 ): Promise<Sent> {
   const probe = settings.pacing && (await state.firstAnswer.turn(plan.signal));
   let answered = false;
+  let tokenSeq = 0;
   try {
     const seq = await paced(settings, state, plan, attempt);
-    const tokenSeq =
-      cost > 0 && settings.pacing ? await tokensPaced(settings, state, plan, attempt, cost) : 0;
+    if (cost > 0 && settings.pacing) tokenSeq = await tokensPaced(settings, state, plan, attempt, cost);
     const response = await settings.fetch(...plan.args(attempt));
     // Applied before the probe lets the others go: they take their slots from this answer.
     const infos = observe(settings, state, plan, seq, response.headers, tokenSeq);
     answered = true;
     return { response, infos };
   } finally {
+    // A request that got no answer (a network error, an abort) is no longer in flight.
+    if (!answered && tokenSeq > 0) state.tokens.observe(tokenSeq, undefined, settings.now());
     if (probe) state.firstAnswer.settle(answered);
   }
 }

@@ -1,63 +1,77 @@
 import type { ModelBudget } from './modelFields.js';
 
-/** Requests sent since the last answer with the fields, remembered at most. */
-const MAX_PENDING = 10_000;
-
-/** The last budget a response reported, and when. */
-interface Known extends ModelBudget {
+/** What the client believes of the budget: tokens left at `at` (not counting requests in flight). */
+interface Known {
+  readonly limit: number;
+  readonly remaining: number;
   readonly at: number;
-  /** Reservation number of the request whose response said it. */
-  readonly seq: number;
+  /** Tokens a ms, as the server's last answer said: what was missing over the time until whole. */
+  readonly rate: number;
 }
 
+/** Requests in flight remembered at most (answers that never come would leave them for ever). */
+const MAX_IN_FLIGHT = 10_000;
+
 /**
- * A model API's token budget as the client sees it: what the last response said is left, refilled at the
- * rate that makes it whole by its reset (model APIs refill continuously), less the estimates of requests
- * sent since, which the server may not have counted yet. A request takes its estimate before it is sent.
+ * A model API's token budget as the client sees it: what is left, refilled at the rate that makes it whole
+ * by its reset (model APIs refill continuously), less the estimates of requests in flight, which the server
+ * may not have counted yet. A request takes its estimate before it is sent.
+ *
+ * An answer in order (to a request sent after every request answered so far) sets what the server says,
+ * tokens settled back included. Concurrent requests reach the server in any order, so an answer that
+ * comes after the answer to a later request may leave that request out: it sets the lower of what it says
+ * and what the client believed less the answered request's estimate.
  */
 export class TokenBudget {
   #known: Known | undefined;
   #seq = 0;
-  /** Estimates of requests sent after the one `#known` came from, by reservation number. */
-  readonly #since = new Map<number, number>();
+  /** The highest reservation number answered so far. */
+  #answered = 0;
+  readonly #inFlight = new Map<number, number>();
 
   /** Ms until `cost` tokens are there; 0 when they are, when nothing is known, or when `cost` never fits. */
   waitFor(cost: number, now: number): number {
     const known = this.#known;
     if (known === undefined || cost > known.limit) return 0;
-    const missing = cost - this.#available(known, now);
+    const missing = cost - (this.#level(known, now) - this.#pending());
     if (missing <= 0) return 0;
-    const rate = refillRate(known);
     // Nothing says how fast it refills: the request goes, and the server's answer says what to do.
-    return rate > 0 ? Math.ceil(missing / rate) : 0;
+    return known.rate > 0 ? Math.ceil(missing / known.rate) : 0;
   }
 
   /** Takes `cost` tokens for a request about to be sent; answers its reservation number. */
   take(cost: number): number {
     this.#seq += 1;
-    if (this.#known !== undefined && cost > 0) this.#since.set(this.#seq, cost);
-    // Answers without the fields would leave these for ever: the oldest go first.
-    if (this.#since.size > MAX_PENDING) this.#since.delete(this.#since.keys().next().value!);
+    this.#inFlight.set(this.#seq, cost);
+    if (this.#inFlight.size > MAX_IN_FLIGHT) this.#inFlight.delete(this.#inFlight.keys().next().value!);
     return this.#seq;
   }
 
-  /** Applies what the response to reservation `seq` said; an answer older than the one applied is ignored. */
+  /** The answer to reservation `seq` came (`budget`: what its fields said), or the request failed (undefined). */
   observe(seq: number, budget: ModelBudget | undefined, now: number): void {
-    if (budget === undefined || (this.#known !== undefined && seq < this.#known.seq)) return;
-    this.#known = { ...budget, at: now, seq };
-    for (const taken of this.#since.keys()) if (taken <= seq) this.#since.delete(taken);
+    const cost = this.#inFlight.get(seq) ?? 0;
+    this.#inFlight.delete(seq);
+    if (budget === undefined) return;
+    const inOrder = seq > this.#answered || this.#known === undefined;
+    this.#answered = Math.max(this.#answered, seq);
+    const believed = inOrder ? budget.remaining : this.#level(this.#known!, now) - cost;
+    const missing = budget.limit - budget.remaining;
+    this.#known = {
+      limit: budget.limit,
+      remaining: Math.max(0, Math.min(budget.remaining, believed)),
+      at: now,
+      rate: missing > 0 && budget.resetMs > 0 ? missing / budget.resetMs : (this.#known?.rate ?? 0),
+    };
   }
 
-  #available(known: Known, now: number): number {
-    const refilled = Math.min(known.limit, known.remaining + refillRate(known) * Math.max(0, now - known.at));
+  /** What is left at `now`, requests in flight not counted. */
+  #level(known: Known, now: number): number {
+    return Math.min(known.limit, known.remaining + known.rate * Math.max(0, now - known.at));
+  }
+
+  #pending(): number {
     let pending = 0;
-    for (const cost of this.#since.values()) pending += cost;
-    return refilled - pending;
+    for (const cost of this.#inFlight.values()) pending += cost;
+    return pending;
   }
-}
-
-/** Tokens a ms: what is missing, over the time until the budget is whole. */
-function refillRate(known: ModelBudget): number {
-  const missing = known.limit - known.remaining;
-  return missing > 0 && known.resetMs > 0 ? missing / known.resetMs : 0;
 }
