@@ -2,7 +2,7 @@
  * The packages as a user gets them from the registry: every package under packages/ is packed with pnpm (running
  * its prepack), the tarballs are installed with npm into an app in the system's temp directory, outside the
  * workspace, and there an ESM Fastify app, CommonJS Express, Koa and Nest apps and an ESM Hono app each serve real
- * HTTP up to their first 429, @sluice/opentelemetry records on the OpenTelemetry SDK from ESM and CommonJS, a
+ * HTTP up to their first 429, @sluice/websocket limits `ws` servers from ESM and CommonJS, @sluice/opentelemetry records on the OpenTelemetry SDK from ESM and CommonJS, a
  * TypeScript file type-checks under `module: node16` (and runs) and under `moduleResolution: bundler`, and
  * `npx sluice validate` checks a rules file. A second app installs only @sluice/cli, which must validate without
  * ioredis and say what to install for `push`. Runs in `pnpm test`, after the build.
@@ -23,6 +23,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startPostgres } from '../support/postgres.js';
+import { connect, opened, until } from '../websocket/clients.js';
 import { startApp, untilDenied } from './apps.js';
 import { type Answers, attempts, EXPECTED, EXPECTED_ATTEMPTS, SERVER_PROBES } from './migrations.js';
 import { migrationPairs, snippetFile } from './snippets.js';
@@ -60,6 +61,7 @@ const APP_DEPENDENCIES = [
   '@opentelemetry/context-async-hooks',
   '@opentelemetry/sdk-metrics',
   '@opentelemetry/sdk-trace-base',
+  'ws',
 ];
 /** The libraries MIGRATING.md's "before" programs use. */
 const MIGRATING_FROM: Record<string, string> = {
@@ -229,6 +231,30 @@ describe.concurrent('packed packages installed with npm outside the workspace', 
       server.stop();
     }
   });
+
+  it.each(['websocket-esm.mjs', 'websocket-cjs.cjs'])(
+    '@sluice/websocket (%s): a second socket refused on the handshake with a 429, a second message with an error frame',
+    async (file) => {
+      const server = await startApp(file, app);
+      try {
+        const url = server.url.replace('http:', 'ws:');
+        const { ws, frames } = opened(await connect(url));
+        const second = await connect(url);
+        expect('refused' in second && second.refused.statusCode).toBe(429);
+        ws.send('a');
+        ws.send('b');
+        await until(() => frames.length === 2);
+        expect(frames[0]).toBe('echo:a');
+        expect(JSON.parse(frames[1]!)).toMatchObject({
+          type: 'rate_limited',
+          rule: 'messages_per_connection',
+        });
+        ws.close();
+      } finally {
+        server.stop();
+      }
+    },
+  );
 
   it('CommonJS Express: require and app.use(rateLimit()) limit to 60 a minute per IP', async () => {
     const server = await startApp('express-app.cjs', app);
