@@ -1,10 +1,10 @@
 /**
- * The model proxy over real HTTP and real Server-Sent Events: a completion is admitted on its max_tokens and
+ * The model proxy, on Fastify and on Hono, over real HTTP and real Server-Sent Events: a completion is admitted on its max_tokens and
  * settled at the upstream's usage; per-key and per-organisation token budgets; a client that leaves mid-stream.
  */
 import { type IncomingMessage, request } from 'node:http';
-import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startHonoProxy } from './hono.js';
 import { startProxy } from './proxy.js';
 import { PROMPT_TOKENS, startUpstream } from './upstream.js';
 
@@ -41,18 +41,32 @@ function complete(url: string, key: string, ask: object, leaveAfter?: number): P
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-let upstream: { url: string; close(): Promise<void> };
-let proxy: { url: string; app: FastifyInstance };
-beforeAll(async () => {
-  upstream = await startUpstream();
-  proxy = await startProxy(upstream.url);
-});
-afterAll(async () => {
-  await proxy.app.close();
-  await upstream.close();
-});
+interface Proxy {
+  readonly url: string;
+  close(): Promise<void>;
+}
 
-describe('examples/model-proxy', () => {
+/** Each version of the proxy, started in front of the upstream. */
+const PROXIES: Record<string, (upstreamUrl: string) => Promise<Proxy>> = {
+  async fastify(upstreamUrl) {
+    const { url, app } = await startProxy(upstreamUrl);
+    return { url, close: () => app.close() };
+  },
+  hono: startHonoProxy,
+};
+
+describe.each(Object.keys(PROXIES))('examples/model-proxy on %s', (framework) => {
+  let upstream: { url: string; close(): Promise<void> };
+  let proxy: Proxy;
+  beforeAll(async () => {
+    upstream = await startUpstream();
+    proxy = await PROXIES[framework]!(upstream.url);
+  });
+  afterAll(async () => {
+    await proxy.close();
+    await upstream.close();
+  });
+
   it('admits on max_tokens, streams the tokens and settles at the usage', async () => {
     const first = await complete(proxy.url, 'k_carol', { max_tokens: 400, simulate_tokens: 40 });
     expect(first.status).toBe(200);

@@ -1,18 +1,10 @@
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { RateLimitInfo, Store } from '@sluice/core';
 import { rateLimit } from '@sluice/fastify';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { ORGS, REQUEST_RULES, TOKEN_RULES } from './rules.js';
-
-/** What the client sends: an OpenAI-style completion request. */
-interface Completion {
-  readonly max_tokens?: number;
-  readonly [field: string]: unknown;
-}
-
-/** The default estimate when a request names no `max_tokens`. */
-const DEFAULT_MAX_TOKENS = 1024;
+import { askUpstream, type Completion, DEFAULT_MAX_TOKENS, events, meter } from './sse.js';
 
 const keyOf = (req: IncomingMessage) => String(req.headers['x-api-key'] ?? '');
 
@@ -54,41 +46,20 @@ async function relay(
   upstreamUrl: string,
   body: Completion,
   info: RateLimitInfo,
-  res: import('node:http').ServerResponse,
+  res: ServerResponse,
   req: IncomingMessage,
 ): Promise<void> {
   const upstream = new AbortController();
   res.on('close', () => upstream.abort());
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-store' });
   try {
-    const answer = await fetch(`${upstreamUrl}/v1/chat/completions`, {
-      method: 'POST',
-      body: JSON.stringify({ ...body, stream: true }),
-      headers: { 'content-type': 'application/json', 'x-forwarded-for': req.socket.remoteAddress ?? '' },
-      signal: upstream.signal,
-    });
-    let pending = '';
-    for await (const chunk of answer.body!.pipeThrough(new TextDecoderStream())) {
-      pending += chunk;
-      let end = pending.indexOf('\n\n');
-      while (end >= 0) {
-        await forward(pending.slice(0, end), info, res);
-        pending = pending.slice(end + 2);
-        end = pending.indexOf('\n\n');
-      }
+    const answer = await askUpstream(upstreamUrl, body, upstream.signal, req.socket.remoteAddress ?? '');
+    for await (const event of events(answer.body!)) {
+      if (!res.destroyed) res.write(`${event}\n\n`);
+      await meter(event, info);
     }
   } catch {
     // The client left (the upstream was aborted) or the upstream failed: the end settles what was produced.
   }
   res.end();
-}
-
-/** One event: sent on, its tokens metered, its usage settled. */
-async function forward(event: string, info: RateLimitInfo, res: import('node:http').ServerResponse) {
-  if (!res.destroyed) res.write(`${event}\n\n`);
-  const data = event.startsWith('data: ') ? event.slice(6) : '';
-  if (data === '' || data === '[DONE]') return;
-  const parsed = JSON.parse(data) as { choices?: unknown[]; usage?: { total_tokens: number } };
-  if (parsed.usage !== undefined) await info.settle?.(parsed.usage.total_tokens);
-  else if ((parsed.choices?.length ?? 0) > 0) info.used?.(1);
 }
