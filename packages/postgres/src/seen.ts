@@ -23,14 +23,17 @@ export class SeenRows {
   /** Database clock minus performance.now() at the latest answer: read later than the server read it, so low. */
   #clockOffset: number | undefined;
 
-  /** The rows of every key, or undefined when one is not known or another call of this process is on it. */
+  /**
+   * The rows seen of the call's keys (a key never seen has none: the call expects it to hold nothing live), or
+   * undefined when another call of this process is on one of them.
+   */
   rowsOf(keys: readonly { rule: string; tag: string }[]): SeenRow[] | undefined {
     const rows: SeenRow[] = [];
     for (const { rule, tag } of keys) {
       const key = keyOf(rule, tag);
+      if (this.#inFlight.has(key)) return undefined;
       const row = this.#rows.get(key);
-      if (row === undefined || this.#inFlight.has(key)) return undefined;
-      rows.push(row);
+      if (row !== undefined) rows.push(row);
     }
     return rows;
   }

@@ -21,6 +21,7 @@ import {
   type PostgresClock,
   rollBack,
   type TransactionLimits,
+  UNSEEN,
   type Written,
   writeIfUnchanged,
 } from './transaction.js';
@@ -155,15 +156,23 @@ export class Transactions implements Store {
     const writes = rows.writes;
     const known = new Set(keys.map(({ rule, tag }) => keyOf(rule, tag)));
     if (!writes.every((row) => known.has(keyOf(row.rule, row.tag)))) return undefined;
+    // Writing nothing, a row not seen would be left made (to be locked) for nothing: the locked path rolls back.
+    if (writes.length === 0 && seen.length < keys.length) return undefined;
     const span = Math.min(MAX_CLOCK_SPAN_MS, timeoutMs / 2);
-    const expected = { rows: seen, from: estimate - CLOCK_SLACK_MS, to: Math.floor(estimate + span) };
+    const versions = new Map(seen.map((row) => [keyOf(row.rule, row.tag), row.version]));
+    const expected = {
+      rows: keys.map(({ rule, tag }) => ({ rule, tag, version: versions.get(keyOf(rule, tag)) ?? UNSEEN })),
+      at,
+      from: estimate - CLOCK_SLACK_MS,
+      to: Math.floor(estimate + span),
+    };
     const done = this.#seen.begin(keys);
     const result = await writeIfUnchanged(client, table, expected, writes, limits).finally(done);
-    this.#seen.clockRead(result.now);
     if (!result.ok) {
       this.#seen.forget(keys);
       return undefined;
     }
+    this.#seen.clockRead(result.now);
     this.#rememberWrites(writes, result.written, at);
     this.#latestNow = Math.max(this.#latestNow ?? at, at);
     return { answer };
