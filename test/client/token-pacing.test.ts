@@ -105,4 +105,35 @@ describe('@sluice/client token pacing against a Sluice token budget', () => {
       BATCH - 200 / MAX_TOKENS - 1,
     );
   }, 20_000);
+
+  it('backs off on a 429 when another client spent the budget, and an estimate that is not a number rejects', async () => {
+    const url = `${await startServer()}/v1/chat/completions`;
+    const statuses: number[] = [];
+    const client = createFetch({
+      idempotencyKey: true,
+      jitterMs: 0,
+      fetch: async (input, init) => {
+        const response = await fetch(input, init);
+        statuses.push(response.status);
+        return response;
+      },
+      estimate: (request) => (JSON.parse(String(request.body)) as Completion).max_tokens,
+    });
+    const ask = (max_tokens: number) => ({
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': 'k_batch' },
+      body: JSON.stringify({ max_tokens }),
+    });
+    // The client learns the budget (150 left), then another client of the same key spends it.
+    expect((await client(url, ask(MAX_TOKENS))).status).toBe(200);
+    const other = await fetch(url, ask(150));
+    expect(other.status).toBe(200);
+    // The client believes 150 are left: it sends, is refused, waits the Retry-After and is admitted.
+    const started = Date.now();
+    const answer = await client(url, ask(MAX_TOKENS));
+    expect(answer.status).toBe(200);
+    expect(statuses).toEqual([200, 429, 200]);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(900); // Retry-After: 1 (whole seconds)
+    await expect(client(url, ask(Number.NaN))).rejects.toThrow(TypeError);
+  }, 20_000);
 });

@@ -40,6 +40,8 @@ describe('resolveOptions', () => {
     [{ attemptHeader: 'bad header' }, 'attemptHeader must be a header name'],
     [{ retryHeader: 'bad header' }, 'retryHeader must be a header name or false'],
     [{ fetch: 'nope' }, 'fetch must be a function'],
+    [{ estimate: 100 }, 'estimate must be a function'],
+    [{ estimates: () => 1 }, 'unknown option "estimates" (did you mean "estimate"?)'],
     [{ maxRetries: 2 }, 'unknown option "maxRetries"'],
     [{ maxattempts: 2 }, 'unknown option "maxattempts" (did you mean "maxAttempts"?)'],
     [{ maxWait: 5 }, 'unknown option "maxWait" (did you mean "maxWaitMs"?)'],
