@@ -11,7 +11,7 @@ export type {
 } from './events.js';
 export { createFetch } from './fetch.js';
 export { type InterceptorOptions, sluiceInterceptor } from './interceptor.js';
-export type { ClientOptions } from './options.js';
+export type { ClientOptions, EstimateRequest } from './options.js';
 export { Pacer, type Reservation } from './pacer.js';
 export type { NoRetryReason } from './plan.js';
 export { type HeaderSource, type RateLimitInfo, readRateLimits } from './rateLimitFields.js';
