@@ -226,6 +226,25 @@ describe('one call', () => {
     await counted.end();
   });
 
+  it('keeps nothing of a one-round-trip statement that met a row another store wrote: all or nothing', async () => {
+    const counted = new pg.Pool({ connectionString: suite.server.url, max: 1 });
+    const trips = countRoundTrips(counted);
+    const tablePrefix = randomTablePrefix('guess');
+    const other = storeOn(pool, { tablePrefix });
+    const mine = storeOn(counted, { tablePrefix });
+    await other.evaluate([check('taken', 1)], Date.now());
+    await mine.evaluate([check('warm', 5)], Date.now()); // the clock read, the connection opened
+    const before = trips.count;
+    // 'fresh' is written by the statement before it meets 'taken' live: the whole statement is undone.
+    const answers = await mine.evaluate([check('fresh', 5), check('taken', 1)], Date.now());
+    expect(answers.map((a) => a.allowed)).toEqual([true, false]);
+    expect(trips.count - before).toBe(3); // the statement failed on purpose, then lock and roll back
+    expect((await rowsOf(mine)).map((r) => r.rule)).toEqual(['taken', 'warm']);
+    await mine.close();
+    await other.close();
+    await counted.end();
+  });
+
   it('is all or nothing: a call a rule denies consumes nothing in the others, and leaves no rows', async () => {
     const store = storeOn(pool);
     await store.evaluate([check('narrow', 1)], Date.now());

@@ -35,7 +35,7 @@ export interface PostgresStoreOptions {
   createTable?: boolean;
   /** Default `database`: every call takes the database's clock, so gateways with skewed clocks agree. `app`: the engine's `now`. */
   clock?: PostgresClock;
-  /** Time limit of each call (a transaction of two round trips), ms. Default {@link DEFAULT_TIMEOUT_MS}. */
+  /** Time limit of each call (one transaction of one round trip, two when a row changed), ms. Default {@link DEFAULT_TIMEOUT_MS}. */
   timeoutMs?: number;
   /** Skip PostgreSQL for `cooldownMs` after `failures` consecutive failed calls; `false` disables. */
   breaker?: BreakerOptions | false;
@@ -51,7 +51,7 @@ export interface PostgresStoreOptions {
   logger?: PostgresLogger;
 }
 
-/** Default time limit of a call: two round trips and, at times, a new connection's start. */
+/** Default time limit of a call: one or two round trips and, at times, a new connection's start. */
 export const DEFAULT_TIMEOUT_MS = 100;
 /** Connections in a pool the store makes from a connection string. */
 export const DEFAULT_POOL_SIZE = 10;
@@ -122,9 +122,10 @@ export async function createTable(pool: pg.Pool, table: TableName): Promise<void
 }
 
 /**
- * A Store in PostgreSQL: every check of a request in ONE transaction of two round trips, its rows locked in one
- * order, decided by core's evaluator, written back only when no enforcing check denied. Calls time out, a breaker
- * skips the database during an outage, an optional fallback counts in process meanwhile (core's resilient store).
+ * A Store in PostgreSQL: every check of a request in ONE transaction (one round trip on rows this process saw
+ * last, two when one changed), its rows locked in one order, decided by core's evaluator, written back only when
+ * no enforcing check denied. Calls time out, a breaker skips the database during an outage, an optional fallback
+ * counts in process meanwhile (core's resilient store).
  */
 export class PostgresStore implements Store {
   readonly #pool: pg.Pool;

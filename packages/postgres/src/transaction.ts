@@ -9,7 +9,7 @@ export type PostgresClock = 'database' | 'app';
 /** The database's time, epoch ms, read when the statement runs (not when the transaction began). */
 export const DATABASE_NOW_MS = 'floor(extract(epoch FROM clock_timestamp()) * 1000)::float8';
 
-/** How long one transaction may wait for locks, and stay idle between its two round trips, at most. */
+/** How long one transaction may wait for locks, and stay idle between the locked path's two round trips, at most. */
 export interface TransactionLimits {
   /** Past it a lock wait fails instead of queuing behind a stuck holder. */
   readonly lockTimeoutMs: number;
