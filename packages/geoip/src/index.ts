@@ -1,4 +1,5 @@
-import { readFileSync, statSync, unwatchFile, watchFile } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { readFileSync, statSync } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { ConfigError, checkOptionNames } from '@sluice/core';
@@ -51,8 +52,13 @@ type Descriptors = Record<(typeof GEOIP_DESCRIPTORS)[number], string>;
 interface Database {
   readonly path: string;
   reader: Reader<Response>;
-  /** Size and modification time of the file in force: a change of either is a new file. */
+  /** Size, inode and modification times of the file in force: a change of any is a new file. */
   version: string;
+  /**
+   * A digest of the bytes last looked at, in force or refused (or UNREADABLE): a rewrite within the file system's
+   * timestamp tick keeps the version, and the same broken bytes are reported once.
+   */
+  seen: string;
   /** Lookup failures reported in the current episode (one report per episode). */
   failing: boolean;
 }
@@ -70,8 +76,12 @@ export function geoipDescriptors(options: GeoipOptions): GeoipDescriptors {
   const report = options.onError ?? ((error: GeoipError) => console.warn(error.message));
   const pollMs = options.pollMs ?? 1000;
   const reloadOne = (database: Database) => reloadDatabase(database, options, report);
-  for (const database of databases)
-    watchFile(database.path, { interval: pollMs, persistent: false }, () => void reloadOne(database));
+  // A timer of our own, not fs.watchFile: that one sees no change when a rewrite keeps the size and lands in the
+  // same timestamp tick.
+  const poll = setInterval(() => {
+    for (const database of databases) void reloadOne(database);
+  }, pollMs);
+  poll.unref();
   return {
     names: GEOIP_DESCRIPTORS,
     describe: (address) => describe(databases, address, report),
@@ -79,7 +89,7 @@ export function geoipDescriptors(options: GeoipOptions): GeoipDescriptors {
       await Promise.all(databases.map(reloadOne));
     },
     close: async () => {
-      for (const database of databases) unwatchFile(database.path);
+      clearInterval(poll);
     },
   };
 }
@@ -102,8 +112,21 @@ function openDatabase(path: string): Database {
   } catch (error) {
     throw new GeoipError(path, `cannot be read (${(error as Error).message})`, { cause: error });
   }
-  return { path, reader: readerOf(path, bytes), version: versionOf(statSync(path)), failing: false };
+  const version = versionOf(statSync(path));
+  return { path, reader: readerOf(path, bytes), version, seen: digestOf(bytes), failing: false };
 }
+
+function digestOf(bytes: Buffer): string {
+  return createHash('sha256').update(bytes).digest('hex');
+}
+
+/**
+ * A file changed this recently may have been rewritten again within the same timestamp tick (Linux stamps files
+ * with a coarse clock), with the same size: its bytes are compared until it has been still for this long.
+ */
+const RECENT_MS = 2000;
+
+const UNREADABLE = 'unreadable';
 
 /** A reader over the bytes, or a GeoipError when they are not an MMDB database. */
 function readerOf(path: string, bytes: Buffer): Reader<Response> {
@@ -114,8 +137,15 @@ function readerOf(path: string, bytes: Buffer): Reader<Response> {
   }
 }
 
-function versionOf(stats: { size: number; mtimeMs: number }): string {
-  return `${stats.size}:${stats.mtimeMs}`;
+interface FileStats {
+  size: number;
+  ino: number;
+  mtimeMs: number;
+  ctimeMs: number;
+}
+
+function versionOf(stats: FileStats): string {
+  return `${stats.size}:${stats.ino}:${stats.mtimeMs}:${stats.ctimeMs}`;
 }
 
 async function reloadDatabase(
@@ -123,18 +153,33 @@ async function reloadDatabase(
   options: GeoipOptions,
   report: (error: GeoipError) => void,
 ): Promise<void> {
+  let bytes: Buffer;
+  let version: string;
   try {
-    const version = versionOf(await stat(database.path));
-    if (version === database.version) return;
-    database.reader = readerOf(database.path, await readFile(database.path));
-    database.version = version;
-    database.failing = false;
-    options.onReload?.(database.path);
+    const stats = await stat(database.path);
+    version = versionOf(stats);
+    const recent = Date.now() - Math.max(stats.mtimeMs, stats.ctimeMs) < RECENT_MS;
+    if (version === database.version && !recent) return;
+    bytes = await readFile(database.path);
   } catch (error) {
-    report(
-      error instanceof GeoipError ? error : new GeoipError(database.path, String(error), { cause: error }),
-    );
+    // Reported once until the file can be read again.
+    if (database.seen !== UNREADABLE) report(new GeoipError(database.path, String(error), { cause: error }));
+    database.seen = UNREADABLE;
+    return;
   }
+  database.version = version;
+  const digest = digestOf(bytes);
+  if (digest === database.seen) return;
+  database.seen = digest;
+  try {
+    database.reader = readerOf(database.path, bytes);
+  } catch (error) {
+    // A broken file is reported once; the last good one stays in force.
+    report(error as GeoipError);
+    return;
+  }
+  database.failing = false;
+  options.onReload?.(database.path);
 }
 
 /** The three descriptors of an address, each from the first database that has it, else UNKNOWN. */
