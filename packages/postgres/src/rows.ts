@@ -1,4 +1,4 @@
-import type { StateKey, StateTable } from './evaluator.js';
+import type { StateKey, StateTable } from '@sluice/core/store';
 
 /** One counter's row as read under lock: its state (null for a row made only to be locked) and expiry. */
 export interface LockedRow {

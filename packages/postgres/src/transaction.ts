@@ -1,5 +1,5 @@
+import type { StateKey } from '@sluice/core/store';
 import type { PoolClient, QueryConfig, QueryResult } from 'pg';
-import type { StateKey } from './evaluator.js';
 import { keyOf, type LockedRow, lockOrder, type RowWrite } from './rows.js';
 import type { TableName } from './schema.js';
 

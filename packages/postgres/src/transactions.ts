@@ -1,16 +1,20 @@
-import { type Check, type CheckResult, type Lease, type Store, StoreError } from '@sluice/core/store';
-import type { Pool, PoolClient } from 'pg';
-import { MissingTableError, OutdatedTableError } from './errors.js';
 import {
   banKey,
+  type Check,
+  type CheckResult,
   evaluateChecks,
+  type Lease,
   leaseStateKeys,
   releaseLeases,
   renewLeases,
   type StateKey,
   type StateTable,
+  type Store,
+  StoreError,
   stateKeys,
-} from './evaluator.js';
+} from '@sluice/core/store';
+import type { Pool, PoolClient } from 'pg';
+import { MissingTableError, OutdatedTableError } from './errors.js';
 import { keyOf, lockOrder, RowTable, type RowWrite } from './rows.js';
 import type { TableName } from './schema.js';
 import { SeenRows } from './seen.js';
