@@ -1,6 +1,7 @@
 export type { RawData } from 'ws';
 export { UpgradeFacts } from './facts.js';
 export { refuseHandshake } from './handshake.js';
+export type { HonoUpgradeWebSocket } from './hono.js';
 export {
   type Admission,
   type MessageOptions,
@@ -15,6 +16,7 @@ export {
   type Refusal,
   type RefusedFrame,
 } from './messages.js';
+export type { SocketIoServer } from './servers.js';
 export {
   type HandshakeRefusal,
   HandshakeRefusedError,

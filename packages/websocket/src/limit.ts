@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { ConfigError, checkOptionNames, type RuleSpec } from '@sluice/core';
 import {
@@ -12,6 +12,7 @@ import {
 import type { RawData, VerifyClientCallbackAsync, WebSocket, WebSocketServer } from 'ws';
 import { UpgradeFacts } from './facts.js';
 import { failHandshake, refuseHandshake, rejectHandshake } from './handshake.js';
+import { type HonoUpgradeWebSocket, limitHonoMessages } from './hono.js';
 import {
   CLOSE_MAX_DURATION,
   decideMessage,
@@ -20,7 +21,15 @@ import {
   type Refusal,
   refuseMessage,
 } from './messages.js';
-import { type SocketIoLimit, socketIoLimit } from './socketio.js';
+import { closeFor, isWsServer, isWsSocket, type SocketIoServer } from './servers.js';
+import {
+  gateOf,
+  type RefusedEvent,
+  refusedEvent,
+  type SocketIoLimit,
+  type SocketIoSocket,
+  socketIoLimit,
+} from './socketio.js';
 import { type SubscriptionLimit, subscriptionLimit } from './subscriptions.js';
 
 /** What ws writes on a refused handshake (verifyClient). */
@@ -71,8 +80,32 @@ export interface WebSocketLimit {
    * {@link WebSocketLimit.attach} with the open socket and its request.
    */
   readonly verifyClient: VerifyClientCallbackAsync;
-  /** Attaches a socket whose upgrade `verifyClient` admitted (a no-op for any other). */
+  /** Attaches a socket whose upgrade `verifyClient` or `guardUpgrades` admitted (a no-op for any other). */
   attach(ws: WebSocket, req: IncomingMessage): void;
+  /**
+   * For a server whose upgrade listener is not yours (Hono's `upgradeWebSocket` on `@hono/node-server` or
+   * `@hono/node-ws`): decides every upgrade before the listeners already on `server` run, over a limit the 429
+   * and no socket; the sockets `wss` opens are attached. Call it after the listener is added (`serve`,
+   * `injectWebSocket`); throws ConfigError when there is none yet.
+   */
+  guardUpgrades(server: Server, wss?: WebSocketServer): void;
+  /** Hono's `upgradeWebSocket`, its `onMessage` seeing only admitted messages (same type as given). */
+  hono<U extends HonoUpgradeWebSocket>(upgradeWebSocket: U): U;
+  /**
+   * For a server a framework created (a NestJS gateway's, in `afterInit`): a `ws` server gets the upgrade
+   * decided by `verifyClient` and its sockets attached; a socket.io server or namespace the handshake middleware.
+   */
+  limitServer(server: WebSocketServer | SocketIoServer): void;
+  /**
+   * For a framework that dispatches messages itself (a NestJS gateway's guard): decides one message of a
+   * connection these limits admitted (a `ws` socket or a socket.io socket). Undefined: handle it (also when the
+   * limiter failed: reported). Else the refusal to send; a rule refusing by `close` has closed the connection.
+   */
+  checkMessage(
+    connection: WebSocket | SocketIoSocket,
+    event: string,
+    facts: MessageFacts,
+  ): Promise<RefusedEvent | undefined>;
   /** socket.io: `io.use(limits.socketIo.handshake)` and, per socket, `socket.use(limits.socketIo.events(socket))`. */
   readonly socketIo: SocketIoLimit;
   /** Per-connection subscriptions, when `maxSubscriptions` is set: `subscribe(ws, channel)` before joining one. */
@@ -165,6 +198,52 @@ export function websocketLimit(options: WebSocketLimitOptions = {}): WebSocketLi
     }
   }
 
+  /** Hands an admitted message to `handler`, or refuses it; in arrival order (decided at once). */
+  function deliver(ws: WebSocket, data: RawData, isBinary: boolean, handler: () => void): void {
+    const gate = GATES.get(ws);
+    if (gate === undefined) {
+      handler();
+      return;
+    }
+    const decided = decideMessage(gate, messages?.describe?.(data, isBinary) ?? {});
+    gate.tail = gate.tail
+      .then(() => decided)
+      .then((decision) => {
+        if (decision === undefined || decision.allowed) handler();
+        else refuseMessage(gate, ws, decision);
+      })
+      .catch(report);
+  }
+
+  /** Keeps an admitted upgrade for `attach`; a handshake that never completes gives its leases back. */
+  function pend(req: IncomingMessage, admitted: Admission): void {
+    PENDING.set(req, admitted);
+    req.socket.once('close', () => {
+      if (PENDING.delete(req)) admitted.abandon();
+    });
+  }
+
+  const attach = (ws: WebSocket, req: IncomingMessage): void => {
+    const admitted = PENDING.get(req);
+    PENDING.delete(req);
+    admitted?.attach(ws);
+  };
+
+  const verifyClient: VerifyClientCallbackAsync = (info, done) => {
+    void verify(info.req).then((answer) => {
+      if (answer === undefined) return done(true);
+      done(false, answer.status, answer.body, answer.headers);
+    });
+  };
+
+  const socketIo = socketIoLimit({
+    check: (req, ip) => http.check(req, new UpgradeFacts(req, ip)),
+    gateFor,
+    describeEvent: messages?.describeEvent,
+    report,
+    maxDurationMs,
+  });
+
   return {
     http,
     upgrade,
@@ -183,36 +262,51 @@ export function websocketLimit(options: WebSocketLimitOptions = {}): WebSocketLi
         });
       });
     },
-    onMessage: (ws, handler) => (data, isBinary) => {
-      const gate = GATES.get(ws);
-      if (gate === undefined) return handler(data, isBinary);
-      const decided = decideMessage(gate, messages?.describe?.(data, isBinary) ?? {});
-      gate.tail = gate.tail
-        .then(() => decided)
-        .then((decision) => {
-          if (decision === undefined || decision.allowed) handler(data, isBinary);
-          else refuseMessage(gate, ws, decision);
-        })
-        .catch(report);
-    },
-    verifyClient: (info, done) => {
-      void verify(info.req).then((answer) => {
-        if (answer === undefined) return done(true);
-        done(false, answer.status, answer.body, answer.headers);
+    onMessage: (ws, handler) => (data, isBinary) =>
+      deliver(ws, data, isBinary, () => handler(data, isBinary)),
+    verifyClient,
+    attach,
+    guardUpgrades(server, wss) {
+      const theirs = server.listeners('upgrade') as ((...args: unknown[]) => void)[];
+      if (theirs.length === 0)
+        throw new ConfigError(
+          'guardUpgrades: the server has no upgrade listener yet; call it after serve() / injectWebSocket(server)',
+        );
+      server.removeAllListeners('upgrade');
+      server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+        void upgrade(req, socket).then((admitted) => {
+          if (admitted === undefined) return;
+          pend(req, admitted);
+          for (const listener of theirs) listener.call(server, req, socket, head);
+        });
       });
+      wss?.on('connection', attach);
     },
-    attach: (ws, req) => {
-      const admitted = PENDING.get(req);
-      PENDING.delete(req);
-      admitted?.attach(ws);
+    hono: (upgradeWebSocket) => limitHonoMessages(upgradeWebSocket, deliver),
+    limitServer(server) {
+      if (!isWsServer(server)) {
+        server.use(socketIo.handshake);
+        return;
+      }
+      if (server.options.verifyClient !== undefined)
+        throw new ConfigError('limitServer: this ws server has a verifyClient of its own already');
+      // ws reads its verifyClient option on every upgrade: set on a server a framework built, it decides them.
+      server.options.verifyClient = verifyClient;
+      server.on('connection', attach);
     },
-    socketIo: socketIoLimit({
-      check: (req, ip) => http.check(req, new UpgradeFacts(req, ip)),
-      gateFor,
-      describeEvent: messages?.describeEvent,
-      report,
-      maxDurationMs,
-    }),
+    async checkMessage(connection, event, facts) {
+      const gate = isWsSocket(connection) ? GATES.get(connection) : gateOf(connection);
+      if (gate === undefined) return undefined;
+      const decided = decideMessage(gate, facts);
+      // In arrival order, as the connection's other messages.
+      const turn = gate.tail.then(() => decided);
+      gate.tail = turn.then(() => undefined, report);
+      const decision = await turn;
+      if (decision === undefined || decision.allowed) return undefined;
+      if (gate.refusalOf(decision.rule) === 'close') closeFor(connection, decision);
+      return refusedEvent(event, decision);
+    },
+    socketIo,
     subscriptions: maxSubscriptions === undefined ? undefined : subscriptionLimit(maxSubscriptions),
     close: () => http.limiter.close(),
   };
@@ -224,12 +318,7 @@ export function websocketLimit(options: WebSocketLimitOptions = {}): WebSocketLi
       const verdict = await http.check(req, facts);
       if (verdict.action === 'deny') return rejectHandshake(verdict.denied);
       if (verdict.action === 'skip') return undefined;
-      const admitted = admission(verdict, gateFor(req, facts));
-      PENDING.set(req, admitted);
-      // A handshake that never completes (client gone, bad headers) gives its leases back.
-      req.socket.once('close', () => {
-        if (PENDING.delete(req)) admitted.abandon();
-      });
+      pend(req, admission(verdict, gateFor(req, facts)));
       return undefined;
     } catch (error) {
       report(error);

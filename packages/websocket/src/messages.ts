@@ -58,16 +58,24 @@ export async function decideMessage(gate: MessageGate, facts: MessageFacts): Pro
 
 /** Refuses a message over a limit: an error frame, or the connection closed, per the denying rule's refusal. */
 export function refuseMessage(gate: MessageGate, ws: WebSocket, decision: Decision): void {
-  const retry = Number.isFinite(decision.retryAfterMs) ? Math.ceil(decision.retryAfterMs) : null;
-  if (gate.refusalOf(decision.rule) === 'close') {
-    const seconds = retry === null ? 'never' : `${Math.ceil(retry / 1000)}s`;
-    // A close reason is at most 123 bytes.
-    ws.close(
-      CLOSE_RATE_LIMITED,
-      `rate limited by ${decision.rule ?? 'a rule'}; retry after ${seconds}`.slice(0, 120),
-    );
-  } else if (ws.readyState === ws.OPEN) {
+  const retry = retryMs(decision.retryAfterMs);
+  if (gate.refusalOf(decision.rule) === 'close') closeRateLimited(ws, decision);
+  else if (ws.readyState === ws.OPEN) {
     const frame: RefusedFrame = { type: 'rate_limited', rule: decision.rule ?? null, retryAfterMs: retry };
     ws.send(JSON.stringify(frame));
   }
 }
+
+/** Closes a connection with 4029 and a reason naming the rule and the retry time. */
+export function closeRateLimited(ws: WebSocket, decision: Decision): void {
+  const retry = retryMs(decision.retryAfterMs);
+  const seconds = retry === null ? 'never' : `${Math.ceil(retry / 1000)}s`;
+  // A close reason is at most 123 bytes.
+  ws.close(
+    CLOSE_RATE_LIMITED,
+    `rate limited by ${decision.rule ?? 'a rule'}; retry after ${seconds}`.slice(0, 120),
+  );
+}
+
+/** ms until a refused message would fit; null when never (a cost above the limit). */
+export const retryMs = (ms: number): number | null => (Number.isFinite(ms) ? Math.ceil(ms) : null);

@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Decision } from '@sluice/core';
 import type { DeniedResponse, Verdict } from '@sluice/core/http';
-import { decideMessage, type MessageFacts, type MessageGate } from './messages.js';
+import { decideMessage, type MessageFacts, type MessageGate, retryMs } from './messages.js';
 
 /**
  * What the middleware needs of a socket.io server socket, so this package does not depend on socket.io:
@@ -63,7 +63,16 @@ export interface SocketIoParts {
 
 const GATES = new WeakMap<SocketIoSocket, MessageGate>();
 
-const retryMs = (ms: number): number | null => (Number.isFinite(ms) ? Math.ceil(ms) : null);
+/** The message gate of a socket the handshake middleware admitted. */
+export const gateOf = (socket: SocketIoSocket): MessageGate | undefined => GATES.get(socket);
+
+/** What a refused event (or a gateway's refused message) is answered with. */
+export const refusedEvent = (event: string, decision: Decision): RefusedEvent => ({
+  type: 'rate_limited',
+  event,
+  rule: decision.rule ?? null,
+  retryAfterMs: retryMs(decision.retryAfterMs),
+});
 
 export function socketIoLimit(parts: SocketIoParts): SocketIoLimit {
   async function admit(socket: SocketIoSocket): Promise<Error | undefined> {
@@ -141,12 +150,7 @@ function refuseEvent(
   args: readonly unknown[],
   decision: Decision,
 ): void {
-  const refused: RefusedEvent = {
-    type: 'rate_limited',
-    event,
-    rule: decision.rule ?? null,
-    retryAfterMs: retryMs(decision.retryAfterMs),
-  };
+  const refused = refusedEvent(event, decision);
   const ack = args.at(-1);
   if (typeof ack === 'function') ack(refused);
   else socket.emit(RATE_LIMITED_EVENT, refused);
