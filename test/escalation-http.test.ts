@@ -51,7 +51,12 @@ describe.each(
   });
 
   async function start(setup: Partial<LimiterSetup>): Promise<string> {
-    server = await startServer(framework, { clock: () => T0, store: STORES[storeName]?.(), ...setup });
+    server = await startServer(framework, {
+      clock: () => T0,
+      store: STORES[storeName]?.(),
+      challenge: { secret: 'a-challenge-secret-for-tests' },
+      ...setup,
+    });
     return server.url;
   }
 

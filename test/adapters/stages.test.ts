@@ -26,7 +26,12 @@ describe.each(adapters.map((adapter) => [adapter.name, adapter] as const))(
 
     it('warn, limit, challenge, ban: each in the header, and the 429s in their body', async () => {
       running = await adapter.start({
-        options: { clock: () => T0, logger: { warn: () => {} }, rules: rules(STAGED) },
+        options: {
+          clock: () => T0,
+          logger: { warn: () => {} },
+          rules: rules(STAGED),
+          challenge: { secret: 'a-challenge-secret-for-tests' },
+        },
       });
       const seen: [number, string, string, unknown][] = [];
       for (let i = 0; i < 5; i++) {

@@ -39,6 +39,7 @@ export type LimiterSetup = Pick<
   | 'logger'
   | 'decisionLog'
   | 'observer'
+  | 'challenge'
 > & {
   /** Trust one proxy hop (the loopback peer) for the client address: Fastify trustProxy, Express and Koa alike. */
   readonly trustProxy?: boolean;

@@ -1,6 +1,13 @@
 import { type CanActivate, type ExecutionContext, Inject, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import { type MiddlewareStyle, nodeVerdictWriter, type Verdict, type VerdictWriter } from '@sluice/core/http';
+import {
+  type DeniedResponse,
+  type MiddlewareStyle,
+  nodeVerdictWriter,
+  sendChallengePage,
+  type Verdict,
+  type VerdictWriter,
+} from '@sluice/core/http';
 import type { RateLimitMetadata } from './decorators.js';
 import { RateLimitException } from './exception.js';
 import type { SluiceRequest } from './options.js';
@@ -9,6 +16,18 @@ import { SluiceService } from './service.js';
 import { RATE_LIMIT_METADATA } from './tokens.js';
 
 type Activation = boolean | Promise<boolean>;
+
+/** A denial, thrown for Nest's exception filters, its headers set. */
+function throwDenial(_req: SluiceRequest, res: object, denied: DeniedResponse): never {
+  setHeaders(res, denied.headers);
+  throw new RateLimitException(denied);
+}
+
+/** A challenge page (a browser at the challenge stage): sent here, then thrown, so filters still hear of it. */
+function sendPageAndThrow(_req: SluiceRequest, res: object, denied: DeniedResponse): never {
+  sendChallengePage(rawResponse(res), denied);
+  throw new RateLimitException(denied);
+}
 
 /** A guard goes on by returning true; what it waits for, it returns (a denial rejects it). */
 const GUARD_STYLE: MiddlewareStyle<SluiceRequest, object, undefined, Activation> = {
@@ -43,10 +62,8 @@ export class SluiceGuard implements CanActivate {
         // The client left while waiting: serve nothing (its queue place was given back).
         left: () => false,
         onDenied: undefined,
-        sendDenied: (_req, res, denied) => {
-          setHeaders(res, denied.headers);
-          throw new RateLimitException(denied);
-        },
+        sendDenied: throwDenial,
+        sendPage: sendPageAndThrow,
       },
       GUARD_STYLE,
       sluice.http.report,

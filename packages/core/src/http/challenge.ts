@@ -129,6 +129,18 @@ export function leadingZeroBits(digest: Uint8Array): number {
   return bits;
 }
 
+/** The rule a token names (unverified: for finding the rule whose secret judges it); undefined when malformed. */
+export function tokenRule(token: string): string | undefined {
+  const parts = token.split('.');
+  if (parts.length !== 7 || parts[0] !== VERSION) return undefined;
+  return Buffer.from(parts[1] ?? '', 'base64url').toString();
+}
+
+/** The token's random part: what its replay marker and the pass it earns are keyed by (hashed again there). */
+export function tokenNonce(token: string): string {
+  return token.split('.')[5] ?? '';
+}
+
 /** Solves a challenge by brute force (what @sluice/client and the challenge page do): the solution string. */
 export function solveChallenge(challenge: Pick<Challenge, 'token' | 'difficulty'>): string {
   for (let counter = 0; ; counter++)

@@ -1,4 +1,5 @@
 import type { ServerResponse } from 'node:http';
+import { PAGE_TYPE } from './challengePage.js';
 import type { RateLimitInfo } from './info.js';
 import { reportWhenDone, waitUnlessClosed } from './node.js';
 import type { AdapterStage } from './options.js';
@@ -72,7 +73,11 @@ export function fetchVerdictWriter<C, N extends FetchNext>(
       },
       sendDenied: (c, _same, denied) => {
         setFetchHeaders(response(c).headers, denied.headers);
-        return framework.json(c, denied.body, denied.status);
+        if (denied.html === undefined) return framework.json(c, denied.body, denied.status);
+        // The challenge page, to a browser.
+        const headers = new Headers(response(c).headers);
+        headers.set('Content-Type', PAGE_TYPE);
+        return new Response(denied.html, { status: denied.status, headers });
       },
     },
     report,

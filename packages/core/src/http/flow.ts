@@ -7,6 +7,7 @@ export { ALL_RULES, type CheckScope } from './notes.js';
 export type { Verdict } from './verdict.js';
 
 import type { RouteOptions, RouteScope } from './afterBody.js';
+import { assertSecretGiven, type ChallengeSetup, challengeSetup } from './challengeFlow.js';
 import type { RequestFacts } from './facts.js';
 import { adapterReporter } from './hooks.js';
 import type { InlineLimit } from './inline.js';
@@ -17,6 +18,7 @@ import {
   checkRequest,
   decideWithHooks,
   decideWithoutHooks,
+  decisionLogOf,
   type RequestFlow,
   readsRoute,
 } from './requestFlow.js';
@@ -107,9 +109,16 @@ export function createHttpLimiter<Req, O extends RateLimitOptions<Req>>(
 ): HttpLimiter<Req, O> {
   const options = resolveOptions<Req, O>(given);
   const limiter = limiterFor(options);
-  const flow = requestFlowOf(options, limiter, traits);
+  const challenge = challengeSetup(options.challenge, limiter.rules);
+  const flow = requestFlowOf(options, limiter, traits, challenge);
+  const compile = routeRuleCompiler(limiter, options.lists);
   const routes: RouteCompiling = {
-    compile: routeRuleCompiler(limiter, options.lists),
+    // A route's rule with `challenge` needs the secret as a global one does.
+    compile: (...args) => {
+      const table = compile(...args);
+      assertSecretGiven(table, challenge);
+      return table;
+    },
     notices: flow.notices,
     inlineRoutes: 0,
   };
@@ -131,6 +140,7 @@ function requestFlowOf<Req>(
   options: ResolvedOptions<Req>,
   limiter: Limiter,
   traits: AdapterTraits<Req>,
+  challenge: ChallengeSetup | undefined,
 ): RequestFlow<Req> {
   // Keys read from the header unchecked: rules keyed by api_key deserve a notice.
   const rawKeys = options.apiKey === undefined && options.validateApiKey === undefined;
@@ -155,6 +165,16 @@ function requestFlowOf<Req>(
     decide: hooked ? decideWithHooks : decideWithoutHooks,
     usedTable: undefined,
     usedGlobal: new Set(),
+    challenge:
+      challenge === undefined
+        ? undefined
+        : {
+            setup: challenge,
+            limiter,
+            clock: options.clock ?? Date.now,
+            observer: options.observer,
+            log: decisionLogOf(options),
+          },
   };
 }
 

@@ -1,6 +1,24 @@
 export { DEFAULT_IPV6_SUBNET, normalizeIp } from '../net/ip.js';
 export { afterBodyOf, type RouteOptions, type RouteScope, splitAfterBody } from './afterBody.js';
 export {
+  CHALLENGE_ALGORITHM,
+  type Challenge,
+  issueChallenge,
+  type SolutionVerdict,
+  solveChallenge,
+  verifySolution,
+} from './challenge.js';
+export {
+  type ChallengeOptions,
+  PASS_COOKIE,
+  PASS_HEADER,
+  SOLUTION_COOKIE,
+  SOLUTION_HEADER,
+  type SolutionRefusal,
+} from './challengeFlow.js';
+export { PAGE_TYPE, sendChallengePage } from './challengePage.js';
+export { CHALLENGE_HEADER, challengeHeader } from './challengeResponse.js';
+export {
   type AddressDescriptors,
   buildDescriptors,
   type DescriptorSettings,

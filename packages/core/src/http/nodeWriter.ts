@@ -1,4 +1,5 @@
 import type { ServerResponse } from 'node:http';
+import { sendChallengePage } from './challengePage.js';
 import type { RateLimitInfo } from './info.js';
 import { reportWhenDone, setHeaders, waitUnlessClosed } from './node.js';
 import type { AdapterStage } from './options.js';
@@ -27,6 +28,11 @@ export interface NodeFramework<A, B, N> {
   answered?(a: A, b: B, own: unknown, threw: boolean): unknown;
   /** What the middleware ends with when the client left during a wait; default: nothing. */
   left?(a: A, b: B, next: N): unknown;
+  /**
+   * Sends a challenge page (a denial with `html`); default: written on the Node response, then `left` (so a
+   * framework that must be told it no longer owns the response, Fastify, is told).
+   */
+  sendPage?(a: A, b: B, denied: DeniedResponse): unknown;
 }
 
 /** How a framework's middleware goes on: the parts of {@link VerdictIO} that depend on its calling style. */
@@ -88,7 +94,14 @@ export function nodeVerdictWriter<A, B, N, R>(
       left: framework.left ?? nothing,
       onDenied: framework.onDenied,
       answered: framework.answered ?? ((a, b) => (sent(a, b) ? b : undefined)),
-      sendDenied: framework.sendDenied,
+      sendDenied:
+        // A denial with a page (the challenge stage, to a browser) goes out as HTML on every framework.
+        (a, b, denied) => {
+          if (denied.html === undefined) return framework.sendDenied(a, b, denied);
+          if (framework.sendPage !== undefined) return framework.sendPage(a, b, denied);
+          sendChallengePage(response(a, b), denied);
+          return (framework.left ?? nothing)(a, b, undefined as N);
+        },
     },
     report,
   );

@@ -9,6 +9,7 @@ import type { SampleRates } from '../observe/decisionLog.js';
 import type { RulesSource } from '../rules/contract.js';
 import type { RulesLike } from '../rules/index.js';
 import type { Store } from '../store/contract.js';
+import type { ChallengeOptions, SolutionRefusal } from './challengeFlow.js';
 import { type AddressDescriptors, DEFAULT_RETRY_HEADER, MAX_DESCRIPTOR_LENGTH } from './descriptors.js';
 import { type InlineAlgorithm, inlineAlgorithm, inlineDuration } from './inline.js';
 import { HEADER_FORMATS, type HeaderFormat } from './responses.js';
@@ -28,8 +29,11 @@ export type AdapterStage =
 /** An {@link Observer} that also hears of failures inside the adapter (a throwing `descriptors`, say). */
 export interface AdapterObserver extends Observer {
   onAdapterError?(error: Error, stage: AdapterStage): void;
-  /** A response of a rule with `warn_at` or `challenge` reached an escalation stage (see http/stages.ts). */
-  onStage?(stage: EscalationStage, rule: string): void;
+  /**
+   * A response of a rule with `warn_at` or `challenge` reached an escalation stage (see http/stages.ts); also
+   * `solved` (a good solution earned a pass) and `refused` (a solution refused, with its reason).
+   */
+  onStage?(stage: EscalationStage | 'solved' | 'refused', rule: string, reason?: SolutionRefusal): void;
 }
 
 /** Where start-up notices go (the default-rules announcement, misconfiguration smells). */
@@ -139,6 +143,12 @@ export interface RateLimitOptions<Req> {
   silence?: readonly NoticeCode[];
   /** Every rule behaves as `mode: shadow` (counted, logged, never denied): for a first deployment. Default false. */
   dryRun?: boolean;
+  /**
+   * Proof-of-work challenges of rules with `challenge` (RULES.md, Stages): `secret` signs them (the same on
+   * every process sharing a store); `ttlMs` (default 60000) how long one may be solved; `page` (default true)
+   * a page that solves it for browsers. Required when a rule has `challenge`.
+   */
+  challenge?: ChallengeOptions;
 }
 
 /** The options after validation, defaults filled in. */
@@ -235,6 +245,12 @@ export const rateLimitOptionsSchema = z
       })
       .optional(),
     decisionLog: z.union([z.literal(true), sampleRates]).optional(),
+    // Checked with a did-you-mean of its own at start-up (challengeFlow.ts).
+    challenge: z
+      .custom<ChallengeOptions>((value) => typeof value === 'object' && value !== null, {
+        message: 'must be {secret, ttlMs?, page?}',
+      })
+      .optional(),
   })
   .strict()
   .refine((options) => options.decisionLog === undefined || hasMethods(options.logger ?? console, ['info']), {

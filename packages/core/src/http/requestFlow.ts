@@ -2,6 +2,8 @@ import { isThenable, type Maybe } from '../base/maybe.js';
 import type { CheckOptions, Limiter } from '../engine/engine.js';
 import type { Decision, RuleResult } from '../observe/contract.js';
 import type { CompiledRules, Descriptors } from '../rules/contract.js';
+import { challengeRule, type RedeemContext, redeem } from './challengeFlow.js';
+import { refusedVerdict, withChallenge } from './challengeResponse.js';
 import { buildDescriptors, headerApiKey } from './descriptors.js';
 import type { RequestFacts } from './facts.js';
 import { type AdapterReport, runHook, validCost } from './hooks.js';
@@ -44,6 +46,8 @@ export interface RequestFlow<Req> {
   /** The table whose descriptor names `usedGlobal` holds: looked up again only on a reload. */
   usedTable: CompiledRules | undefined;
   usedGlobal: UsedDescriptors;
+  /** The `challenge` option and what redeeming reads (challengeFlow.ts); undefined without one: no request looks for a solution. */
+  readonly challenge: RedeemContext | undefined;
 }
 
 const SKIP: Verdict = Object.freeze({ action: 'skip' });
@@ -99,7 +103,7 @@ export function decideWithHooks<Req>(
       const costOf = cost ? hook(flow, 'cost', () => cost(req)) : undefined;
       return then(costOf, (costValue) => {
         const built = buildDescriptors(facts, flow.options, extra, usedBy(flow, scope), flow.onlyUsed);
-        return judge(flow, req, built, costValue, scope);
+        return judge(flow, req, facts, built, costValue, scope);
       });
     });
   });
@@ -113,7 +117,7 @@ export function decideWithoutHooks<Req>(
   scope: CheckScope,
 ): Maybe<Verdict> {
   const built = buildDescriptors(facts, flow.options, undefined, usedBy(flow, scope), flow.onlyUsed);
-  return judge(flow, req, built, undefined, scope);
+  return judge(flow, req, facts, built, undefined, scope);
 }
 
 /** The descriptor names the rules of this check read (the limiter's own and the route's). */
@@ -160,6 +164,7 @@ function apiKeyOf<Req>(flow: RequestFlow<Req>, req: Req, facts: RequestFacts): M
 function judge<Req>(
   flow: RequestFlow<Req>,
   req: Req,
+  facts: RequestFacts,
   descriptors: Descriptors,
   cost: number | undefined,
   scope: CheckScope,
@@ -169,6 +174,29 @@ function judge<Req>(
     valid === undefined && scope.rules === undefined && scope.global !== false
       ? NO_OPTIONS
       : { cost: valid, rules: scope.rules, global: scope.global };
+  // Only limiters given `challenge` look for a solution or a pass (challengeFlow.ts).
+  if (flow.challenge !== undefined) {
+    const redeemed = redeem(flow.challenge, facts, descriptors, checkOptions, scope);
+    if (redeemed !== undefined)
+      return then(redeemed, (r) => {
+        if (r.kind === 'refused') return refusedVerdict(r.rule, r.reason, flow.limiter.version);
+        if (r.kind === 'plain') return decideNow(flow, req, facts, descriptors, checkOptions, scope);
+        const verdict = verdictOf(flow, req, facts, descriptors, r.decision, scope);
+        if (r.headers !== undefined && verdict.action === 'allow') Object.assign(verdict.headers, r.headers);
+        return verdict;
+      });
+  }
+  return decideNow(flow, req, facts, descriptors, checkOptions, scope);
+}
+
+function decideNow<Req>(
+  flow: RequestFlow<Req>,
+  req: Req,
+  facts: RequestFacts,
+  descriptors: Descriptors,
+  checkOptions: CheckOptions,
+  scope: CheckScope,
+): Maybe<Verdict> {
   let decision: Decision | Promise<Decision>;
   try {
     decision = flow.limiter.decide(descriptors, checkOptions);
@@ -176,9 +204,9 @@ function judge<Req>(
     flow.report(error, 'check');
     return SKIP;
   }
-  if (!isThenable(decision)) return verdictOf(flow, req, decision, scope);
+  if (!isThenable(decision)) return verdictOf(flow, req, facts, descriptors, decision, scope);
   return decision.then(
-    (settled) => verdictOf(flow, req, settled, scope),
+    (settled) => verdictOf(flow, req, facts, descriptors, settled, scope),
     (error: unknown) => {
       flow.report(error, 'check');
       return SKIP;
@@ -186,13 +214,37 @@ function judge<Req>(
   );
 }
 
-function verdictOf<Req>(flow: RequestFlow<Req>, req: Req, decision: Decision, scope: CheckScope): Verdict {
+function verdictOf<Req>(
+  flow: RequestFlow<Req>,
+  req: Req,
+  facts: RequestFacts,
+  descriptors: Descriptors,
+  decision: Decision,
+  scope: CheckScope,
+): Verdict {
   const verdict = plainVerdictOf(flow, req, decision, scope);
-  const stage = stageOf(decision, [flow.limiter.rules, scope.rules]);
+  const tables = [flow.limiter.rules, scope.rules];
+  const stage = stageOf(decision, tables);
   if (stage === undefined) return verdict;
-  const { logger, decisionLog } = flow.options;
-  const log = decisionLog === undefined ? undefined : logger.info?.bind(logger);
-  return withStage(verdict, stage, log, flow.options.observer);
+  const staged = withStage(verdict, stage, decisionLogOf(flow.options), flow.options.observer);
+  if (stage.stage !== 'challenge' || flow.challenge === undefined) return staged;
+  const rule = challengeRule(stage.rule, tables);
+  if (rule === undefined) return staged;
+  return withChallenge(
+    flow.challenge.setup,
+    staged,
+    rule,
+    stage.violations ?? 0,
+    descriptors,
+    facts,
+    flow.clock(),
+  );
+}
+
+/** Where a stage's or a challenge's decision-log line goes: the logger's `info`, when `decisionLog` is on. */
+export function decisionLogOf<Req>(options: ResolvedOptions<Req>): ((entry: object) => void) | undefined {
+  const { logger, decisionLog } = options;
+  return decisionLog === undefined ? undefined : logger.info?.bind(logger);
 }
 
 function plainVerdictOf<Req>(

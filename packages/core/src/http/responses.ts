@@ -80,6 +80,16 @@ export interface DeniedBody {
   readonly bannedUntil?: string;
   /** The escalation stage, for a rule with `warn_at` or `challenge` (http/stages.ts). */
   readonly stage?: 'limit' | 'challenge' | 'ban';
+  /** At the challenge stage: the proof-of-work challenge to solve (http/challengeResponse.ts). */
+  readonly challenge?: {
+    readonly algorithm: string;
+    readonly difficulty: number;
+    readonly token: string;
+    /** ISO 8601, UTC. */
+    readonly expiresAt: string;
+  };
+  /** A 403 for a solution refused: why (`replayed`, `expired`, `forged`, `wrong_key`...). */
+  readonly refused?: string;
 }
 
 /** Everything a denied response is made of; `onDenied` receives it to build its own. */
@@ -89,6 +99,8 @@ export interface DeniedResponse {
   readonly headers: HeaderValues;
   readonly body: DeniedBody;
   readonly decision: Decision;
+  /** At the challenge stage, for a browser (Accept: text/html): a page that solves the challenge, sent instead of the body. */
+  readonly html?: string;
 }
 
 /**

@@ -1,0 +1,349 @@
+import { ConfigError } from '../base/errors.js';
+import type { Maybe } from '../base/maybe.js';
+import { isThenable } from '../base/maybe.js';
+import { checkOptionNames } from '../base/optionNames.js';
+import type { CheckOptions, Limiter } from '../engine/engine.js';
+import type { Decision } from '../observe/contract.js';
+import type { CompiledRule, CompiledRules, Descriptors } from '../rules/contract.js';
+import { tagFor } from '../rules/keys.js';
+import { type SolutionVerdict, tokenNonce, tokenRule, verifySolution } from './challenge.js';
+import { issuePass, passRule, readPass } from './challengePass.js';
+import type { RequestFacts } from './facts.js';
+import type { CheckScope } from './notes.js';
+import type { AdapterObserver } from './options.js';
+import type { HeaderValues } from './responses.js';
+import { STAGE_HEADER } from './stages.js';
+
+/*
+ * Redeeming a proof-of-work challenge (http/challenge.ts): a request bearing a solution, or the pass a solution
+ * earned, is decided with its challenge rule left out and, in the same store call, a counter of its own: a
+ * solution's replay marker (limit 1, keyed by the challenge's nonce) and the pass's budget (limit `pass`, for
+ * `for`, keyed the same). A denial of either commits nothing, as any denial in a store call. Only limiters
+ * given `challenge: {secret}` look for either, and only in requests that carry one.
+ */
+
+/** The `challenge` option of an adapter. */
+export interface ChallengeOptions {
+  /** HMAC secret signing challenges and passes; the same on every process sharing a store. */
+  readonly secret: string;
+  /** How long a challenge may be solved and sent back, ms. Default 60000. */
+  readonly ttlMs?: number;
+  /** A 429 at the challenge stage to a request accepting text/html is a page that solves it. Default true. */
+  readonly page?: boolean;
+}
+
+/** The `challenge` option, checked, defaults filled in. */
+export interface ChallengeSetup {
+  readonly secret: string;
+  readonly ttlMs: number;
+  readonly page: boolean;
+}
+
+/** Why a solution was refused, as metrics and the decision log name it (bounded). */
+export type SolutionRefusal = Exclude<SolutionVerdict, 'ok'> | 'replayed';
+
+export const SOLUTION_HEADER = 'sluice-solution';
+export const PASS_HEADER = 'sluice-pass';
+export const SOLUTION_COOKIE = 'sluice_solution';
+export const PASS_COOKIE = 'sluice_pass';
+/** The descriptor the marker and pass counters are keyed by: the solved challenge's nonce. */
+const NONCE_DESCRIPTOR = 'sluice_challenge';
+const DEFAULT_TTL_MS = 60_000;
+const OPTION_NAMES = ['secret', 'ttlMs', 'page'];
+
+/** The `challenge` option at start-up: ConfigError when wrong, or when a rule has `challenge` and no secret is given. */
+export function challengeSetup(given: unknown, table: CompiledRules): ChallengeSetup | undefined {
+  if (given === undefined) {
+    assertSecretGiven(table, undefined);
+    return undefined;
+  }
+  if (typeof given !== 'object' || given === null)
+    throw new ConfigError('challenge must be {secret, ttlMs?, page?}');
+  checkOptionNames('challenge', given, OPTION_NAMES);
+  const { secret, ttlMs, page } = given as Partial<ChallengeOptions>;
+  if (typeof secret !== 'string' || secret.length < 16)
+    throw new ConfigError(
+      'challenge.secret must be a string of at least 16 characters (it signs challenges)',
+    );
+  if (ttlMs !== undefined && !(Number.isInteger(ttlMs) && ttlMs >= 1000))
+    throw new ConfigError('challenge.ttlMs must be a whole number of ms, at least 1000');
+  if (page !== undefined && typeof page !== 'boolean')
+    throw new ConfigError('challenge.page must be true or false');
+  return { secret, ttlMs: ttlMs ?? DEFAULT_TTL_MS, page: page ?? true };
+}
+
+/** A table with a `challenge` rule needs the secret to sign its challenges: refused at start without one. */
+export function assertSecretGiven(table: CompiledRules, setup: ChallengeSetup | undefined): void {
+  if (setup !== undefined) return;
+  const rule = table.rules.find((r) => r.challenge !== undefined);
+  if (rule !== undefined)
+    throw new ConfigError(
+      `rule ${rule.name} has challenge, which needs a secret to sign its challenges: give the option challenge: {secret}`,
+    );
+}
+
+/** Rules of a table with `challenge`, by name; null when none has. */
+const challengeRulesOf = new WeakMap<CompiledRules, ReadonlyMap<string, CompiledRule> | null>();
+
+function challengeRules(table: CompiledRules): ReadonlyMap<string, CompiledRule> | null {
+  let byName = challengeRulesOf.get(table);
+  if (byName === undefined) {
+    const found = table.rules.filter((rule) => rule.challenge !== undefined);
+    byName = found.length === 0 ? null : new Map(found.map((rule) => [rule.name, rule]));
+    challengeRulesOf.set(table, byName);
+  }
+  return byName;
+}
+
+/** The challenge rule named `name` in the tables of this check; undefined when none. */
+export function challengeRule(
+  name: string | undefined,
+  tables: readonly (CompiledRules | undefined)[],
+): CompiledRule | undefined {
+  if (name === undefined) return undefined;
+  for (const table of tables) {
+    const rule = table === undefined ? undefined : challengeRules(table)?.get(name);
+    if (rule !== undefined) return rule;
+  }
+  return undefined;
+}
+
+/** What a request brings: a solution or a pass, by header (a program) or cookie (a browser). */
+interface Credential {
+  readonly kind: 'solution' | 'pass';
+  readonly value: string;
+  readonly rule: CompiledRule;
+  readonly cookie: boolean;
+}
+
+function headerText(facts: RequestFacts, name: string): string | undefined {
+  const value = facts.header(name);
+  return typeof value === 'string' ? value : value?.[0];
+}
+
+/** A cookie's value from the Cookie header; undefined when absent. */
+export function cookieValue(facts: RequestFacts, name: string): string | undefined {
+  const header = headerText(facts, 'cookie');
+  if (header === undefined) return undefined;
+  for (const part of header.split(';')) {
+    const eq = part.indexOf('=');
+    if (eq > 0 && part.slice(0, eq).trim() === name) return decodeURIComponent(part.slice(eq + 1).trim());
+  }
+  return undefined;
+}
+
+/**
+ * The credential a request carries for a challenge rule of this check: a solution header first (sent once,
+ * after a 429), then a pass (header, then cookie), then a solution cookie (the challenge page's).
+ */
+function credentialOf(
+  facts: RequestFacts,
+  tables: readonly (CompiledRules | undefined)[],
+): Credential | undefined {
+  const found = (
+    kind: Credential['kind'],
+    value: string | undefined,
+    cookie: boolean,
+  ): Credential | undefined => {
+    if (value === undefined || value === '') return undefined;
+    const name = kind === 'pass' ? passRule(value) : tokenRule(value.slice(0, value.lastIndexOf(':')));
+    const rule = challengeRule(name, tables);
+    return rule === undefined ? undefined : { kind, value, rule, cookie };
+  };
+  return (
+    found('solution', headerText(facts, SOLUTION_HEADER)?.trim(), false) ??
+    found('pass', headerText(facts, PASS_HEADER)?.trim(), false) ??
+    found('pass', cookieValue(facts, PASS_COOKIE), true) ??
+    found('solution', cookieValue(facts, SOLUTION_COOKIE), true)
+  );
+}
+
+/** What the request flow needs for a redemption. */
+export interface RedeemContext {
+  readonly setup: ChallengeSetup;
+  readonly limiter: Limiter;
+  readonly clock: () => number;
+  readonly observer: Pick<AdapterObserver, 'onStage'> | undefined;
+  /** The decision log's `info`, when on. */
+  readonly log: ((entry: object) => void) | undefined;
+}
+
+/** How a redemption ends: a decision (with headers for its response), a refusal, or nothing to redeem after all. */
+export type Redemption =
+  | { readonly kind: 'decided'; readonly decision: Decision; readonly headers: HeaderValues | undefined }
+  | { readonly kind: 'refused'; readonly rule: string; readonly reason: SolutionRefusal }
+  | { readonly kind: 'plain' };
+
+const PLAIN: Redemption = Object.freeze({ kind: 'plain' });
+
+/**
+ * Redeems the solution or pass the request carries, deciding it; undefined when it carries none for a rule of
+ * this check (the usual case: two header reads). A refused solution sent in a header is refused; one in a
+ * cookie (a stale page's), and a pass that is over or not this key's, leave the request to the usual decision.
+ */
+export function redeem(
+  context: RedeemContext,
+  facts: RequestFacts,
+  descriptors: Descriptors,
+  options: CheckOptions,
+  scope: CheckScope,
+): Maybe<Redemption> | undefined {
+  const global = scope.global === false ? undefined : context.limiter.rules;
+  const credential = credentialOf(facts, [global, scope.rules]);
+  if (credential === undefined) return undefined;
+  const { rule } = credential;
+  const { secret } = context.setup;
+  const keyHash = tagFor(rule, descriptors, secret);
+  if (keyHash === undefined) return undefined;
+  const now = context.clock();
+  let nonce: string;
+  if (credential.kind === 'solution') {
+    const verdict = verifySolution(secret, credential.value, rule.name, keyHash, now);
+    if (verdict !== 'ok') return refuse(context, credential, verdict);
+    nonce = tokenNonce(credential.value.slice(0, credential.value.lastIndexOf(':')));
+  } else {
+    const pass = readPass(secret, credential.value, keyHash, now);
+    if (pass === undefined || pass.rule !== rule.name) return undefined;
+    nonce = pass.id;
+  }
+  const counters = countersOf(rule, context.setup, credential.kind);
+  const table = passTable(global, scope.rules, rule, counters);
+  let decided: Decision | Promise<Decision>;
+  try {
+    decided = context.limiter.decide(
+      { ...descriptors, [NONCE_DESCRIPTOR]: nonce },
+      { ...options, rules: table, global: false },
+    );
+  } catch {
+    return PLAIN;
+  }
+  const settle = (decision: Decision): Redemption =>
+    redeemed(context, credential, decision, counters, { keyHash, nonce, now, matched: table.matched });
+  return isThenable(decided) ? decided.then(settle, () => PLAIN) : settle(decided);
+}
+
+/** A refused solution: counted and logged with its reason; refused when sent in a header. */
+function refuse(context: RedeemContext, credential: Credential, reason: SolutionRefusal): Redemption {
+  const rule = credential.rule.name;
+  try {
+    context.observer?.onStage?.('refused', rule, reason);
+  } catch {
+    // An observer bug must not reach the request path.
+  }
+  context.log?.({
+    event: 'challenge_refused',
+    rule,
+    reason,
+    carrier: credential.cookie ? 'cookie' : 'header',
+  });
+  return credential.cookie ? PLAIN : { kind: 'refused', rule, reason };
+}
+
+function redeemed(
+  context: RedeemContext,
+  credential: Credential,
+  decision: Decision,
+  counters: readonly CompiledRule[],
+  seen: { keyHash: string; nonce: string; now: number; matched: boolean },
+): Redemption {
+  // The challenge rule does not apply to this request: nothing was redeemed, the decision is the usual one.
+  if (!seen.matched) return { kind: 'decided', decision, headers: undefined };
+  const [marker, budget] = credential.kind === 'solution' ? counters : [undefined, counters[0]];
+  const deniedBy = (counter: CompiledRule | undefined) =>
+    counter !== undefined && decision.results.some((r) => r.rule === counter.name && !r.allowed && !r.failed);
+  if (deniedBy(marker)) return refuse(context, credential, 'replayed');
+  // A pass used up: the rule counts this request again, as any other.
+  if (deniedBy(budget)) return PLAIN;
+  if (!decision.allowed || credential.kind === 'pass')
+    return { kind: 'decided', decision, headers: undefined };
+  const rule = credential.rule;
+  const passMs = rule.challenge!.passMs;
+  const pass = issuePass(context.setup.secret, {
+    rule: rule.name,
+    keyHash: seen.keyHash,
+    id: seen.nonce,
+    until: seen.now + passMs,
+  });
+  try {
+    context.observer?.onStage?.('solved', rule.name);
+  } catch {
+    // An observer bug must not reach the request path.
+  }
+  context.log?.({ event: 'challenge_solved', rule: rule.name });
+  const headers: HeaderValues = {
+    'Sluice-Pass': pass,
+    [STAGE_HEADER]: `solved;rule="${rule.name}"`,
+  };
+  if (credential.cookie)
+    headers['Set-Cookie'] =
+      `${PASS_COOKIE}=${pass}; Path=/; Max-Age=${Math.ceil(passMs / 1000)}; HttpOnly; SameSite=Lax`;
+  return { kind: 'decided', decision, headers };
+}
+
+/** The counters of a redemption, made once per rule: [marker, budget] for a solution, [budget] for a pass. */
+const solutionCounters = new WeakMap<CompiledRule, readonly CompiledRule[]>();
+const passCounters = new WeakMap<CompiledRule, readonly CompiledRule[]>();
+
+function countersOf(
+  rule: CompiledRule,
+  setup: ChallengeSetup,
+  kind: Credential['kind'],
+): readonly CompiledRule[] {
+  const cache = kind === 'solution' ? solutionCounters : passCounters;
+  let counters = cache.get(rule);
+  if (counters === undefined) {
+    const policy = rule.challenge!;
+    const budget = counter(rule, 'pass', policy.passRequests, policy.passMs);
+    // The marker outlives the challenge: a solution is refused as expired after that anyway.
+    counters = kind === 'solution' ? [counter(rule, 'solved', 1, setup.ttlMs), budget] : [budget];
+    cache.set(rule, counters);
+  }
+  return counters;
+}
+
+/**
+ * A counter of a challenge rule's, opened by the first request that counts on it (first_request_window): named
+ * `rule.suffix`, which no rule name can be, and keyed by the solved challenge's nonce.
+ */
+function counter(rule: CompiledRule, suffix: string, limit: number, windowMs: number): CompiledRule {
+  return Object.freeze({
+    name: `${rule.name}.${suffix}`,
+    match: {},
+    key: [NONCE_DESCRIPTOR],
+    global: false,
+    algorithm: 'first_request_window',
+    params: { limit, windowMs, burst: limit },
+    mode: 'enforce',
+    rollout: 100,
+    onStoreError: rule.onStoreError,
+    scope: rule.scope,
+  });
+}
+
+/** The check's rules with the challenge rule left out and the counters in its place (when it matches). */
+function passTable(
+  global: CompiledRules | undefined,
+  route: CompiledRules | undefined,
+  skipped: CompiledRule,
+  counters: readonly CompiledRule[],
+): CompiledRules & { matched: boolean } {
+  const base = global ?? route!;
+  const table = {
+    domain: base.domain,
+    version: base.version,
+    rules: [],
+    actions: global?.actions === true || route?.actions === true,
+    adaptive: global?.adaptive === true || route?.adaptive === true,
+    matched: false,
+    match(descriptors: Descriptors, now: number, lists?: Parameters<CompiledRules['match']>[2]) {
+      const matched = [
+        ...(global?.match(descriptors, now, lists) ?? []),
+        ...(route?.match(descriptors, now, lists) ?? []),
+      ];
+      const kept = matched.filter((rule) => rule !== skipped);
+      table.matched = kept.length < matched.length;
+      return table.matched ? [...kept, ...counters] : matched;
+    },
+  };
+  return table;
+}

@@ -1,0 +1,89 @@
+import type { Decision } from '../observe/contract.js';
+import type { CompiledRule, Descriptors } from '../rules/contract.js';
+import { tagFor } from '../rules/keys.js';
+import { type Challenge, difficultyFor, issueChallenge } from './challenge.js';
+import type { ChallengeSetup, SolutionRefusal } from './challengeFlow.js';
+import { challengePage } from './challengePage.js';
+import type { RequestFacts } from './facts.js';
+import { rateLimitInfo } from './info.js';
+import type { HeaderValues } from './responses.js';
+import type { Verdict } from './verdict.js';
+
+/** Header of a 429 at the challenge stage: `"<token>";alg=sha256-leading-zero-bits;difficulty=18;expires=<unix s>`. */
+export const CHALLENGE_HEADER = 'Sluice-Challenge';
+
+/** The RFC 9651 item of a challenge (the token is a string: its characters need no escaping). */
+export function challengeHeader(challenge: Challenge): string {
+  const expires = Math.floor(challenge.expiresAt / 1000);
+  return `"${challenge.token}";alg=${challenge.algorithm};difficulty=${challenge.difficulty};expires=${expires}`;
+}
+
+/**
+ * The 429 of the challenge stage with its challenge: the header, the body's `challenge`, and for a request that
+ * accepts text/html a page that solves it. Bound to the key's hash under the secret (never the key).
+ */
+export function withChallenge(
+  setup: ChallengeSetup,
+  verdict: Verdict,
+  rule: CompiledRule,
+  violations: number,
+  descriptors: Descriptors,
+  facts: RequestFacts,
+  now: number,
+): Verdict {
+  if (verdict.action !== 'deny' || rule.challenge === undefined) return verdict;
+  const keyHash = tagFor(rule, descriptors, setup.secret);
+  if (keyHash === undefined) return verdict;
+  const policy = rule.challenge;
+  const difficulty = difficultyFor(policy.difficulty, policy.after, violations);
+  const challenge = issueChallenge(setup.secret, rule.name, keyHash, difficulty, now, setup.ttlMs);
+  const { denied } = verdict;
+  const headers: HeaderValues = { ...denied.headers, [CHALLENGE_HEADER]: challengeHeader(challenge) };
+  const body = {
+    ...denied.body,
+    challenge: {
+      algorithm: challenge.algorithm,
+      difficulty: challenge.difficulty,
+      token: challenge.token,
+      expiresAt: new Date(challenge.expiresAt).toISOString(),
+    },
+  };
+  const html = setup.page && acceptsHtml(facts) ? challengePage(challenge, rule.name) : undefined;
+  return { ...verdict, denied: { ...denied, headers, body, ...(html === undefined ? {} : { html }) } };
+}
+
+/** A browser's navigation: its Accept names text/html (a fetch or API client's does not). */
+function acceptsHtml(facts: RequestFacts): boolean {
+  const accept = facts.header('accept');
+  const text = typeof accept === 'string' ? accept : accept?.join(',');
+  return text?.includes('text/html') === true;
+}
+
+/** A solution refused (sent in a header): 403, with the reason; nothing was counted. */
+export function refusedVerdict(rule: string, reason: SolutionRefusal, version: string): Verdict {
+  const decision: Decision = {
+    allowed: false,
+    rule,
+    retryAfterMs: Number.POSITIVE_INFINITY,
+    delayMs: 0,
+    limit: 0,
+    remaining: 0,
+    resetMs: 0,
+    failedOpen: false,
+    reason: 'deny',
+    results: [],
+    leases: [],
+    version,
+    action: 'deny',
+  };
+  return {
+    action: 'deny',
+    denied: {
+      status: 403,
+      headers: { 'Cache-Control': 'no-store', 'X-RateLimit-Rule': rule },
+      body: { error: 'forbidden', rule, retryAfter: null, refused: reason },
+      decision,
+    },
+    info: rateLimitInfo(decision, undefined),
+  };
+}
