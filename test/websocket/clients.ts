@@ -1,5 +1,6 @@
 /** The `ws` client as the WebSocket tests use it: an open socket (frames collected) or the refused handshake. */
 import type { IncomingMessage } from 'node:http';
+import { expect } from 'vitest';
 import { WebSocket } from 'ws';
 import { sleep } from '../long-lived/privateRedis.js';
 
@@ -59,3 +60,24 @@ export const SOCKETS_PER_IP = {
   algorithm: 'concurrency',
   limit: { concurrent: 2, lease: '2s' },
 } as const;
+
+/** Two `chat` events per connection (socket.io, NestJS gateways: the event is a descriptor). */
+export const CHAT_PER_CONNECTION = {
+  name: 'chat_per_connection',
+  match: { event: 'chat' },
+  key: ['connection'],
+  limit: { requests: 2, per: '60s' },
+} as const;
+
+/** Connects and expects the handshake refused like a request: 429, Retry-After, RateLimit fields, JSON naming `rule`. */
+export async function expectRefusedHandshake(url: string, rule: string): Promise<void> {
+  const attempt = await connect(url);
+  if (!('refused' in attempt)) {
+    attempt.ws.close();
+    throw new Error('the socket was opened');
+  }
+  expect(attempt.refused.statusCode).toBe(429);
+  expect(Number(attempt.refused.headers['retry-after'])).toBeGreaterThan(0);
+  expect(attempt.refused.headers.ratelimit ?? attempt.refused.headers['ratelimit-policy']).toBeDefined();
+  expect(JSON.parse(attempt.body)).toMatchObject({ error: 'rate_limited', rule });
+}

@@ -26,3 +26,9 @@ export {
   type SocketIoSocket,
 } from './socketio.js';
 export { type Subscribed, type SubscriptionLimit, subscriptionLimit } from './subscriptions.js';
+export {
+  type ByteThrottle,
+  type ByteThrottleOptions,
+  byteThrottle,
+  ThrottlePieceTooLargeError,
+} from './throttle.js';

@@ -288,7 +288,7 @@ export function websocketLimit(options: WebSocketLimitOptions = {}): WebSocketLi
         server.use(socketIo.handshake);
         return;
       }
-      if (server.options.verifyClient !== undefined)
+      if (server.options.verifyClient != null)
         throw new ConfigError('limitServer: this ws server has a verifyClient of its own already');
       // ws reads its verifyClient option on every upgrade: set on a server a framework built, it decides them.
       server.options.verifyClient = verifyClient;
