@@ -196,6 +196,8 @@ interface Sample {
   readonly rps: number;
   readonly p99: number;
   readonly cpuUsPerReq: number;
+  /** CPU of the PostgreSQL server (postmaster and backends) per request, µs. */
+  readonly dbUsPerReq: number;
   readonly tripsPerReq: number;
   readonly txPerReq: number;
   readonly invalid: boolean;
@@ -234,6 +236,41 @@ async function buildBenchOnly(): Promise<void> {
   const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
   const root = fileURLToPath(new URL('..', import.meta.url));
   execFileSync(process.execPath, [tsc, '-p', 'bench/tsconfig.build.json'], { cwd: root, stdio: 'inherit' });
+}
+
+/**
+ * CPU time of the PostgreSQL server so far, µs: the postmaster's own and its reaped children's, and every live
+ * backend's (from /proc/<pid>/stat, in clock ticks).
+ */
+async function databaseCpuMicros(pid: number, ticks: number): Promise<number> {
+  const { execFileSync } = await import('node:child_process');
+  const { readFileSync } = await import('node:fs');
+  const fields = (target: string) => {
+    try {
+      const stat = readFileSync(`/proc/${target}/stat`, 'utf8');
+      // After the command name in parentheses: state is field 3, utime 14, stime 15, cutime 16, cstime 17.
+      return stat
+        .slice(stat.lastIndexOf(')') + 2)
+        .split(' ')
+        .map(Number);
+    } catch {
+      return undefined; // a backend that ended meanwhile
+    }
+  };
+  let total = 0;
+  const own = fields(String(pid));
+  if (own !== undefined) total += own[11]! + own[12]! + own[13]! + own[14]!;
+  let children: string[] = [];
+  try {
+    children = execFileSync('pgrep', ['-P', String(pid)], { encoding: 'utf8' })
+      .trim()
+      .split('\n');
+  } catch {}
+  for (const child of children.filter(Boolean)) {
+    const stat = fields(child);
+    if (stat !== undefined) total += stat[11]! + stat[12]!;
+  }
+  return (total * 1_000_000) / ticks;
 }
 
 /** Moves the postmaster and every process it started to `cpu`; backends forked later inherit it. */
@@ -281,10 +318,12 @@ async function main(): Promise<void> {
   const load = startLoad();
   const admin = new pg.Pool({ connectionString: database.url, max: 1 });
   const version = (await admin.query('SHOW server_version')).rows[0].server_version as string;
+  const ticks = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim());
+  const databaseCpu = () => databaseCpuMicros(database.pid, ticks);
 
   /** One server child on the server CPU, through IPC as lib/children.ts does for the main bench. */
-  async function startServer(spec: PgSpec) {
-    const child = spawn('taskset', ['-c', String(SERVER_CPU), process.execPath, script], {
+  async function startServer(spec: PgSpec, nodeFlags: readonly string[] = []) {
+    const child = spawn('taskset', ['-c', String(SERVER_CPU), process.execPath, ...nodeFlags, script], {
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
       env: { ...process.env, BENCH_PG_SPEC: JSON.stringify(spec) },
     });
@@ -316,6 +355,28 @@ async function main(): Promise<void> {
     };
   }
 
+  const profiled = args.get('profile') as Contender | undefined;
+  if (profiled !== undefined) {
+    for (const rules of sets) {
+      const prefix = `p${Math.random().toString(36).slice(2, 8)}_`;
+      await profileServer(
+        (flags) => startServer({ contender: profiled, rules, url: database.url, prefix }, flags),
+        (url, seconds) =>
+          load.run({
+            url,
+            scenario: rules === 'one' ? 'rotating' : 'three',
+            connections: CONNECTIONS,
+            durationS: seconds,
+          }),
+        `${profiled} ${rules}`,
+        durationS,
+      );
+    }
+    await admin.end();
+    await load.stop();
+    await database.stop();
+    return;
+  }
   const samples: Sample[] = [];
   const contenders: Contender[] = ['none', 'sluice', 'rlflex'];
   for (const rules of sets) {
@@ -328,6 +389,7 @@ async function main(): Promise<void> {
     const measure = async (contender: Contender, rate?: number): Promise<Sample> => {
       const server = servers.get(contender)!;
       const before = await server.stats();
+      const dbBefore = await databaseCpu();
       const result = await load.run({
         url: server.url,
         scenario: rules === 'one' ? 'rotating' : 'three',
@@ -335,6 +397,7 @@ async function main(): Promise<void> {
         durationS,
         ...(rate === undefined ? {} : { rate }),
       });
+      const dbAfter = await databaseCpu();
       const after = await server.stats();
       const requests = Math.max(1, after.requests - before.requests);
       const invalid =
@@ -347,6 +410,7 @@ async function main(): Promise<void> {
         rps: result.rps,
         p99: result.p99,
         cpuUsPerReq: (after.cpuMicros - before.cpuMicros) / requests,
+        dbUsPerReq: (dbAfter - dbBefore) / requests,
         tripsPerReq: (after.roundTrips - before.roundTrips) / requests,
         txPerReq: (after.transactions - before.transactions) / requests,
         invalid,
@@ -391,6 +455,70 @@ async function main(): Promise<void> {
   await database.stop();
 }
 
+interface ProfileNode {
+  readonly id: number;
+  readonly callFrame: { functionName: string; url: string; lineNumber: number };
+  readonly children?: number[];
+}
+
+/**
+ * `--profile=<contender>`: that server under node --cpu-prof, loaded for `seconds` after a 2 s warm-up; prints
+ * its rate, then the files and functions with the most self time, and the total time under a few named functions.
+ */
+async function profileServer(
+  start: (nodeFlags: readonly string[]) => Promise<{ url: string; stop(): Promise<void> }>,
+  run: (url: string, seconds: number) => Promise<{ rps: number; p99: number }>,
+  label: string,
+  seconds: number,
+): Promise<void> {
+  const { mkdtempSync, readdirSync, readFileSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const { join } = await import('node:path');
+  const dir = mkdtempSync(join(tmpdir(), 'sluice-pg-prof-'));
+  const server = await start(['--cpu-prof', `--cpu-prof-dir=${dir}`]);
+  await run(server.url, 2);
+  const result = await run(server.url, seconds);
+  await server.stop();
+  console.log(`${label}: ${Math.round(result.rps)} req/s, p99 ${result.p99} ms`);
+  const file = readdirSync(dir).find((name) => name.endsWith('.cpuprofile'));
+  if (file === undefined) throw new Error('no profile written');
+  const profile = JSON.parse(readFileSync(join(dir, file), 'utf8')) as {
+    nodes: ProfileNode[];
+    samples: number[];
+  };
+  const byId = new Map(profile.nodes.map((node) => [node.id, node]));
+  const parent = new Map<number, number>();
+  for (const node of profile.nodes) for (const child of node.children ?? []) parent.set(child, node.id);
+  const place = (url: string) => url.replace(/^.*\/(node_modules|packages)\//, '');
+  const self = new Map<string, number>();
+  const byFile = new Map<string, number>();
+  const total = new Map<string, number>();
+  for (const id of profile.samples) {
+    const frame = byId.get(id)!.callFrame;
+    const where = `${frame.functionName || '(anonymous)'} ${place(frame.url)}:${frame.lineNumber + 1}`;
+    self.set(where, (self.get(where) ?? 0) + 1);
+    const owner = place(frame.url).replace(/\/(built|lib|dist)\/.*$/, '') || '(native)';
+    byFile.set(owner, (byFile.get(owner) ?? 0) + 1);
+    // Inclusive time: every distinct function on the sample's stack.
+    const stack = new Set<string>();
+    for (let at: number | undefined = id; at !== undefined; at = parent.get(at)) {
+      const f = byId.get(at)!.callFrame;
+      stack.add(`${f.functionName || '(anonymous)'} ${place(f.url)}:${f.lineNumber + 1}`);
+    }
+    for (const name of stack) total.set(name, (total.get(name) ?? 0) + 1);
+  }
+  const count = profile.samples.length;
+  const show = (title: string, map: Map<string, number>, n: number) => {
+    console.log(title);
+    for (const [name, hits] of [...map].sort((a, b) => b[1] - a[1]).slice(0, n))
+      console.log(`${((100 * hits) / count).toFixed(1).padStart(5)}%  ${name}`);
+  };
+  show('self time by file:', byFile, 20);
+  show('self time by function:', self, 40);
+  show('total time by function:', total, 60);
+  console.log(`profile: ${join(dir, file)}`);
+}
+
 type Stats = {
   spread: (values: readonly number[]) => { median: number; min: number; max: number };
   showSpread: (s: { median: number; min: number; max: number }, digits?: number) => string;
@@ -409,9 +537,9 @@ function report(
   const p99None = of(fixed, 'none', (s) => s.p99).median;
   console.log(`\n### ${rules} rule${rules === 'one' ? '' : 's'} (half load: ${half} req/s)\n`);
   console.log(
-    '| contender | req/s | server µs/req | round trips/req | transactions/req | p99 at half load, ms | added p99, ms | invalid rounds | failed open |',
+    '| contender | req/s | server µs/req | PostgreSQL µs/req | round trips/req | transactions/req | p99 at half load, ms | added p99, ms | invalid rounds | failed open |',
   );
-  console.log('|---|---|---|---|---|---|---|---|---|');
+  console.log('|---|---|---|---|---|---|---|---|---|---|');
   for (const c of contenders) {
     const p99 = of(fixed, c, (s) => s.p99);
     console.log(
@@ -420,6 +548,9 @@ function report(
         0,
       )} | ${stats.showSpread(
         of(max, c, (s) => s.cpuUsPerReq),
+        0,
+      )} | ${stats.showSpread(
+        of(max, c, (s) => s.dbUsPerReq),
         0,
       )} | ` +
         `${of(max, c, (s) => s.tripsPerReq).median.toFixed(2)} | ${of(max, c, (s) => s.txPerReq).median.toFixed(2)} | ` +

@@ -20,7 +20,8 @@ export function keyOf(rule: string, tag: string): string {
  * The keys one call locks, each once, in one order every process uses (by rule, then tag): two transactions
  * wanting the same rows take them in the same order, so they queue instead of deadlocking.
  */
-export function lockOrder(keys: readonly StateKey[]): StateKey[] {
+export function lockOrder(keys: readonly StateKey[]): readonly StateKey[] {
+  if (keys.length === 1) return keys; // the common one-rule call: nothing to order
   const unique = new Map<string, StateKey>();
   for (const key of keys) unique.set(keyOf(key.rule, key.tag), key);
   return [...unique.values()].sort((a, b) =>

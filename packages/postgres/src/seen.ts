@@ -12,9 +12,10 @@ export interface SeenRow extends LockedRow {
 const MAX_SEEN = 50_000;
 
 /**
- * The rows this process last saw, and the database's clock as last read: what a call decides on optimistically,
- * in one round trip, before the database confirms no other process wrote those rows since. Never trusted alone:
- * a row whose version changed sends the call down the locked path.
+ * The rows this process last saw, and the database's clock as last read: what a batch of calls decides on
+ * optimistically, in one round trip, before the database confirms no other process wrote those rows since. Never
+ * trusted alone: a row whose version changed sends its calls down the locked path. Also which rows have a call
+ * of this process under way (a batch or a locked call): a call on one of them waits for it.
  */
 export class SeenRows {
   readonly #rows = new Map<string, SeenRow>();
@@ -23,19 +24,21 @@ export class SeenRows {
   /** Database clock minus performance.now() at the latest answer: read later than the server read it, so low. */
   #clockOffset: number | undefined;
 
-  /**
-   * The rows seen of the call's keys (a key never seen has none: the call expects it to hold nothing live), or
-   * undefined when another call of this process is on one of them.
-   */
-  rowsOf(keys: readonly { rule: string; tag: string }[]): SeenRow[] | undefined {
-    const rows: SeenRow[] = [];
-    for (const { rule, tag } of keys) {
-      const key = keyOf(rule, tag);
-      if (this.#inFlight.has(key)) return undefined;
-      const row = this.#rows.get(key);
-      if (row !== undefined) rows.push(row);
-    }
-    return rows;
+  /** Called each time the last call under way on some row ends: calls waiting for it may go. */
+  readonly #onFree: () => void;
+
+  constructor(onFree: () => void = () => {}) {
+    this.#onFree = onFree;
+  }
+
+  /** The row seen under `keyOf(rule, tag)`, if any. */
+  get(id: string): SeenRow | undefined {
+    return this.#rows.get(id);
+  }
+
+  /** True while a call of this process is under way on the row. */
+  busy(id: string): boolean {
+    return this.#inFlight.has(id);
   }
 
   remember(row: SeenRow): void {
@@ -45,21 +48,24 @@ export class SeenRows {
     if (this.#rows.size > MAX_SEEN) this.#rows.delete(this.#rows.keys().next().value as string);
   }
 
-  /** Marks the keys of a call under way until the returned function is called. */
-  begin(keys: readonly { rule: string; tag: string }[]): () => void {
-    const ids = keys.map(({ rule, tag }) => keyOf(rule, tag));
+  /** Marks the rows (`keyOf(rule, tag)`) of a call under way until the returned function is called. */
+  begin(ids: readonly string[]): () => void {
     for (const id of ids) this.#inFlight.set(id, (this.#inFlight.get(id) ?? 0) + 1);
     return () => {
+      let freed = false;
       for (const id of ids) {
         const left = this.#inFlight.get(id)! - 1;
-        if (left === 0) this.#inFlight.delete(id);
-        else this.#inFlight.set(id, left);
+        if (left === 0) {
+          this.#inFlight.delete(id);
+          freed = true;
+        } else this.#inFlight.set(id, left);
       }
+      if (freed) this.#onFree();
     };
   }
 
-  forget(keys: readonly { rule: string; tag: string }[]): void {
-    for (const { rule, tag } of keys) this.#rows.delete(keyOf(rule, tag));
+  forget(id: string): void {
+    this.#rows.delete(id);
   }
 
   /** The database's time as read in an answer that just arrived. */

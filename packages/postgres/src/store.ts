@@ -139,6 +139,7 @@ export class PostgresStore implements Store {
   readonly #sweepTimer: NodeJS.Timeout | undefined;
   readonly #onPoolError = (error: Error) => this.#resilient.clientError(error);
   #migration: Promise<void> | undefined;
+  #migrated = false;
   #sweeping = false;
   #sweepFailing = false;
   /** Every call settles within `timeoutMs`, unless a fallback store of yours may take longer. */
@@ -163,7 +164,7 @@ export class PostgresStore implements Store {
       clock,
       timeoutMs,
       limits: limitsFor(timeoutMs),
-      ready: create ? () => this.#migrate() : () => Promise.resolve(),
+      ready: create ? () => (this.#migrated ? undefined : this.#migrate()) : () => undefined,
     });
     this.#resilient = resilientStore(this.#transactions, {
       name: 'PostgreSQL',
@@ -251,10 +252,15 @@ export class PostgresStore implements Store {
 
   /** Creates the table once (again after a failure), before the first call. */
   #migrate(): Promise<void> {
-    this.#migration ??= createTable(this.#pool, this.#table).catch((error: unknown) => {
-      this.#migration = undefined;
-      throw error;
-    });
+    this.#migration ??= createTable(this.#pool, this.#table).then(
+      () => {
+        this.#migrated = true;
+      },
+      (error: unknown) => {
+        this.#migration = undefined;
+        throw error;
+      },
+    );
     return this.#migration;
   }
 

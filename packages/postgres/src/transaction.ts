@@ -1,6 +1,6 @@
 import type { StateKey } from '@sluice/core/store';
 import type { PoolClient, QueryConfig, QueryResult } from 'pg';
-import { keyOf, type LockedRow, lockOrder, type RowWrite } from './rows.js';
+import { type LockedRow, lockOrder, type RowWrite } from './rows.js';
 import type { TableName } from './schema.js';
 
 /** Where a call's time comes from: the database's clock (one for every gateway) or the `now` the engine passes. */
@@ -142,91 +142,6 @@ function writeValues(client: PoolClient, writes: readonly RowWrite[], extra = ''
         `${client.escapeLiteral(JSON.stringify(row.state))}::jsonb,${numberLiteral(row.expiresAt)}::float8${extra})`,
     )
     .join(',');
-}
-
-/** A version no write leaves: what a call expects of a row it has not seen (absent, expired, or made to be locked). */
-export const UNSEEN = -1;
-
-/** What the one-round-trip path expects of the database: each row's version, and its clock within a span. */
-export interface Expected {
-  /** Every row of the call in lock order, with the version seen ({@link UNSEEN}: no live row expected). */
-  readonly rows: readonly { readonly rule: string; readonly tag: string; readonly version: number }[];
-  /** The time the call decided at: an unseen row must be expired by it. */
-  readonly at: number;
-  /** The database's time, epoch ms, must be in [from, to] when the statement runs (else nothing is kept). */
-  readonly from: number;
-  readonly to: number;
-}
-
-/** The one-round-trip path's answer: `ok` false when nothing was kept (a row changed, or the clock was off). */
-export interface Unlocked {
-  readonly ok: boolean;
-  readonly now: number;
-  readonly written: readonly Written[];
-}
-
-/** SQLSTATE of the cast the guard fails on purpose (invalid_text_representation), with its marker. */
-const GUARD_CODE = '22P02';
-const GUARD_MARK = 'sluice_row_changed';
-
-/**
- * ONE round trip, ONE implicit transaction: upserts every row of the call in lock order (locking each, and
- * waiting for a row another call is making), writing the call's rows only where the row still has the version
- * this process saw (or, unseen, holds nothing live), the others left as they are; then fails the whole statement
- * on purpose, so nothing is kept, unless every row matched and the database's clock was in the expected span.
- * Every row read is locked, written or not, so it is exact as the locked path is.
- */
-export async function writeIfUnchanged(
-  client: PoolClient,
-  table: TableName,
-  expected: Expected,
-  writes: readonly RowWrite[],
-  limits: TransactionLimits,
-): Promise<Unlocked> {
-  const byKey = new Map(writes.map((row) => [keyOf(row.rule, row.tag), row]));
-  const seen = expected.rows
-    .map((row) => `(${client.escapeLiteral(row.rule)},${client.escapeLiteral(row.tag)},${row.version}::int8)`)
-    .join(',');
-  // A row only read is proposed as a row made to be locked (version 0): on conflict it is left as it is.
-  const proposed = expected.rows
-    .map((row) => {
-      const write = byKey.get(keyOf(row.rule, row.tag));
-      return write === undefined
-        ? `(${client.escapeLiteral(row.rule)},${client.escapeLiteral(row.tag)},NULL::jsonb,'-Infinity'::float8,0::int8)`
-        : writeValues(client, [write], `,${NEW_VERSION}`);
-    })
-    .join(',');
-  const statement = `WITH e(rule, tag, version) AS (VALUES ${seen}),
-clk AS (SELECT ${DATABASE_NOW_MS} AS now),
-up AS (INSERT INTO ${table.qualified} AS c (rule, tag, state, expires_at, version) VALUES ${proposed}
-  ON CONFLICT (rule, tag) DO UPDATE SET
-    state = CASE WHEN EXCLUDED.version = 0 THEN c.state ELSE EXCLUDED.state END,
-    expires_at = CASE WHEN EXCLUDED.version = 0 THEN c.expires_at ELSE EXCLUDED.expires_at END,
-    version = CASE WHEN EXCLUDED.version = 0 THEN c.version ELSE EXCLUDED.version END
-  WHERE (SELECT CASE WHEN e.version = ${UNSEEN} THEN c.state IS NULL OR c.expires_at <= ${numberLiteral(expected.at)}
-    ELSE c.version = e.version END FROM e WHERE e.rule = c.rule AND e.tag = c.tag)
-  RETURNING c.rule, c.tag, c.version),
-n AS (SELECT count(*) AS n FROM up)
-SELECT clk.now, CASE WHEN n.n = ${expected.rows.length} AND clk.now BETWEEN ${expected.from} AND ${expected.to}
-  THEN 0 ELSE ('${GUARD_MARK} ' || n.n)::int END AS guard,
-  (SELECT json_agg(json_build_array(up.rule, up.tag, up.version)) FROM up WHERE up.version <> 0) AS written
-FROM clk, n`;
-  const lockLimit = `SELECT set_config('lock_timeout', '${Math.ceil(limits.lockTimeoutMs)}', true)`;
-  let results: QueryResult[];
-  try {
-    results = await roundTrip(client, `${lockLimit};\n${statement}`, limits);
-  } catch (error) {
-    if (isGuard(error)) return { ok: false, now: Number.NaN, written: [] };
-    throw error;
-  }
-  const row = results[1]!.rows[0] as { now: number; written: [string, string, number][] | null };
-  const versions = (row.written ?? []).map(([rule, tag, version]) => ({ rule, tag, version }));
-  return { ok: true, now: row.now, written: versions };
-}
-
-function isGuard(error: unknown): boolean {
-  const { code, message } = error as { code?: unknown; message?: unknown };
-  return code === GUARD_CODE && typeof message === 'string' && message.includes(GUARD_MARK);
 }
 
 /** Ends a transaction the call gave up on (its time limit passed): nothing it decided is kept. */

@@ -14,6 +14,8 @@ import {
   stateKeys,
 } from '@sluice/core/store';
 import type { Pool, PoolClient } from 'pg';
+import { BatchStatement } from './batch.js';
+import { type Call, Coalescer } from './coalescer.js';
 import { MissingTableError, OutdatedTableError } from './errors.js';
 import { keyOf, lockOrder, RowTable, type RowWrite } from './rows.js';
 import type { TableName } from './schema.js';
@@ -25,9 +27,7 @@ import {
   type PostgresClock,
   rollBack,
   type TransactionLimits,
-  UNSEEN,
   type Written,
-  writeIfUnchanged,
 } from './transaction.js';
 
 /** What {@link Transactions} needs: the pool, the table, the clock, the limits. */
@@ -37,33 +37,43 @@ export interface TransactionsOptions {
   readonly clock: PostgresClock;
   readonly timeoutMs: number;
   readonly limits: TransactionLimits;
-  /** Made once before the first call when the store creates its table; undefined otherwise. */
-  readonly ready: () => Promise<void>;
+  /** Awaited before a call while the store is creating its table; undefined once made, or not to be made. */
+  readonly ready: () => Promise<void> | undefined;
 }
 
 /** PostgreSQL's code for a relation that does not exist. */
 const UNDEFINED_TABLE = '42P01';
 /** PostgreSQL's code for a column that does not exist (a table made before the version column). */
 const UNDEFINED_COLUMN = '42703';
-/** How far the database's clock may be behind the estimate a call decided at (ms rounding, clock drift). */
-const CLOCK_SLACK_MS = 5;
-/** How far past the estimate the one-round-trip write may run, at most (and at most half the time limit). */
-const MAX_CLOCK_SPAN_MS = 50;
 
 /**
- * The store under the resilience wrapper: each evaluate() or release() is ONE transaction on a connection of the
- * pool. When this process saw every row of the call last, ONE round trip: decided on those rows, written only if
- * none changed since (see writeIfUnchanged). Otherwise, or when that finds a row changed, two round trips (lock
+ * The store under the resilience wrapper. The calls of one event-loop turn go in ONE statement, ONE transaction
+ * (see Coalescer): decided on the rows this process saw last, written only if none changed since. A call the
+ * batch cannot take, or whose row changed, takes the locked path: its own transaction of two round trips (lock
  * and read; write and commit), deciding with the evaluator in between.
  */
 export class Transactions implements Store {
   readonly #options: TransactionsOptions;
-  readonly #seen = new SeenRows();
+  readonly #seen = new SeenRows(() => this.#coalescer.wake());
+  readonly #coalescer: Coalescer;
   /** The latest `now` a call ran at: the app clock's time for the expiry sweep. */
   #latestNow: number | undefined;
 
   constructor(options: TransactionsOptions) {
     this.#options = options;
+    this.#coalescer = new Coalescer({
+      pool: options.pool,
+      seen: this.#seen,
+      statement: new BatchStatement(options.table),
+      clock: options.clock,
+      limits: options.limits,
+      locked: (call) => this.#lockedCall(call),
+      decidedAt: (at) => {
+        this.#latestNow = Math.max(this.#latestNow ?? at, at);
+      },
+      errorOf: (error) => tableErrorOf(error, options.table.display),
+      late,
+    });
   }
 
   get latestNow(): number | undefined {
@@ -101,85 +111,66 @@ export class Transactions implements Store {
   }
 
   /**
-   * One call's transaction: a connection, the rows locked, `decide` on them, the writes committed. Past the time
-   * limit (the wrapper has answered the request by then) it rolls back instead: a late call counts nothing.
+   * One call: in a batch of the calls of this turn (one round trip, one transaction for them all) when the
+   * database's clock has been read, else on the locked path. Past the time limit (the wrapper has answered the
+   * request by then) it counts nothing.
    */
-  async #transaction<T>(
+  #transaction<T>(
     keys: readonly StateKey[],
     now: number,
     decide: (at: number, table: StateTable) => T,
   ): Promise<T> {
-    const { pool, table, timeoutMs } = this.#options;
-    const deadline = Date.now() + timeoutMs;
-    await this.#options.ready();
-    const client = await pool.connect();
-    let step = 'unlocked';
-    try {
-      if (Date.now() > deadline) throw late();
-      const ordered = lockOrder(keys);
-      const unlocked = await this.#unlocked(client, ordered, now, decide);
-      if (unlocked !== undefined) {
-        client.release();
-        return unlocked.answer;
-      }
-      if (Date.now() > deadline) throw late();
-      step = 'lock';
-      const done = this.#seen.begin(ordered);
-      try {
-        return await this.#locked(client, ordered, now, decide, deadline, (next) => {
-          step = next;
-        });
-      } finally {
-        done();
-      }
-    } catch (error) {
-      if (step === 'unlocked' && (error as StoreError).code === 'ERR_SLUICE_STORE_TIMEOUT') client.release();
-      else await this.#giveBack(client, step, error);
-      throw tableErrorOf(error, table.display);
-    }
+    const deadline = Date.now() + this.#options.timeoutMs;
+    const ready = this.#options.ready();
+    const ordered = lockOrder(keys);
+    // The table made (or not to be made): straight into the queue, no promise hop.
+    if (ready === undefined) return this.#enqueue(ordered, now, deadline, decide);
+    return ready.then(() => this.#enqueue(ordered, now, deadline, decide));
   }
 
-  /**
-   * The one-round-trip path: undefined (nothing written) when a row of the call was not seen by this process or
-   * changed since, or before the database's clock was ever read; the locked path then takes the call.
-   */
-  async #unlocked<T>(
-    client: PoolClient,
-    keys: readonly StateKey[],
+  #enqueue<T>(
+    ordered: readonly StateKey[],
     now: number,
+    deadline: number,
     decide: (at: number, table: StateTable) => T,
-  ): Promise<{ answer: T } | undefined> {
-    const seen = this.#seen.rowsOf(keys);
-    const estimate = this.#seen.clockEstimate();
-    if (seen === undefined || estimate === undefined) return undefined;
-    const { clock, table, limits, timeoutMs } = this.#options;
-    // Never before a time a seen row was decided at: the call's time does not go back for a key.
-    const at = clock === 'database' ? Math.max(estimate, ...seen.map((row) => row.at)) : now;
-    const rows = new RowTable(seen, at);
-    const answer = decide(at, rows);
-    const writes = rows.writes;
-    const known = new Set(keys.map(({ rule, tag }) => keyOf(rule, tag)));
-    if (!writes.every((row) => known.has(keyOf(row.rule, row.tag)))) return undefined;
-    // Writing nothing, a row not seen would be left made (to be locked) for nothing: the locked path rolls back.
-    if (writes.length === 0 && seen.length < keys.length) return undefined;
-    const span = Math.min(MAX_CLOCK_SPAN_MS, timeoutMs / 2);
-    const versions = new Map(seen.map((row) => [keyOf(row.rule, row.tag), row.version]));
-    const expected = {
-      rows: keys.map(({ rule, tag }) => ({ rule, tag, version: versions.get(keyOf(rule, tag)) ?? UNSEEN })),
-      at,
-      from: estimate - CLOCK_SLACK_MS,
-      to: Math.floor(estimate + span),
-    };
-    const done = this.#seen.begin(keys);
-    const result = await writeIfUnchanged(client, table, expected, writes, limits).finally(done);
-    if (!result.ok) {
-      this.#seen.forget(keys);
-      return undefined;
+  ): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      const call: Call = {
+        keys: ordered,
+        ids: ordered.map(({ rule, tag }) => keyOf(rule, tag)),
+        now,
+        deadline,
+        decide,
+        retried: false,
+        resolve: resolve as (value: unknown) => void,
+        reject,
+      };
+      if (this.#seen.clockEstimate() === undefined) this.#lockedCall(call);
+      else this.#coalescer.add(call);
+    });
+  }
+
+  /** A call on the locked path, its rows marked under way (batches on them wait) from now until it ends. */
+  #lockedCall(call: Call): void {
+    const done = this.#seen.begin(call.ids);
+    this.#lockedTransaction(call).then(call.resolve, call.reject).finally(done);
+  }
+
+  async #lockedTransaction(call: Call): Promise<unknown> {
+    const client = await this.#options.pool.connect();
+    if (Date.now() > call.deadline) {
+      client.release(); // unused: nothing sent
+      throw late();
     }
-    this.#seen.clockRead(result.now);
-    this.#rememberWrites(writes, result.written, at);
-    this.#latestNow = Math.max(this.#latestNow ?? at, at);
-    return { answer };
+    let step = 'lock';
+    try {
+      return await this.#locked(client, call.keys, call.now, call.decide, call.deadline, (next) => {
+        step = next;
+      });
+    } catch (error) {
+      await this.#giveBack(client, step, error);
+      throw tableErrorOf(error, this.#options.table.display);
+    }
   }
 
   /** The locked path: two round trips, every row locked before the evaluator decides on it. */
@@ -211,15 +202,6 @@ export class Transactions implements Store {
     return answer;
   }
 
-  /** Rows a call wrote, with the versions the database gave them: what the next call may decide on. */
-  #rememberWrites(writes: readonly RowWrite[], written: readonly Written[], at: number): void {
-    const versions = new Map(written.map((row) => [keyOf(row.rule, row.tag), row.version]));
-    for (const row of writes) {
-      const version = versions.get(keyOf(row.rule, row.tag));
-      if (version !== undefined) this.#seen.remember({ ...row, version, at });
-    }
-  }
-
   /**
    * After the locked path: its writes, and the rows it read and left as they were. Not a row made only to be
    * locked (version 0): it is gone after a rollback, and an old table's rows all start at 0.
@@ -234,7 +216,11 @@ export class Transactions implements Store {
     for (const row of locked.rows) {
       if (!wrote.has(keyOf(row.rule, row.tag)) && row.version !== 0) this.#seen.remember({ ...row, at });
     }
-    this.#rememberWrites(writes, written, at);
+    const versions = new Map(written.map((row) => [keyOf(row.rule, row.tag), row.version]));
+    for (const row of writes) {
+      const version = versions.get(keyOf(row.rule, row.tag));
+      if (version !== undefined) this.#seen.remember({ ...row, version, at });
+    }
   }
 
   /**
