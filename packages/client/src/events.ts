@@ -39,6 +39,16 @@ export interface GiveUpEvent {
   readonly reason: GiveUpReason;
 }
 
+/** A server's proof-of-work challenge was solved, and the request is sent again with the solution. */
+export interface SolvedEvent {
+  readonly origin: string;
+  readonly method: string;
+  /** Leading zero bits asked for. */
+  readonly difficulty: number;
+  /** Time spent solving, ms. */
+  readonly ms: number;
+}
+
 /** Hooks for logs and metrics; a hook that throws is ignored, it never fails the request. */
 export interface ClientEvents {
   wait?(event: WaitEvent): void;
@@ -47,6 +57,8 @@ export interface ClientEvents {
   budgetExhausted?(event: GiveUpEvent): void;
   /** Any refused response given back without a retry (the budget included). */
   giveUp?(event: GiveUpEvent): void;
+  /** A challenge was solved (see the `challenge` option). */
+  solved?(event: SolvedEvent): void;
 }
 
 /** Calls a hook, keeping its failure away from the request. */

@@ -1,4 +1,6 @@
 import { nextWait, observe, paced, tokensPaced, waitToRetry } from './attempts.js';
+import { challengeOf, PASS_HEADER, SOLUTION_HEADER, solveChallenge } from './challenge.js';
+import { emit } from './events.js';
 import { type ClientOptions, type ResolvedClientOptions, resolveOptions } from './options.js';
 import { type OriginState, Origins } from './origins.js';
 import { type FetchInput, planRequest, type RequestPlan } from './plan.js';
@@ -38,9 +40,19 @@ async function send(
   cost: number,
 ): Promise<Response> {
   state.budget?.earn();
+  let solution: string | undefined;
   for (let attempt = 1; ; attempt++) {
-    const { response, infos } = await sendOne(settings, state, plan, attempt, cost);
-    if (!settings.retryOn.has(response.status)) return response;
+    const extra = challengeHeaders(state, solution);
+    const { response, infos } = await sendOne(settings, state, plan, attempt, cost, extra);
+    if (!settings.retryOn.has(response.status)) return keepPass(state, response);
+    // A challenge, solved once per request: sent again at once with the solution, as the same attempt.
+    if (solution === undefined && response.status === 429) {
+      solution = await solved(settings, state, plan, response, extra);
+      if (solution !== undefined) {
+        attempt--;
+        continue;
+      }
+    }
     const answer = { status: response.status, attempt, headers: response.headers };
     const delayMs = nextWait(settings, state, plan, answer, infos);
     if (delayMs === undefined) return response;
@@ -48,6 +60,45 @@ async function send(
     await response.body?.cancel().catch(() => {});
     await waitToRetry(settings, plan, attempt + 1, delayMs);
   }
+}
+
+/** Headers of the challenge: the solution to send, else the origin's pass; undefined when neither. */
+function challengeHeaders(
+  state: OriginState,
+  solution: string | undefined,
+): Readonly<Record<string, string>> | undefined {
+  if (solution !== undefined) return { [SOLUTION_HEADER]: solution };
+  return state.pass === undefined ? undefined : { [PASS_HEADER]: state.pass };
+}
+
+/** Keeps the pass an answer brings. */
+function keepPass(state: OriginState, response: Response): Response {
+  const pass = response.headers.get(PASS_HEADER);
+  if (pass !== null) state.pass = pass;
+  return response;
+}
+
+/**
+ * The solution of the 429's challenge, when it carries one the client takes (see `challenge`); the pass sent
+ * with it, used up, is forgotten. Undefined when there is none to solve.
+ */
+async function solved(
+  settings: ResolvedClientOptions,
+  state: OriginState,
+  plan: RequestPlan,
+  response: Response,
+  sent: Readonly<Record<string, string>> | undefined,
+): Promise<string | undefined> {
+  if (sent?.[PASS_HEADER] !== undefined && state.pass === sent[PASS_HEADER]) state.pass = undefined;
+  if (settings.maxDifficulty === 0 || plan.noRetry !== undefined) return undefined;
+  const challenge = challengeOf(response.headers, settings.maxDifficulty);
+  if (challenge === undefined) return undefined;
+  await response.body?.cancel().catch(() => {});
+  const started = settings.now();
+  const solution = await solveChallenge(challenge, plan.signal);
+  const event = { origin: plan.url.origin, method: plan.method, difficulty: challenge.difficulty };
+  emit(settings.events.solved, { ...event, ms: settings.now() - started });
+  return solution;
 }
 
 /** One attempt's response, and what its RateLimit fields said. */
@@ -66,6 +117,7 @@ async function sendOne(
   plan: RequestPlan,
   attempt: number,
   cost: number,
+  extra?: Readonly<Record<string, string>>,
 ): Promise<Sent> {
   const probe = settings.pacing && (await state.firstAnswer.turn(plan.signal));
   let answered = false;
@@ -73,7 +125,7 @@ async function sendOne(
   try {
     const seq = await paced(settings, state, plan, attempt);
     if (cost > 0 && settings.pacing) tokenSeq = await tokensPaced(settings, state, plan, attempt, cost);
-    const response = await settings.fetch(...plan.args(attempt));
+    const response = await settings.fetch(...plan.args(attempt, extra));
     // Applied before the probe lets the others go: they take their slots from this answer.
     const infos = observe(settings, state, plan, seq, response.headers, tokenSeq);
     answered = true;

@@ -1,11 +1,13 @@
 export { type BackoffOptions, DEFAULT_BACKOFF, retryDelay } from './backoff.js';
 export { DEFAULT_RETRY_BUDGET, RetryBudget, type RetryBudgetOptions } from './budget.js';
+export { type ChallengeOptions, DEFAULT_MAX_DIFFICULTY } from './challenge.js';
 export { ClientConfigError, type ClientErrorCode } from './errors.js';
 export type {
   ClientEvents,
   GiveUpEvent,
   GiveUpReason,
   RetryEvent,
+  SolvedEvent,
   WaitEvent,
   WaitReason,
 } from './events.js';

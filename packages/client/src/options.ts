@@ -1,5 +1,6 @@
 import { type BackoffOptions, DEFAULT_BACKOFF } from './backoff.js';
 import { DEFAULT_RETRY_BUDGET, type RetryBudgetOptions } from './budget.js';
+import { type ChallengeOptions, DEFAULT_MAX_DIFFICULTY } from './challenge.js';
 import { ClientConfigError } from './errors.js';
 import type { ClientEvents } from './events.js';
 import { checkNames } from './optionNames.js';
@@ -47,6 +48,12 @@ export interface ClientOptions {
   sleep?: Sleep;
   /** Random numbers in [0, 1). Default `Math.random`. */
   random?: () => number;
+  /**
+   * Solve a Sluice server's proof-of-work challenge (a 429 with `Sluice-Challenge`) and send the request again
+   * with the solution, once per request; the pass it earns is sent on the origin's next requests. `false`: never.
+   * Default `{maxDifficulty: 20}`.
+   */
+  challenge?: ChallengeOptions | false;
 }
 
 /** What `estimate` is given: the request as the caller passed it to fetch. */
@@ -76,6 +83,8 @@ export interface ResolvedClientOptions {
   readonly now: () => number;
   readonly sleep: Sleep;
   readonly random: () => number;
+  /** The hardest challenge solved (leading zero bits); 0: challenges are not solved. */
+  readonly maxDifficulty: number;
 }
 
 const KNOWN: readonly (keyof ClientOptions)[] = [
@@ -96,8 +105,9 @@ const KNOWN: readonly (keyof ClientOptions)[] = [
   'now',
   'sleep',
   'random',
+  'challenge',
 ];
-const EVENTS: readonly (keyof ClientEvents)[] = ['wait', 'retry', 'budgetExhausted', 'giveUp'];
+const EVENTS: readonly (keyof ClientEvents)[] = ['wait', 'retry', 'budgetExhausted', 'giveUp', 'solved'];
 
 /** The header Sluice servers read a retry's number from. */
 export const DEFAULT_RETRY_HEADER = 'Retry-Attempt';
@@ -111,6 +121,12 @@ export function resolveOptions(options: ClientOptions = {}): ResolvedClientOptio
   if (options.retryBudget !== false)
     checkNames('@sluice/client: retryBudget', options.retryBudget, Object.keys(DEFAULT_RETRY_BUDGET));
   checkNames('@sluice/client: events', options.events, EVENTS);
+  if (options.challenge !== false)
+    checkNames('@sluice/client: challenge', options.challenge, ['maxDifficulty']);
+  const maxDifficulty =
+    options.challenge === false ? 0 : (options.challenge?.maxDifficulty ?? DEFAULT_MAX_DIFFICULTY);
+  if (!Number.isInteger(maxDifficulty) || maxDifficulty < 0 || maxDifficulty > 32)
+    fail('challenge.maxDifficulty must be a whole number from 0 to 32');
   const base = options.fetch ?? globalThis.fetch;
   fn('fetch', base);
   const budget = options.retryBudget === false ? false : { ...DEFAULT_RETRY_BUDGET, ...options.retryBudget };
@@ -149,6 +165,7 @@ export function resolveOptions(options: ClientOptions = {}): ResolvedClientOptio
     now: options.now ?? Date.now,
     sleep: options.sleep ?? sleep,
     random: options.random ?? Math.random,
+    maxDifficulty,
   };
   for (const name of ['now', 'sleep', 'random'] as const) fn(name, resolved[name]);
   if (resolved.estimate !== undefined) fn('estimate', resolved.estimate);

@@ -10,6 +10,8 @@ export interface OriginState {
   readonly budget: RetryBudget | undefined;
   /** The origin's token budget, from the model-API `x-ratelimit-*-tokens` fields. */
   readonly tokens: TokenBudget;
+  /** The last pass a solved challenge earned at this origin (`Sluice-Pass`), sent until refused. */
+  pass: string | undefined;
 }
 
 /** Settings every origin's state is made with. */
@@ -39,6 +41,7 @@ export class Origins {
         firstAnswer: new FirstAnswer(),
         tokens: new TokenBudget(),
         budget: retryBudget === false ? undefined : new RetryBudget(retryBudget),
+        pass: undefined,
       };
       if (this.#states.size >= this.#settings.maxOrigins)
         this.#states.delete(this.#states.keys().next().value!);

@@ -12,7 +12,8 @@ export interface RequestPlan {
   readonly noRetry: NoRetryReason | undefined;
   readonly signal: AbortSignal | undefined;
   /** The arguments of attempt `attempt` (1 for the first): a fresh header set each, the same body. */
-  args(attempt: number): [FetchInput, RequestInit | undefined];
+  /** The fetch arguments of an attempt; `extra`: headers of its own (a challenge's solution, a pass). */
+  args(attempt: number, extra?: Readonly<Record<string, string>>): [FetchInput, RequestInit | undefined];
 }
 
 /** Header settings that shape every attempt. */
@@ -74,12 +75,14 @@ export function planRequest(
     method,
     noRetry: !safe ? 'not_idempotent' : !replayable ? 'body_not_replayable' : undefined,
     signal: init?.signal ?? request?.signal ?? undefined,
-    args(attempt) {
+    args(attempt, extra) {
       const added = retryHeaders(settings, attempt);
       // Untouched arguments when nothing is added: the request goes out exactly as the caller made it.
-      if (!touchesHeaders || (added === undefined && makeKey === false)) return [input, init];
+      if (extra === undefined && (!touchesHeaders || (added === undefined && makeKey === false)))
+        return [input, init];
       const headers = new Headers(base);
       for (const name in added) headers.set(name, added[name] as string);
+      for (const name in extra) headers.set(name, extra[name] as string);
       return [input, { ...init, headers }];
     },
   };

@@ -197,8 +197,8 @@ const METRICS = {
   stages: {
     kind: 'counter',
     name: 'stages_total',
-    help: 'Responses of rules with warn_at or challenge by escalation stage (warn, limit, challenge, ban), by rule',
-    labelNames: ['rule', 'stage'],
+    help: 'Responses of rules with warn_at or challenge by escalation stage (warn, limit, challenge, ban; solved, refused with a reason), by rule',
+    labelNames: ['rule', 'stage', 'reason'],
   },
   observerFailures: {
     kind: 'counter',
@@ -358,6 +358,7 @@ export function prometheusObserver(options: PrometheusObserverOptions = {}): Pro
     onAdaptiveFactor: (rule, factor) => adaptiveFactor.set({ rule }, factor),
     onShed: (rule, priority) => sheds.inc({ rule, priority }),
     onBan: (rule) => bans.inc({ rule }),
-    onStage: (stage, rule) => stages.inc({ rule, stage }),
+    onStage: (stage, rule, reason) =>
+      stages.inc(reason === undefined ? { rule, stage } : { rule, stage, reason }),
   };
 }
