@@ -8,7 +8,7 @@
  * so the figure is the cost of deciding. Also reported: server CPU per message.
  * Run: npx tsx bench/messages.ts [--rounds=3 --connections=8 --messages=20000 --window=100]
  */
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
@@ -18,7 +18,7 @@ import { RedisStore } from '@sluice/redis';
 import { type WebSocketLimit, websocketLimit } from '@sluice/websocket';
 import { Redis } from 'ioredis';
 import { WebSocket, WebSocketServer } from 'ws';
-import { LOAD_CPU, SERVER_CPU } from './lib/children.js';
+import { LOAD_CPU, SERVER_CPU, spawnPinned } from './lib/children.js';
 import { startBenchRedis } from './lib/redis.js';
 import { rotate, showSpread, spread } from './lib/stats.js';
 
@@ -142,21 +142,13 @@ async function main(): Promise<void> {
   const window = option('window', 100);
   await execFileAsync('taskset', ['-pc', String(LOAD_CPU), String(process.pid)]);
   const redis = await startBenchRedis();
-  const child = spawn(
-    'taskset',
-    [
-      '-c',
-      String(SERVER_CPU),
-      process.execPath,
-      '--import',
-      'tsx',
-      fileURLToPath(import.meta.url),
-      '--serve',
-    ],
-    {
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-      env: { ...process.env, BENCH_REDIS_PORT: String(redis.server.port) },
-    },
+  // The server: this file again, on the server CPU (BENCH_SERVE).
+  const child = spawnPinned(
+    SERVER_CPU,
+    'messages',
+    { BENCH_REDIS_PORT: String(redis.server.port), BENCH_SERVE: '1' },
+    fileURLToPath(import.meta.url),
+    ['--import', 'tsx'],
   );
   const ask = <T>(message: object): Promise<T> =>
     new Promise((resolve) => {
@@ -198,5 +190,5 @@ async function main(): Promise<void> {
   }
 }
 
-if (process.argv.includes('--serve')) await serve();
+if (process.env.BENCH_SERVE === '1') await serve();
 else await main();

@@ -13,7 +13,7 @@ process.once('exit', () => {
 });
 
 /** Runs bench/dist/<name>.js (see build.ts), or `script`, on one CPU, with extra node flags. */
-function spawnPinned(
+export function spawnPinned(
   cpu: number,
   name: string,
   env: Record<string, string> = {},
