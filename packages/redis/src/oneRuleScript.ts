@@ -1,7 +1,8 @@
 import type { LimitParams } from '@sluice/core/store';
 import { type LuaAlgorithm, luaAlgorithms } from './algorithms/index.js';
 import { noExtra } from './algorithms/types.js';
-import { compact, PRELUDE, RESULTS_PER_CHECK } from './script.js';
+import { withoutUnused } from './prune.js';
+import { compact, FAILURE, PRELUDE, REDIS_NOW, RESULTS_PER_CHECK } from './script.js';
 import { type CallSettings, type Group, keyOf } from './scriptCall.js';
 import { type RedisScript, redisScript } from './transport.js';
 
@@ -30,23 +31,41 @@ const argsPerOne = (algorithm: LuaAlgorithm): number => (takesExtra(algorithm) ?
  * A group of one check decides alone: allowed, it commits; denied, there is nothing to write. So each check
  * writes as it is decided. The checks run under one pcall, not one each (a pcall per check cost about a tenth
  * of the check): a check that raises stops the run where it stands (a, k, r), fails its own group only, and the
- * run goes on from the next check.
+ * run goes on from the next check. What only a failure needs (FAILURE) is defined where it is handled, and the
+ * check's now is read in the loop, not by a function: a call that raises nothing makes neither.
  */
+/**
+ * The now of the check at ARGV[a], in a local: whole ms, or Redis TIME (read once per call) for ''. Written
+ * out where it is needed rather than a function: a function is made on every call.
+ */
+const nowLua = `local now = tonumber(ARGV[a])
+    if now == nil then
+      ${REDIS_NOW}
+      now = redis_now
+    else
+      now = math.floor(now)
+    end`;
+
 function mainOf(algorithm: LuaAlgorithm): string {
   const extra = takesExtra(algorithm) ? 'ARGV[a + 2]' : "''";
   const keys = algorithm.keys.length;
   const step = argsPerOne(algorithm);
+  const writers = algorithm.lua.includes('WRITERS.');
   return `
-local run = ALGORITHMS.${algorithm.code}
 local limit, window, burst = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 local last = #ARGV
 -- The next check: its first ARGV entry, its first KEYS entry, its place in the reply.
 local a, k, r = ${HEAD_ARGS + 1}, 1, 0
 local function run_checks()
   while a <= last do
+    ${nowLua}
     local allowed, lim, remaining, reset, retry, delay, kind, x, y, z, w, v = run(
-      k, now_of(ARGV[a]), limit, window, burst, tonumber(ARGV[a + 1]), ${extra})
-    if allowed then commit(k, kind, x, y, z, w, v) end
+      k, now, limit, window, burst, tonumber(ARGV[a + 1]), ${extra})
+    -- commit (see PRELUDE) written out: one call less per check.
+    if not allowed then
+    elseif kind == 2 then remember(KEYS[k], x, y, false, z, w == true)
+    elseif kind == 3 then remember(KEYS[k], x, y, z, w, v == true)
+    ${writers ? 'else WRITERS[kind](k, x, y, z, w, v) end' : 'end'}
     answer(r, allowed, lim, remaining, reset, retry, delay, '')
     a, k, r = a + ${step}, k + ${keys}, r + ${RESULTS_PER_CHECK}
   end
@@ -54,8 +73,10 @@ end
 while true do
   local ok, err = pcall(run_checks)
   if ok then break end
+  ${FAILURE}
   raise_if_server_error(err)
-  failed_answer(r, unreadable(run, k, ${keys}, now_of(ARGV[a]), limit, window, burst, tonumber(ARGV[a + 1]), ${extra}))
+  ${nowLua}
+  failed_answer(r, unreadable(run, k, ${keys}, now, limit, window, burst, tonumber(ARGV[a + 1]), ${extra}))
   a, k, r = a + ${step}, k + ${keys}, r + ${RESULTS_PER_CHECK}
 end
 flush_states()
@@ -65,13 +86,22 @@ return reply
 
 const scripts = new Map<string, RedisScript>();
 
+/** The prelude and the fragment, without what the loop and the fragment never use, then the loop. */
+function scriptOf(algorithm: LuaAlgorithm): string {
+  const main = mainOf(algorithm);
+  // The algorithm's function as a local (run), not an entry of the ALGORITHMS table: one table less per call.
+  const fragment = algorithm.lua.replace(`ALGORITHMS.${algorithm.code} = function`, 'local run = function');
+  if (fragment === algorithm.lua) throw new Error(`no ALGORITHMS.${algorithm.code} in its fragment`);
+  return [withoutUnused([PRELUDE, fragment].join('\n'), main), main].join('\n');
+}
+
 /** The one-rule script of an algorithm (made once): the prelude, its fragment, the loop over its checks. */
 export function oneRuleScript(algorithm: LuaAlgorithm): RedisScript {
   let script = scripts.get(algorithm.code);
   if (script === undefined) {
     script = redisScript(
       `Evaluate_${algorithm.code}`,
-      compact([PRELUDE, algorithm.lua, mainOf(algorithm)].join('\n')),
+      compact(scriptOf(algorithm)),
     );
     scripts.set(algorithm.code, script);
   }

@@ -11,8 +11,51 @@ export const ARGS_PER_CHECK = 3;
 export const RESULTS_PER_CHECK = 7;
 /** The retry time the script returns for a request that can never fit (Infinity in TypeScript). */
 export const NEVER = -1;
-/** The `allowed` value of every check of a group the script could not decide (see `fail_group`). */
+/** The `allowed` value of every check of a group the script could not decide (see FAILURE). */
 export const FAILED = -1;
+
+/** A whole number the reply carries as an integer (|x| < 2^53; x % 1 is NaN for NaN and infinities). */
+const numInto = (target: string, x: string): string =>
+  `if ${x} % 1 == 0 and ${x} < 9007199254740992 and ${x} > -9007199254740992 then ${target} = ${x} else ${target} = fmt(${x}) end`;
+
+/** Sets redis_now from Redis TIME, once per call: the clock of checks sent with '' for now. */
+export const REDIS_NOW = `if redis_now == nil then
+    if redis.replicate_commands then redis.replicate_commands() end
+    local time = redis.call('TIME')
+    redis_now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+  end`;
+
+/**
+ * What a call needs only when a check raised: defined where the error is handled, so that a call without
+ * one makes none of these functions (each function a script defines costs every call that runs its line).
+ */
+export const FAILURE = `
+-- A group that raised an error. An error about the server (READONLY, OOM, ...) fails the whole call, as
+-- it would without pcall. An error about the data (WRONGTYPE, ERR, or a Lua error on a value it cannot
+-- parse) fails this group alone: each check answers ${FAILED} and, second, 1 if deciding it alone fails
+-- too (see unreadable).
+local function raise_if_server_error(err)
+  local message = err
+  if type(err) == 'table' then message = err.err end
+  message = tostring(message)
+  local code = string.match(message, '^(%u+) ')
+  if code ~= nil and code ~= 'WRONGTYPE' and code ~= 'ERR' then error({err = message}) end
+end
+
+-- 1 when deciding a check alone fails: its keys are deleted, their state cannot be read, so the rule
+-- counts afresh from the next request instead of failing it forever. 0 otherwise.
+local function unreadable(run, k, nkeys, now, limit, window, burst, cost, extra)
+  if pcall(run, k, now, limit, window, burst, cost, extra) then return 0 end
+  for key = k, k + nkeys - 1 do redis.call('DEL', KEYS[key]) end
+  return 1
+end
+
+local function failed_answer(r, bad)
+  reply[r + 1], reply[r + 2], reply[r + 3], reply[r + 4], reply[r + 5], reply[r + 6] = ${FAILED}, bad, 0, 0, 0, ''
+  reply[r + 7] = ''
+end
+
+`;
 
 /** What every evaluation script starts with: constants, state reads and writes, the reply. */
 export const PRELUDE = `
@@ -55,18 +98,6 @@ local POLICY = {}
 -- them, and capturing costs more per call than the global reads save at a few checks per call.
 local function fmt(x)
   return string.format('%.17g', x)
-end
-
--- Whether x is a whole number a double holds exactly (|x| < 2^53): it goes as an integer, with no text to format.
-local function whole(x)
-  return x == math.floor(x) and x > -9007199254740992 and x < 9007199254740992
-end
-
--- A reply number: whole numbers go as integers (no text to format or parse), others as exact text. (whole
--- inlined: num runs several times per check.)
-local function num(x)
-  if x == math.floor(x) and x > -9007199254740992 and x < 9007199254740992 then return x end
-  return fmt(x)
 end
 
 -- State of the common algorithms: a string of two or three numbers, "<a> <b>" or "<a> <b> <c>".
@@ -115,14 +146,15 @@ local function read3(key)
   return tonumber(a), tonumber(b), tonumber(c)
 end
 
--- A state's text: whole numbers with '%d' (the same digits '%.17g' writes for them, at half the cost),
--- anything else with '%.17g' (exact round trip). Both read alike, by this version and the ones before.
+-- A state's text: whole numbers below 1e14 by concatenation (Lua writes them with '%.14g': the digits '%d'
+-- wrote, at a fraction of string.format's cost; x % 1 == 0 is false for NaN and infinities), anything else
+-- with '%.17g' (exact round trip). All read alike, by this version and the ones before.
 local function state_text(a, b, c)
-  if c then
-    if whole(a) and whole(b) and whole(c) then return string.format('%d %d %d', a, b, c) end
-    return string.format('%.17g %.17g %.17g', a, b, c)
+  if a % 1 == 0 and b % 1 == 0 and a < 1e14 and a > -1e14 and b < 1e14 and b > -1e14 then
+    if not c then return a .. ' ' .. b end
+    if c % 1 == 0 and c < 1e14 and c > -1e14 then return a .. ' ' .. b .. ' ' .. c end
   end
-  if whole(a) and whole(b) then return string.format('%d %d', a, b) end
+  if c then return string.format('%.17g %.17g %.17g', a, b, c) end
   return string.format('%.17g %.17g', a, b)
 end
 
@@ -153,40 +185,17 @@ end
 
 local reply = {}
 
--- The ${RESULTS_PER_CHECK} reply values of a decided check, from reply[r + 1].
+-- The ${RESULTS_PER_CHECK} reply values of a decided check, from reply[r + 1]. A reply number: whole numbers go as
+-- integers (no text to format or parse), others as exact text; the test written out, not a function: it
+-- runs four times per check.
 local function answer(r, allowed, limit, remaining, reset, retry, delay, flag)
   if allowed then reply[r + 1] = 1 else reply[r + 1] = 0 end
-  reply[r + 2] = num(limit)
-  reply[r + 3] = num(remaining)
-  reply[r + 4] = num(reset)
-  reply[r + 5] = num(retry)
-  if delay == nil then reply[r + 6] = '' else reply[r + 6] = num(delay) end
+  ${numInto('reply[r + 2]', 'limit')}
+  ${numInto('reply[r + 3]', 'remaining')}
+  ${numInto('reply[r + 4]', 'reset')}
+  ${numInto('reply[r + 5]', 'retry')}
+  if delay == nil then reply[r + 6] = '' else ${numInto('reply[r + 6]', 'delay')} end
   reply[r + 7] = flag
-end
-
--- A group that raised an error. An error about the server (READONLY, OOM, ...) fails the whole call, as
--- it would without pcall. An error about the data (WRONGTYPE, ERR, or a Lua error on a value it cannot
--- parse) fails this group alone: each check answers ${FAILED} and, second, 1 if deciding it alone fails
--- too (see unreadable).
-local function raise_if_server_error(err)
-  local message = err
-  if type(err) == 'table' then message = err.err end
-  message = tostring(message)
-  local code = string.match(message, '^(%u+) ')
-  if code ~= nil and code ~= 'WRONGTYPE' and code ~= 'ERR' then error({err = message}) end
-end
-
--- 1 when deciding a check alone fails: its keys are deleted, their state cannot be read, so the rule
--- counts afresh from the next request instead of failing it forever. 0 otherwise.
-local function unreadable(run, k, nkeys, now, limit, window, burst, cost, extra)
-  if pcall(run, k, now, limit, window, burst, cost, extra) then return 0 end
-  for key = k, k + nkeys - 1 do redis.call('DEL', KEYS[key]) end
-  return 1
-end
-
-local function failed_answer(r, bad)
-  reply[r + 1], reply[r + 2], reply[r + 3], reply[r + 4], reply[r + 5], reply[r + 6] = ${FAILED}, bad, 0, 0, 0, ''
-  reply[r + 7] = ''
 end
 
 local redis_now = nil
@@ -195,11 +204,7 @@ local redis_now = nil
 local function now_of(text)
   local now = tonumber(text)
   if now ~= nil then return math.floor(now) end
-  if redis_now == nil then
-    if redis.replicate_commands then redis.replicate_commands() end
-    local time = redis.call('TIME')
-    redis_now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
-  end
+  ${REDIS_NOW}
   return redis_now
 end
 `;
@@ -297,22 +302,6 @@ local function run_group(count, now, a, k, r)
   return a, k, r
 end
 
--- A group that raised an error (see raise_if_server_error): each of its checks fails.
-local function fail_group(count, now, a, k, r, err)
-  raise_if_server_error(err)
-  for i = 1, count do
-    local s = (tonumber(ARGV[a]) - 1) * ${ARGS_PER_SPEC}
-    local algorithm = spec[s + 1]
-    if ALGORITHMS[algorithm] == nil then load(algorithm) end
-    failed_answer(r, unreadable(ALGORITHMS[algorithm], k, spec[s + 2], now, spec[s + 4], spec[s + 5], spec[s + 6],
-      tonumber(ARGV[a + 1]), ARGV[a + 2]))
-    k = k + spec[s + 2]
-    a = a + ${ARGS_PER_CHECK}
-    r = r + ${RESULTS_PER_CHECK}
-  end
-  return a, k, r
-end
-
 local k = 1
 local r = 0
 local groups = tonumber(ARGV[a])
@@ -325,7 +314,19 @@ for g = 1, groups do
   if ok then
     a, k, r = next_a, next_k, next_r
   else
-    a, k, r = fail_group(count, now, a, k, r, next_a)
+    -- The group raised (see FAILURE): each of its checks fails.
+    ${FAILURE}
+    raise_if_server_error(next_a)
+    for i = 1, count do
+      local s = (tonumber(ARGV[a]) - 1) * ${ARGS_PER_SPEC}
+      local algorithm = spec[s + 1]
+      if ALGORITHMS[algorithm] == nil then load(algorithm) end
+      failed_answer(r, unreadable(ALGORITHMS[algorithm], k, spec[s + 2], now, spec[s + 4], spec[s + 5], spec[s + 6],
+        tonumber(ARGV[a + 1]), ARGV[a + 2]))
+      k = k + spec[s + 2]
+      a = a + ${ARGS_PER_CHECK}
+      r = r + ${RESULTS_PER_CHECK}
+    end
   end
 end
 flush_states()

@@ -1,0 +1,222 @@
+/**
+ * Redis CPU of @sluice/redis's Lua scripts per call and per check (issue 24): EVALSHA usec per call from INFO
+ * commandstats (reset before each slice) on a private redis-server, at 1, 4 and 16 checks per call, for the
+ * one-rule scripts (oneRuleScript.ts) and the general script (script.ts), the scripts of a revision (`before`:
+ * its packages/redis/src, from `git archive`) against the working tree's (`after`), with @fastify/rate-limit's
+ * script (INCR + PTTL/PEXPIRE, one key per call) as reference. Keys rotate over 10,000 tags and the limits are
+ * wide: every check is allowed and writes, as on a busy server. Slices of each variant are interleaved, in an
+ * order rotated per round; medians (min–max) over the rounds.
+ * Run: npx tsx bench/redis-lua.ts [--before=<rev>] [--rounds=7] [--calls=4000]
+ *      [--algorithms=fixed_window,sliding_window,...] [--checks=1,4,16]
+ */
+import { execSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Redis } from 'ioredis';
+import { startBenchRedis } from './lib/redis.js';
+import { ROOT } from './lib/revision.js';
+
+const args = new Map(
+  process.argv.slice(2).map((arg) => {
+    const [name = '', value = ''] = arg.replace(/^--/, '').split('=');
+    return [name, value];
+  }),
+);
+const BEFORE = args.get('before') ?? '50dbbfc';
+const ROUNDS = Number(args.get('rounds') ?? 7);
+const CALLS = Number(args.get('calls') ?? 4000);
+const IN_FLIGHT = 32;
+const CHECKS = (args.get('checks') ?? '1,4,16').split(',').map(Number);
+const ALGORITHMS = (
+  args.get('algorithms') ??
+  'fixed_window,sliding_window,token_bucket,gcra,leaky_bucket,first_request_window,quota,sliding_log,concurrency'
+).split(',');
+/** The general script's row: each request one sliding_window check, as the one-rule rows, for comparison. */
+const GENERAL = 'general (sliding_window)';
+const TAGS = 10_000;
+const WIDE = { limit: 1_000_000_000, windowMs: 60_000, burst: 1_000_000_000 };
+
+interface Script {
+  lua: string;
+  sha: string;
+}
+type Argv = (string | number)[];
+/** What the bench uses of a revision's packages/redis/src. */
+interface Scripts {
+  oneRuleScript(algorithm: unknown): Script;
+  oneRuleArgv(groups: unknown[], algorithm: unknown, settings: unknown): Argv;
+  luaAlgorithms: Record<string, unknown>;
+  EVALUATE_SCRIPT: string;
+  evaluateArgv(groups: unknown[], settings: unknown): Argv;
+}
+
+async function scriptsOf(dir: string): Promise<Scripts> {
+  const src = join(dir, 'packages/redis/src');
+  const one = (await import(join(src, 'oneRuleScript.ts'))) as Pick<Scripts, 'oneRuleScript' | 'oneRuleArgv'>;
+  const algorithms = (await import(join(src, 'algorithms/index.ts'))) as Pick<Scripts, 'luaAlgorithms'>;
+  const script = (await import(join(src, 'script.ts'))) as Pick<Scripts, 'EVALUATE_SCRIPT'>;
+  const call = (await import(join(src, 'scriptCall.ts'))) as Pick<Scripts, 'evaluateArgv'>;
+  return { ...one, ...algorithms, ...script, ...call };
+}
+
+/** The revision's packages/redis/src in a temporary directory, resolving packages as the tree does. */
+function checkout(rev: string): string {
+  const dir = mkdtempSync(join(tmpdir(), 'sluice-redis-lua-'));
+  execSync(`git archive ${rev} packages/redis/src | tar -x -C ${dir}`, { cwd: ROOT });
+  symlinkSync(join(ROOT, 'packages/redis/node_modules'), join(dir, 'packages/redis/node_modules'));
+  symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'));
+  return dir;
+}
+
+/** @fastify/rate-limit's script text (its RedisStore keeps it in a module constant: read from the file). */
+function fastifyLua(): string {
+  const require = createRequire(join(ROOT, 'bench/package.json'));
+  const file = require.resolve('@fastify/rate-limit/store/RedisStore.js');
+  const text = readFileSync(file, 'utf8');
+  const lua = /const lua = `([\s\S]*?)`/.exec(text)?.[1];
+  if (lua === undefined) throw new Error(`no script in ${file}`);
+  return lua;
+}
+
+interface Variant {
+  name: string;
+  /** The SHA and argv of the call with `checks` checks, the `call`-th of the slice. */
+  call(checks: number, call: number): [string, Argv];
+}
+
+function checksOf(algorithm: string, first: number, count: number, period: string | undefined) {
+  const params = period === undefined ? WIDE : { ...WIDE, period };
+  return Array.from({ length: count }, (_, i) => ({
+    checks: [
+      {
+        rule: 'r',
+        tag: `k${((first + i) % TAGS).toString(36).padStart(10, '0')}`,
+        algorithm,
+        params,
+        cost: 1,
+        mode: 'enforce' as const,
+        leaseId: algorithm === 'concurrency' ? `l${first + i}` : undefined,
+      },
+    ],
+    now: Date.now(),
+  }));
+}
+
+const SETTINGS = { prefix: 'bench', redisClock: false };
+
+async function variantsOf(admin: Redis, scripts: Scripts, name: string, algorithm: string): Promise<Variant> {
+  if (algorithm === GENERAL) {
+    const sha = (await admin.script('LOAD', scripts.EVALUATE_SCRIPT)) as string;
+    return {
+      name,
+      call: (checks, call) => [
+        sha,
+        scripts.evaluateArgv(checksOf('sliding_window', call * checks, checks, undefined), SETTINGS),
+      ],
+    };
+  }
+  const lua = scripts.luaAlgorithms[algorithm];
+  const script = scripts.oneRuleScript(lua);
+  await admin.script('LOAD', script.lua);
+  // A calendar quota: the call's own calendar arithmetic, not a window's.
+  const period = algorithm === 'quota' ? 'month' : undefined;
+  return {
+    name,
+    call: (checks, call) => [
+      script.sha,
+      scripts.oneRuleArgv(checksOf(algorithm, call * checks, checks, period), lua, SETTINGS),
+    ],
+  };
+}
+
+/** EVALSHA usec per call over CALLS calls, IN_FLIGHT at a time. */
+async function slice(admin: Redis, variant: Variant, checks: number, offset: number): Promise<number> {
+  await admin.config('RESETSTAT');
+  let next = 0;
+  const worker = async () => {
+    while (next < CALLS) {
+      const [sha, argv] = variant.call(checks, offset + next++);
+      await admin.evalsha(sha, ...(argv as [number, ...string[]]));
+    }
+  };
+  await Promise.all(Array.from({ length: IN_FLIGHT }, worker));
+  const stats = await admin.info('commandstats');
+  const found = /cmdstat_evalsha:calls=(\d+),usec=(\d+)/.exec(stats);
+  if (found === null || Number(found[1]) !== CALLS) throw new Error(`EVALSHA not counted: ${stats}`);
+  return Number(found[2]) / CALLS;
+}
+
+const median = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+};
+const spread = (values: number[]) =>
+  `${median(values).toFixed(1)} (${Math.min(...values).toFixed(1)}–${Math.max(...values).toFixed(1)})`;
+
+async function main(): Promise<void> {
+  const dir = checkout(BEFORE);
+  const redis = await startBenchRedis();
+  try {
+    const before = await scriptsOf(dir);
+    const after = await scriptsOf(ROOT);
+    const fastifySha = (await redis.admin.script('LOAD', fastifyLua())) as string;
+    const fastify: Variant = {
+      name: '@fastify/rate-limit',
+      call: (_checks, call) => [
+        fastifySha,
+        [1, `fastify-rate-limit-k${(call % TAGS).toString(36)}`, WIDE.windowMs, WIDE.limit, 'false', 'false'],
+      ],
+    };
+    const rows: { algorithm: string; variants: Variant[] }[] = [];
+    for (const algorithm of [...ALGORITHMS, GENERAL]) {
+      rows.push({
+        algorithm,
+        variants: [
+          await variantsOf(redis.admin, before, 'before', algorithm),
+          await variantsOf(redis.admin, after, 'after', algorithm),
+        ],
+      });
+    }
+    rows.push({ algorithm: 'reference', variants: [fastify] });
+    const samples = new Map<string, number[]>();
+    // Round 0 fills the keys and warms up; it is not reported.
+    for (let round = 0; round <= ROUNDS; round++) {
+      for (const { algorithm, variants } of rows) {
+        for (const checks of algorithm === 'reference' ? [1] : CHECKS) {
+          for (let v = 0; v < variants.length; v++) {
+            const variant = variants[(v + round) % variants.length]!;
+            const usec = await slice(redis.admin, variant, checks, 0);
+            const id = `${algorithm}|${variant.name}|${checks}`;
+            if (round > 0) samples.set(id, [...(samples.get(id) ?? []), usec]);
+          }
+        }
+      }
+      process.stderr.write(`round ${round} done\n`);
+    }
+    console.log(
+      `redis-server ${await redis.version()}, ${ROUNDS} rounds of ${CALLS} calls (${IN_FLIGHT} in flight), ` +
+        `${TAGS} keys, before = ${BEFORE}. EVALSHA µs per call, and per check; medians (min–max)\n`,
+    );
+    const header = CHECKS.map((c) => `${c} check${c > 1 ? 's' : ''}: per call / per check`);
+    console.log(`| script | ${['', ...header].slice(1).join(' | ')} |`);
+    console.log(`|---|${CHECKS.map(() => '---').join('|')}|`);
+    for (const { algorithm, variants } of rows) {
+      for (const variant of variants) {
+        const cells = (algorithm === 'reference' ? [1] : CHECKS).map((checks) => {
+          const values = samples.get(`${algorithm}|${variant.name}|${checks}`)!;
+          return `${spread(values)} / ${(median(values) / checks).toFixed(1)}`;
+        });
+        const label = algorithm === 'reference' ? variant.name : `${algorithm}, ${variant.name}`;
+        console.log(`| ${label} | ${cells.join(' | ')} |`);
+      }
+    }
+  } finally {
+    await redis.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+await main();
