@@ -10,6 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { upgradeWebSocket as nodeServerUpgrade, serve } from '@hono/node-server';
 import { createNodeWebSocket } from '@hono/node-ws';
 import { MemoryStore, type Store } from '@sluice/core';
+import { rateLimit } from '@sluice/hono';
 import { RedisStore } from '@sluice/redis';
 import { CLOSE_RATE_LIMITED, type WebSocketLimit, websocketLimit } from '@sluice/websocket';
 import { Hono } from 'hono';
@@ -189,6 +190,45 @@ describe.each(stores)('Hono WebSockets (%s)', (_store, makeStore) => {
       }
     });
   });
+});
+
+it('counts an upgrade once under @sluice/hono when its `skip` leaves upgrades to the WebSocket limits', async () => {
+  const store = new MemoryStore();
+  const threePerMinute = (name: string) => ({
+    name,
+    match: {},
+    key: ['ip'],
+    limit: { requests: 3, per: '60s' },
+  });
+  const limits = websocketLimit({
+    store,
+    rules: { domain: 'ws_upgrades', rules: [threePerMinute('upgrades_per_ip')] },
+  });
+  const app = new Hono();
+  app.use(
+    rateLimit({
+      store,
+      rules: { domain: 'http', rules: [threePerMinute('requests_per_ip')] },
+      skip: (c) => c.req.header('upgrade')?.toLowerCase() === 'websocket',
+    }),
+  );
+  app.get('/ping', (c) => c.text('pong'));
+  echoRoute(app, limits, nodeServerUpgrade as unknown as UpgradeWebSocket<WebSocket>);
+  const wss = new WebSocketServer({ noServer: true });
+  const server = await listening(
+    serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1', websocket: { server: wss } }),
+  );
+  limits.guardUpgrades(server, wss);
+  try {
+    for (let i = 0; i < 3; i++) opened(await connect(urlOf(server))).ws.close();
+    await expectRefusedHandshake(urlOf(server), 'upgrades_per_ip');
+    const base = urlOf(server).replace('ws:', 'http:').replace('/live', '/ping');
+    const statuses: number[] = [];
+    for (let i = 0; i < 4; i++) statuses.push((await fetch(base)).status);
+    expect(statuses).toEqual([200, 200, 200, 429]);
+  } finally {
+    await stop(server, limits);
+  }
 });
 
 describe('guardUpgrades', () => {
