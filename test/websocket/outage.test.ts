@@ -2,7 +2,8 @@
  * Issue 26: a store outage (a private Redis stopped for real) during an upgrade decided by `verifyClient` and
  * during a message. As the README documents: a rule with `on_store_error: deny` answers the handshake 503
  * (`rate_limit_unavailable`, no socket); the default (`allow`) opens the socket failing open, and a message is
- * let through failing open; both reported to the observer as store errors, nothing thrown into the app.
+ * let through failing open; both reported to the observer as store errors, nothing thrown into the app. Failed
+ * renewal rounds are reported too, and close no socket.
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -11,7 +12,8 @@ import { RedisStore } from '@sluice/redis';
 import { type WebSocketLimit, websocketLimit } from '@sluice/websocket';
 import { Redis } from 'ioredis';
 import { expect, it } from 'vitest';
-import { WebSocketServer } from 'ws';
+import { WebSocket, WebSocketServer } from 'ws';
+import { sleep } from '../long-lived/privateRedis.js';
 import { randomPrefix, ready, startRedis } from '../support/redis.js';
 import { connect, opened, SOCKETS_PER_IP, until } from './clients.js';
 
@@ -83,6 +85,11 @@ it('with Redis down, verifyClient answers 503 for a fail-closed rule, opens fail
     expect(errors.every((kind) => kind === 'timeout' || kind === 'error' || kind === 'breaker_open')).toBe(
       true,
     );
+    // Renewal rounds (every ~667 ms for the 2 s lease) fail meanwhile: reported, and no socket is closed for it.
+    const before = errors.length;
+    await sleep(1_500);
+    expect(errors.length).toBeGreaterThan(before);
+    expect([early.ws.readyState, failingOpen.ws.readyState]).toEqual([WebSocket.OPEN, WebSocket.OPEN]);
     failingOpen.ws.close();
     early.ws.close();
   } finally {
