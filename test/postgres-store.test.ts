@@ -170,6 +170,7 @@ describe('the table', () => {
       connectionString: suite.server.url,
       createTable: true,
       tablePrefix: randomTablePrefix(),
+      timeoutMs: 5000, // a new connection and the DDL: not this test's point on a loaded machine
     });
     const [result] = await store.evaluate([check('r', 5)], Date.now());
     expect(result!.remaining).toBe(4);
@@ -297,6 +298,97 @@ describe('one call', () => {
     );
     expect((await store.evaluate([{ ...lease, leaseId: 'lease2' }], Date.now()))[0]!.allowed).toBe(true);
     await store.close();
+  });
+});
+
+describe('the calls of one turn: one statement', () => {
+  /** A store on a pool of one connection, its table made and the clock read, and the round trips from then on. */
+  async function warmStore(options: Partial<PostgresStoreOptions> = {}) {
+    const counted = new pg.Pool({ connectionString: suite.server.url, max: 1 });
+    const store = storeOn(counted, options);
+    await store.evaluate([check('warm', 5)], Date.now());
+    return { counted, store, trips: countRoundTrips(counted) };
+  }
+
+  it('is one round trip for 50 calls on one hot key, exact to the limit', async () => {
+    const { counted, store, trips } = await warmStore();
+    await store.evaluate([check('hot', 40)], Date.now()); // seen: the batch decides on it
+    const before = trips.count;
+    const answers = await Promise.all(
+      Array.from({ length: 50 }, () => store.evaluate([check('hot', 40)], Date.now())),
+    );
+    expect(trips.count - before).toBe(1);
+    expect(answers.filter(([a]) => a!.allowed)).toHaveLength(39);
+    expect(answers.map(([a]) => a!.remaining).slice(0, 3)).toEqual([38, 37, 36]); // in turn, in call order
+    expect((await store.evaluate([check('hot', 40)], Date.now()))[0]!.allowed).toBe(false);
+    await store.close();
+    await counted.end();
+  });
+
+  it('is all or nothing per call: a call denied in the batch consumes nothing in its other rows', async () => {
+    const { counted, store } = await warmStore();
+    await store.evaluate([check('narrow', 3)], Date.now());
+    const answers = await Promise.all(
+      Array.from({ length: 8 }, (_, i) =>
+        store.evaluate([check('wide', 10, `wide${i}`), check('narrow', 3)], Date.now()),
+      ),
+    );
+    expect(answers.map(([, narrow]) => narrow!.allowed)).toEqual([
+      true,
+      true,
+      false,
+      false,
+      false,
+      false,
+      false,
+      false,
+    ]);
+    // Only the two admitted calls left a row under 'wide'.
+    expect((await rowsOf(store)).filter((r) => r.rule === 'wide').map((r) => r.tag)).toEqual([
+      'wide0',
+      'wide1',
+    ]);
+    await store.close();
+    await counted.end();
+  });
+
+  it('keeps the other calls when one meets a row another process wrote: that one alone takes the locked path', async () => {
+    const tablePrefix = randomTablePrefix('batch');
+    const { counted, store, trips } = await warmStore({ tablePrefix });
+    const other = storeOn(pool, { tablePrefix });
+    await store.evaluate([check('moved', 10)], Date.now());
+    await store.evaluate([check('still', 10)], Date.now());
+    expect((await other.evaluate([check('moved', 10)], Date.now()))[0]!.remaining).toBe(8);
+    const before = trips.count;
+    const [[moved], [still]] = await Promise.all([
+      store.evaluate([check('moved', 10)], Date.now()),
+      store.evaluate([check('still', 10)], Date.now()),
+    ]);
+    expect(moved!.remaining).toBe(7); // counted on the row as the other process left it
+    expect(still!.remaining).toBe(8);
+    // The batch failed on 'moved' (nothing kept); 'still' went again alone; 'moved' locked, then committed.
+    expect(trips.count - before).toBe(4);
+    await store.close();
+    await other.close();
+    await counted.end();
+  });
+
+  it('is a prepared statement: parsed once per connection, whatever the rows', async () => {
+    const { counted, store } = await warmStore();
+    for (let i = 1; i <= 5; i++) {
+      await Promise.all(
+        Array.from({ length: i }, (_, k) =>
+          store.evaluate([check('p', 100, `tag${k}`), check('q', 100)], Date.now()),
+        ),
+      );
+    }
+    // The pool's one connection: the statement the store prepared on it, and how often it ran.
+    const prepared = await counted.query(
+      "SELECT generic_plans + custom_plans AS runs FROM pg_prepared_statements WHERE name LIKE 'sluice_batch_%'",
+    );
+    expect(prepared.rows.map((row) => Number(row.runs))).toEqual([5]);
+    await store.close();
+    await counted.end();
   });
 });
 

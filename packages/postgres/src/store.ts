@@ -31,7 +31,11 @@ export interface PostgresStoreOptions {
   schema?: string;
   /** The table is `<tablePrefix>counters`. Default `sluice_`. */
   tablePrefix?: string;
-  /** Create the schema and table on first use (idempotent). Default false: run `sluice migrate --postgres URL`. */
+  /**
+   * Create the schema and table (idempotent), starting when the store is made, so the first request finds them
+   * made and a connection open; calls wait for it (a failure is retried by the next call). Default false: run
+   * `sluice migrate --postgres URL`.
+   */
   createTable?: boolean;
   /** Default `database`: every call takes the database's clock, so gateways with skewed clocks agree. `app`: the engine's `now`. */
   clock?: PostgresClock;
@@ -177,6 +181,8 @@ export class PostgresStore implements Store {
       ...(options.fallback === undefined ? {} : { fallback: options.fallback }),
     });
     this.timeLimited = this.#resilient.timeLimited;
+    // Started now, not on the first call: that call would pay a new connection and the DDL within its time limit.
+    if (create) this.#migrate().catch(() => {}); // a failure is the next call's to report
     // Without a listener, an idle connection's error (the server restarted) would crash the process.
     pool.on('error', this.#onPoolError);
     const every = options.sweepEveryMs ?? DEFAULT_SWEEP_EVERY_MS;
