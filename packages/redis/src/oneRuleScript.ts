@@ -15,8 +15,11 @@ import { type RedisScript, redisScript } from './transport.js';
  * parsed by parseReply; test/redis-one-rule.test.ts runs both on the same requests).
  */
 
-/** ARGV entries before the checks: limit, window, burst. */
-const HEAD_ARGS = 3;
+/**
+ * ARGV entries before the checks: limit, window, burst, and '1' when no two checks of the call share a key
+ * (each check's state is then written as it is decided, not kept for the end of the call: see mainOf).
+ */
+const HEAD_ARGS = 4;
 
 /** Whether checks of the algorithm carry an `extra` argument (a lease id, a calendar period). */
 const takesExtra = (algorithm: LuaAlgorithm): boolean => algorithm.extra !== noExtra;
@@ -53,6 +56,7 @@ function mainOf(algorithm: LuaAlgorithm): string {
   const writers = algorithm.lua.includes('WRITERS.');
   return `
 local limit, window, burst = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+local distinct = ARGV[4] == '1'
 local last = #ARGV
 -- The next check: its first ARGV entry, its first KEYS entry, its place in the reply.
 local a, k, r = ${HEAD_ARGS + 1}, 1, 0
@@ -61,10 +65,15 @@ local function run_checks()
     ${nowLua}
     local allowed, lim, remaining, reset, retry, delay, kind, x, y, z, w, v = run(
       k, now, limit, window, burst, tonumber(ARGV[a + 1]), ${extra})
-    -- commit (see PRELUDE) written out: one call less per check.
+    -- commit (see PRELUDE) written out: one call less per check. With keys all distinct, a state is written at
+    -- once: no later check reads it, and it spares the table of states (remember) its entries.
     if not allowed then
-    elseif kind == 2 then remember(KEYS[k], x, y, false, z, w == true)
-    elseif kind == 3 then remember(KEYS[k], x, y, z, w, v == true)
+    elseif kind == 2 then
+      if distinct then write_state(KEYS[k], x, y, false, z, w == true and KEEP_TTL)
+      else remember(KEYS[k], x, y, false, z, w == true) end
+    elseif kind == 3 then
+      if distinct then write_state(KEYS[k], x, y, z, w, v == true and KEEP_TTL)
+      else remember(KEYS[k], x, y, z, w, v == true) end
     ${writers ? 'else WRITERS[kind](k, x, y, z, w, v) end' : 'end'}
     answer(r, allowed, lim, remaining, reset, retry, delay, '')
     a, k, r = a + ${step}, k + ${keys}, r + ${RESULTS_PER_CHECK}
@@ -135,7 +144,7 @@ export function oneRuleArgv(
 ): (string | number)[] {
   const { params } = groups[0]!.checks[0]!;
   const keys: (string | number)[] = [groups.length * algorithm.keys.length];
-  const args: (string | number)[] = [params.limit, params.windowMs, params.burst];
+  const args: (string | number)[] = [params.limit, params.windowMs, params.burst, '1'];
   const extra = takesExtra(algorithm);
   for (const group of groups) {
     const check = group.checks[0]!;
@@ -143,6 +152,7 @@ export function oneRuleArgv(
     args.push(settings.redisClock ? '' : group.now, check.cost);
     if (extra) args.push(algorithm.extra(check));
   }
+  if (groups.length > 1 && new Set(keys).size < keys.length) args[3] = '0';
   for (const arg of args) keys.push(arg);
   return keys;
 }

@@ -158,15 +158,21 @@ local function state_text(a, b, c)
   return string.format('%.17g %.17g', a, b)
 end
 
+-- A state written. keep: the key's TTL already ends where the new state's does (see remember): SET with
+-- KEEPTTL, which with the PTTL that checks the key has a TTL costs Redis less than setting it again (a key
+-- kept with no TTL, restored from a dump or PERSISTed, would never expire: it gets the new one).
+local function write_state(key, a, b, c, ttl, keep)
+  local value = state_text(a, b, c)
+  if keep and redis.call('PTTL', key) > 0 then
+    redis.call('SET', key, value, 'KEEPTTL')
+  else
+    redis.call('SET', key, value, 'PX', math.ceil(ttl) + MARGIN_MS)
+  end
+end
+
 local function flush_states()
   for at = 0, (state_count - 1) * 6, 6 do
-    local value = state_text(states[at + 2], states[at + 3], states[at + 4])
-    -- A key kept with no TTL (restored from a dump, PERSISTed) would never expire: it gets the new one.
-    if states[at + 6] and redis.call('PTTL', states[at + 1]) > 0 then
-      redis.call('SET', states[at + 1], value, 'KEEPTTL')
-    else
-      redis.call('SET', states[at + 1], value, 'PX', math.ceil(states[at + 5]) + MARGIN_MS)
-    end
+    write_state(states[at + 1], states[at + 2], states[at + 3], states[at + 4], states[at + 5], states[at + 6])
   end
 end
 
