@@ -3,20 +3,17 @@
  * loads offline with nothing fetched, logs no console error, draws its charts, and screenshots. Locally the test
  * is skipped (with a message) when chromium is missing; in CI (CI set) it fails instead: .ci/run installs it.
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { main } from '@sluice/cli';
 import { afterAll, beforeAll, expect, test } from 'vitest';
+import { CHROMIUM, chromiumAvailable, launchChromium } from '../support/chromium.js';
 import { writeLogs } from './fixtures/make-logs.js';
 
-const CHROMIUM = '/usr/bin/chromium';
 const FIXTURES = join(import.meta.dirname, 'fixtures', 'replay');
-const available = existsSync(CHROMIUM);
-if (!available && !process.env.CI)
-  console.warn(`replay-html: skipped, ${CHROMIUM} not found (apt-get install chromium)`);
+const available = chromiumAvailable('replay-html');
 
 /** The part of an SVG element the test reads, in the page. */
 interface SvgElement {
@@ -38,13 +35,6 @@ interface Browser {
   newContext(options: { offline: boolean }): Promise<{ newPage(): Promise<Page> }>;
   close(): Promise<void>;
 }
-interface Playwright {
-  chromium: { launch(options: { executablePath: string; args: string[] }): Promise<Browser> };
-}
-
-const playwright = createRequire(join(import.meta.dirname, '..', '..', 'packages', 'cli', 'package.json'))(
-  'playwright-core',
-) as Playwright;
 
 let tmp: string;
 beforeAll(() => {
@@ -75,18 +65,7 @@ test.skipIf(!available && !process.env.CI)(
     expect(code, err.join('\n')).toBe(0);
     expect(readFileSync(html, 'utf8')).not.toMatch(/<script|https?:\/\/(?!www\.w3\.org\/2000\/svg)/);
 
-    const browser = await playwright.chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-        '--no-first-run',
-      ],
-    });
+    const browser = await launchChromium<Browser>();
     try {
       const page = await (await browser.newContext({ offline: true })).newPage();
       const errors: string[] = [];

@@ -133,29 +133,25 @@ export function cookieValue(facts: RequestFacts, name: string): string | undefin
 }
 
 /**
- * The credential a request carries for a challenge rule of this check: a solution header first (sent once,
- * after a 429), then a pass (header, then cookie), then a solution cookie (the challenge page's).
+ * The credentials a request carries for challenge rules of this check, in the order they are tried: a solution
+ * header (sent once, after a 429), a pass (header, then cookie), a solution cookie (the challenge page's, tried
+ * when the pass beside it is used up). Usually none: two header reads.
  */
-function credentialOf(
-  facts: RequestFacts,
-  tables: readonly (CompiledRules | undefined)[],
-): Credential | undefined {
-  const found = (
-    kind: Credential['kind'],
-    value: string | undefined,
-    cookie: boolean,
-  ): Credential | undefined => {
-    if (value === undefined || value === '') return undefined;
+function credentialsOf(facts: RequestFacts, tables: readonly (CompiledRules | undefined)[]): Credential[] {
+  const found: Credential[] = [];
+  const add = (kind: Credential['kind'], value: string | undefined, cookie: boolean): void => {
+    if (value === undefined || value === '') return;
     const name = kind === 'pass' ? passRule(value) : tokenRule(value.slice(0, value.lastIndexOf(':')));
     const rule = challengeRule(name, tables);
-    return rule === undefined ? undefined : { kind, value, rule, cookie };
+    if (rule !== undefined) found.push({ kind, value, rule, cookie });
   };
-  return (
-    found('solution', headerText(facts, SOLUTION_HEADER)?.trim(), false) ??
-    found('pass', headerText(facts, PASS_HEADER)?.trim(), false) ??
-    found('pass', cookieValue(facts, PASS_COOKIE), true) ??
-    found('solution', cookieValue(facts, SOLUTION_COOKIE), true)
-  );
+  add('solution', headerText(facts, SOLUTION_HEADER)?.trim(), false);
+  add('pass', headerText(facts, PASS_HEADER)?.trim(), false);
+  if (facts.header('cookie') !== undefined) {
+    add('pass', cookieValue(facts, PASS_COOKIE), true);
+    add('solution', cookieValue(facts, SOLUTION_COOKIE), true);
+  }
+  return found;
 }
 
 /** What the request flow needs for a redemption. */
@@ -189,12 +185,30 @@ export function redeem(
   scope: CheckScope,
 ): Maybe<Redemption> | undefined {
   const global = scope.global === false ? undefined : context.limiter.rules;
-  const credential = credentialOf(facts, [global, scope.rules]);
-  if (credential === undefined) return undefined;
+  const credentials = credentialsOf(facts, [global, scope.rules]);
+  if (credentials.length === 0) return undefined;
+  const tryFrom = (at: number): Maybe<Redemption> => {
+    const redeemed = redeemOne(context, credentials[at]!, descriptors, options, global, scope.rules);
+    // A pass used up, or not good here, leaves the next credential its turn (a page's new solution cookie).
+    const next = (r: Redemption): Maybe<Redemption> =>
+      r.kind === 'plain' && at + 1 < credentials.length ? tryFrom(at + 1) : r;
+    return isThenable(redeemed) ? redeemed.then(next) : next(redeemed);
+  };
+  return tryFrom(0);
+}
+
+function redeemOne(
+  context: RedeemContext,
+  credential: Credential,
+  descriptors: Descriptors,
+  options: CheckOptions,
+  global: CompiledRules | undefined,
+  route: CompiledRules | undefined,
+): Maybe<Redemption> {
   const { rule } = credential;
   const { secret } = context.setup;
   const keyHash = tagFor(rule, descriptors, secret);
-  if (keyHash === undefined) return undefined;
+  if (keyHash === undefined) return PLAIN;
   const now = context.clock();
   let nonce: string;
   if (credential.kind === 'solution') {
@@ -203,11 +217,11 @@ export function redeem(
     nonce = tokenNonce(credential.value.slice(0, credential.value.lastIndexOf(':')));
   } else {
     const pass = readPass(secret, credential.value, keyHash, now);
-    if (pass === undefined || pass.rule !== rule.name) return undefined;
+    if (pass === undefined || pass.rule !== rule.name) return PLAIN;
     nonce = pass.id;
   }
   const counters = countersOf(rule, context.setup, credential.kind);
-  const table = passTable(global, scope.rules, rule, counters);
+  const table = passTable(global, route, rule, counters);
   let decided: Decision | Promise<Decision>;
   try {
     decided = context.limiter.decide(
