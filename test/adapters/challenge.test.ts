@@ -35,10 +35,14 @@ describe.each(cases)('challenge: %s', (_name, adapter: AdapterFactory, storeKind
     running = undefined;
   });
 
-  async function start(challenge: ChallengeOptions = { secret: SECRET }): Promise<string> {
+  async function start(
+    challenge: ChallengeOptions = { secret: SECRET },
+    trustProxy = false,
+  ): Promise<string> {
     now = T0;
     stages.length = 0;
     running = await adapter.start({
+      trustProxy,
       options: {
         clock: () => now,
         logger: { warn: () => {} },
@@ -56,9 +60,12 @@ describe.each(cases)('challenge: %s', (_name, adapter: AdapterFactory, storeKind
   }
 
   /** Requests until the challenge stage; its challenge, read from the header (RFC 9651) and the body alike. */
-  async function challenged(url: string): Promise<{ token: string; difficulty: number }> {
+  async function challenged(
+    url: string,
+    headers: HeadersInit = {},
+  ): Promise<{ token: string; difficulty: number }> {
     for (let i = 0; i < 4; i++) {
-      const response = await fetch(url);
+      const response = await fetch(url, { headers });
       if (response.status !== 429) continue;
       const header = response.headers.get('sluice-challenge');
       if (header === null) continue;
@@ -138,5 +145,17 @@ describe.each(cases)('challenge: %s', (_name, adapter: AdapterFactory, storeKind
     // A replayed solution in a cookie (a stale page's) is not refused: the request is decided as usual.
     expect((await fetch(url, { headers: { cookie } })).status).toBe(429);
     expect(stages).toContain('refused:replayed');
+  });
+
+  it('refuses the solution of another key (another client address)', async () => {
+    const url = await start({ secret: SECRET }, true);
+    const challenge = await challenged(url, { 'x-forwarded-for': '203.0.113.1' });
+    const headers = { 'x-forwarded-for': '203.0.113.2', 'Sluice-Solution': solveChallenge(challenge) };
+    const other = await fetch(url, { headers });
+    expect(other.status).toBe(403);
+    expect(await other.json()).toMatchObject({ refused: 'wrong_key' });
+    // The key it was for redeems it.
+    const own = { ...headers, 'x-forwarded-for': '203.0.113.1' };
+    expect((await fetch(url, { headers: own })).status).toBe(200);
   });
 });
