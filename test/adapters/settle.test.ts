@@ -291,7 +291,14 @@ const STORES: Record<string, () => Store> = {
   MemoryStore: () => new MemoryStore(),
   Redis: () => new RedisStore({ client, prefix: randomPrefix() }),
   PostgreSQL: () =>
-    new PostgresStore({ pool, tablePrefix: randomTablePrefix('settle'), createTable: true, clock: 'app' }),
+    // A long time limit: these tests are about settling, and a call timed out on a loaded machine counts nothing.
+    new PostgresStore({
+      pool,
+      tablePrefix: randomTablePrefix('settle'),
+      createTable: true,
+      clock: 'app',
+      timeoutMs: 2000,
+    }),
 };
 
 for (const [framework, start] of Object.entries(FRAMEWORKS)) {

@@ -47,14 +47,16 @@ export interface RedisStoreOptions {
   prefix?: string;
   /** Default `app`: the limiter's clock. Use `redis` when gateway clocks drift. */
   clock?: RedisClock;
-  /** Time limit of each Redis call while Redis answers quickly, ms. Default {@link DEFAULT_TIMEOUT_MS}. */
+  /**
+   * Time limit of each Redis call, ms: given alone, a fixed limit. With the defaults, the limit while Redis
+   * is suspected hung (a call went unanswered past `maxTimeoutMs`, and nothing has answered since). Default
+   * {@link DEFAULT_TIMEOUT_MS}.
+   */
   timeoutMs?: number;
   /**
-   * While Redis keeps answering, the time limit follows its latency: 4 times the slowest recent answer
-   * (late answers included; that peak halves every 30 s), never below `timeoutMs`, at most this. A busy
-   * Redis then makes requests wait rather than fail open; a Redis that stops answering leaves the limit
-   * where its last answers put it. Set it to `timeoutMs` for a fixed limit. Default
-   * {@link DEFAULT_MAX_TIMEOUT_MS}.
+   * The time limit while Redis has answered every call, late answers included: a busy Redis is waited for
+   * this long before a request fails open. Default {@link DEFAULT_MAX_TIMEOUT_MS}, or `timeoutMs` when only
+   * that is given.
    */
   maxTimeoutMs?: number;
   /** Skip Redis for `cooldownMs` after `failures` consecutive failed calls; `false` disables. */
@@ -91,17 +93,18 @@ export interface RedisStoreOptions {
 }
 
 /**
- * Default time limit of a Redis call: 20 ms. The seed's gateway uses 5 ms against a Redis in the same
- * zone; 20 ms leaves room for a garbage-collection pause or a busy event loop before failing open.
+ * Default time limit of a Redis call suspected hung: 20 ms. Once one call has gone unanswered for
+ * {@link DEFAULT_MAX_TIMEOUT_MS}, the next ones fail open after 20 ms (the seed's gateway uses 5 ms against a
+ * Redis in the same zone) until Redis answers again.
  */
 export const DEFAULT_TIMEOUT_MS = 20;
 
 /**
- * Default ceiling of the time limit, 250 ms: a Redis answering in up to about 60 ms (4 x 60 < 250) never
- * makes a request fail open, however busy; past it, or on a jump to more than 4 times its recent latency,
- * the calls time out and fail open as before.
+ * Default time limit while Redis answers, 1 s: on a saturated machine Redis stalls for tens to hundreds of
+ * ms (issue 24's bench runs saw up to about 1 s), and a request that waits for the answer costs less than one
+ * that fails open. A hung Redis holds the first calls this long, then fails fast (see `timeoutMs`).
  */
-export const DEFAULT_MAX_TIMEOUT_MS = 250;
+export const DEFAULT_MAX_TIMEOUT_MS = 1000;
 
 /** Default bound on requests waiting for Redis (and so on what an outage can pile up in ioredis's queues). */
 export const DEFAULT_MAX_PENDING = 1000;
@@ -158,7 +161,7 @@ export class RedisStore implements Store {
   readonly #factors: RedisFactors;
   readonly #scripts: ScriptStore;
   /**
-   * Every call settles within `timeoutMs` (plus the rest of the turn it waits in, with coalescing, held or
+   * Every call settles within its time limit (plus the rest of the turn it waits in, with coalescing, held or
    * not), so the engine needs no timer of its own per call; true unless a fallback store of yours may take
    * longer.
    */
@@ -192,9 +195,10 @@ export class RedisStore implements Store {
     const clock = options.clock ?? 'app';
     if (clock !== 'app' && clock !== 'redis') throw new ConfigError("clock must be 'app' or 'redis'");
     const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    const onlyTimeout = options.timeoutMs !== undefined && options.maxTimeoutMs === undefined;
     this.#calls = new PendingCalls({
       timeoutMs,
-      maxTimeoutMs: options.maxTimeoutMs ?? Math.max(timeoutMs, DEFAULT_MAX_TIMEOUT_MS),
+      maxTimeoutMs: options.maxTimeoutMs ?? (onlyTimeout ? timeoutMs : Math.max(timeoutMs, DEFAULT_MAX_TIMEOUT_MS)),
       maxPending: options.maxPending ?? DEFAULT_MAX_PENDING,
       name: 'Redis',
     });

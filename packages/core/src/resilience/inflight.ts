@@ -28,7 +28,7 @@ export class InFlight {
   #calls = new Set<Flight>();
 
   /**
-   * `limit`: a fixed time limit in ms, or a {@link TimeLimit} that every answer's latency feeds. `free(n)`
+   * `limit`: a fixed time limit in ms, or a {@link TimeLimit} that every answer and timeout feeds. `free(n)`
    * gives back n pending slots; `name` names the store in errors (`Redis`).
    */
   constructor(limit: number | TimeLimit, strandedMs: number, free: (count: number) => void, name = 'store') {
@@ -50,8 +50,6 @@ export class InFlight {
    */
   track<T>(sent: Promise<T>, counted: number): Promise<T> {
     const limit = this.#limit;
-    // Latency is read only when the limit can move: a fixed one costs no clock reads.
-    const sentAt = limit.adaptive ? performance.now() : 0;
     const limitMs = limit.ms;
     return new Promise<T>((resolve, reject) => {
       let answered = false;
@@ -77,6 +75,7 @@ export class InFlight {
         this.#free(counted);
       };
       const timer = setTimeout(() => {
+        limit.timedOut();
         backstop = setTimeout(free, this.#strandedMs);
         backstop.unref();
         const error = new StoreError(
@@ -90,10 +89,7 @@ export class InFlight {
       sent.then(
         (value) => {
           free();
-          if (sentAt !== 0) {
-            const at = performance.now();
-            limit.observe(at - sentAt, at);
-          }
+          limit.answered();
           if (answered) return;
           answered = true;
           clearTimeout(timer);

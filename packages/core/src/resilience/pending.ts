@@ -28,11 +28,15 @@ export function positive(name: string, value: number, integer = false): number {
 
 /** Options of {@link PendingCalls}. */
 export interface PendingCallsOptions {
-  /** Time limit of each call, ms, while the store answers quickly. Default {@link DEFAULT_TIMEOUT_MS}. */
+  /**
+   * Time limit of each call, ms; with `maxTimeoutMs` above it, the limit while the store is suspected hung.
+   * Default {@link DEFAULT_TIMEOUT_MS}.
+   */
   readonly timeoutMs?: number;
   /**
-   * Up to where the time limit follows the store's observed latency (see {@link TimeLimit}): while it keeps
-   * answering, a call may take 4 times its slowest recent answer, at most this. Default `timeoutMs` (fixed).
+   * The time limit while the store has answered every call (see {@link TimeLimit}): a busy store is waited
+   * for this long; once a call goes unanswered past it, calls get `timeoutMs` until an answer comes back.
+   * Default `timeoutMs` (a fixed limit).
    */
   readonly maxTimeoutMs?: number;
   /**
@@ -76,7 +80,7 @@ export class PendingCalls {
     this.#inFlight = new InFlight(this.#limit, strandedAfterMs(maxTimeoutMs), this.#free, this.#name);
   }
 
-  /** The time limit of a call sent now, ms: `timeoutMs`, or more while the store answers slowly. */
+  /** The time limit of a call sent now, ms: `maxTimeoutMs`, or `timeoutMs` while the store is suspected hung. */
   get timeoutMs(): number {
     return this.#limit.ms;
   }

@@ -1,37 +1,35 @@
 import { describe, expect, it } from 'vitest';
-import { HALF_LIFE_MS, MULTIPLIER, TimeLimit } from './timeLimit.js';
+import { TimeLimit } from './timeLimit.js';
 
 describe('TimeLimit', () => {
-  it('starts at the floor and stays there while answers are quick', () => {
-    const limit = new TimeLimit(20, 250);
-    expect(limit.ms).toBe(20);
-    for (let at = 0; at < 1000; at += 10) limit.observe(2, at);
-    expect(limit.ms).toBe(20);
+  it('gives the ceiling while the store answers, late answers included', () => {
+    const limit = new TimeLimit(20, 1000);
+    expect(limit.ms).toBe(1000);
+    limit.answered();
+    expect(limit.ms).toBe(1000);
   });
 
-  it('follows a slow answer to MULTIPLIER times it, at most the ceiling', () => {
-    const limit = new TimeLimit(20, 250);
-    limit.observe(30, 0);
-    expect(limit.ms).toBe(MULTIPLIER * 30);
-    limit.observe(200, 1);
-    expect(limit.ms).toBe(250);
-  });
-
-  it('keeps the recent peak, halving every HALF_LIFE_MS, back to the floor when answers are quick again', () => {
-    const limit = new TimeLimit(20, 250);
-    limit.observe(40, 0);
-    limit.observe(1, 10); // a quick answer right after does not drop the limit
-    expect(limit.ms).toBeGreaterThanOrEqual(MULTIPLIER * 39);
-    limit.observe(1, 10 + HALF_LIFE_MS);
-    expect(limit.ms).toBe(Math.ceil(MULTIPLIER * 40 * 0.5 ** (HALF_LIFE_MS / HALF_LIFE_MS)));
-    limit.observe(1, 10 + 5 * HALF_LIFE_MS);
+  it('gives the floor once a call timed out, until any answer comes back', () => {
+    const limit = new TimeLimit(20, 1000);
+    limit.timedOut();
+    expect(limit.suspect).toBe(true);
     expect(limit.ms).toBe(20);
+    limit.timedOut();
+    expect(limit.ms).toBe(20);
+    limit.answered();
+    expect(limit.suspect).toBe(false);
+    expect(limit.ms).toBe(1000);
   });
 
   it('a ceiling equal to the floor is a fixed limit', () => {
     const limit = new TimeLimit(20);
     expect(limit.adaptive).toBe(false);
-    limit.observe(500, 0);
+    limit.timedOut();
+    expect(limit.suspect).toBe(false);
     expect(limit.ms).toBe(20);
+  });
+
+  it('a ceiling below the floor is raised to it', () => {
+    expect(new TimeLimit(50, 10).ceilingMs).toBe(50);
   });
 });
