@@ -6,7 +6,8 @@
  * script (INCR + PTTL/PEXPIRE, one key per call) as reference. Keys rotate over 10,000 tags and the limits are
  * wide: every check is allowed and writes, as on a busy server. Slices of each variant are interleaved, in an
  * order rotated per round; medians (min–max) over the rounds.
- * Run: npx tsx bench/redis-lua.ts [--before=<rev>] [--rounds=7] [--calls=4000]
+ * `after / before`: the median over rounds of the ratio of the two slices of a round (run next to each other).
+ * Run: npx tsx bench/redis-lua.ts [--before=<rev>] [--rounds=15] [--calls=1000]
  *      [--algorithms=fixed_window,sliding_window,...] [--checks=1,4,16]
  */
 import { execSync } from 'node:child_process';
@@ -25,8 +26,8 @@ const args = new Map(
   }),
 );
 const BEFORE = args.get('before') ?? '50dbbfc';
-const ROUNDS = Number(args.get('rounds') ?? 7);
-const CALLS = Number(args.get('calls') ?? 4000);
+const ROUNDS = Number(args.get('rounds') ?? 15);
+const CALLS = Number(args.get('calls') ?? 1000);
 const IN_FLIGHT = 32;
 const CHECKS = (args.get('checks') ?? '1,4,16').split(',').map(Number);
 const ALGORITHMS = (
@@ -201,16 +202,26 @@ async function main(): Promise<void> {
         `${TAGS} keys, before = ${BEFORE}. EVALSHA µs per call, and per check; medians (min–max)\n`,
     );
     const header = CHECKS.map((c) => `${c} check${c > 1 ? 's' : ''}: per call / per check`);
-    console.log(`| script | ${['', ...header].slice(1).join(' | ')} |`);
+    console.log(`| script | ${header.join(' | ')} |`);
     console.log(`|---|${CHECKS.map(() => '---').join('|')}|`);
+    const values = (algorithm: string, name: string, checks: number) =>
+      samples.get(`${algorithm}|${name}|${checks}`)!;
     for (const { algorithm, variants } of rows) {
+      const label = (name: string) => (algorithm === 'reference' ? name : `${algorithm}, ${name}`);
       for (const variant of variants) {
         const cells = (algorithm === 'reference' ? [1] : CHECKS).map((checks) => {
-          const values = samples.get(`${algorithm}|${variant.name}|${checks}`)!;
-          return `${spread(values)} / ${(median(values) / checks).toFixed(1)}`;
+          const all = values(algorithm, variant.name, checks);
+          return `${spread(all)} / ${(median(all) / checks).toFixed(1)}`;
         });
-        const label = algorithm === 'reference' ? variant.name : `${algorithm}, ${variant.name}`;
-        console.log(`| ${label} | ${cells.join(' | ')} |`);
+        console.log(`| ${label(variant.name)} | ${cells.join(' | ')} |`);
+      }
+      if (variants.length === 2) {
+        const ratios = CHECKS.map((checks) => {
+          const before = values(algorithm, 'before', checks);
+          const after = values(algorithm, 'after', checks);
+          return `${median(after.map((a, i) => a / before[i]!)).toFixed(2)}×`;
+        });
+        console.log(`| ${label('after / before')} | ${ratios.join(' | ')} |`);
       }
     }
   } finally {

@@ -18,6 +18,20 @@ export const FAILED = -1;
 const numInto = (target: string, x: string): string =>
   `if ${x} % 1 == 0 and ${x} < 9007199254740992 and ${x} > -9007199254740992 then ${target} = ${x} else ${target} = fmt(${x}) end`;
 
+/**
+ * The RESULTS_PER_CHECK reply values of a decided check, from reply[r + 1]: the locals allowed, remaining,
+ * reset, retry and delay, and the given limit and flag. The body of the prelude's answer, and written out in the
+ * one-rule loop.
+ */
+export const answerLua = (limit: string, flag: string): string => `
+  if allowed then reply[r + 1] = 1 else reply[r + 1] = 0 end
+  ${numInto('reply[r + 2]', limit)}
+  ${numInto('reply[r + 3]', 'remaining')}
+  ${numInto('reply[r + 4]', 'reset')}
+  ${numInto('reply[r + 5]', 'retry')}
+  if delay == nil then reply[r + 6] = '' else ${numInto('reply[r + 6]', 'delay')} end
+  reply[r + 7] = ${flag}`;
+
 /** Sets redis_now from Redis TIME, once per call: the clock of checks sent with '' for now. */
 export const REDIS_NOW = `if redis_now == nil then
     if redis.replicate_commands then redis.replicate_commands() end
@@ -146,23 +160,22 @@ local function read3(key)
   return tonumber(a), tonumber(b), tonumber(c)
 end
 
--- A state's text: whole numbers below 1e14 by concatenation (Lua writes them with '%.14g': the digits '%d'
--- wrote, at a fraction of string.format's cost; x % 1 == 0 is false for NaN and infinities), anything else
--- with '%.17g' (exact round trip). All read alike, by this version and the ones before.
-local function state_text(a, b, c)
-  if a % 1 == 0 and b % 1 == 0 and a < 1e14 and a > -1e14 and b < 1e14 and b > -1e14 then
-    if not c then return a .. ' ' .. b end
-    if c % 1 == 0 and c < 1e14 and c > -1e14 then return a .. ' ' .. b .. ' ' .. c end
-  end
-  if c then return string.format('%.17g %.17g %.17g', a, b, c) end
-  return string.format('%.17g %.17g', a, b)
-end
-
--- A state written. keep: the key's TTL already ends where the new state's does (see remember): SET with
--- KEEPTTL, which with the PTTL that checks the key has a TTL costs Redis less than setting it again (a key
--- kept with no TTL, restored from a dump or PERSISTed, would never expire: it gets the new one).
+-- A state written. Its text: whole numbers below 1e14 by concatenation (Lua writes them with '%.14g': the digits
+-- '%d' wrote, at a fraction of string.format's cost; x % 1 == 0 is false for NaN and infinities), anything else
+-- with '%.17g' (exact round trip); all read alike, by this version and the ones before. keep: the key's TTL
+-- already ends where the new state's does (see remember): SET with KEEPTTL, which with the PTTL that checks the
+-- key has a TTL costs Redis less than setting it again (a key kept with no TTL, restored from a dump or
+-- PERSISTed, would never expire: it gets the new one).
 local function write_state(key, a, b, c, ttl, keep)
-  local value = state_text(a, b, c)
+  local value
+  if a % 1 == 0 and b % 1 == 0 and a < 1e14 and a > -1e14 and b < 1e14 and b > -1e14
+    and (not c or (c % 1 == 0 and c < 1e14 and c > -1e14)) then
+    if c then value = a .. ' ' .. b .. ' ' .. c else value = a .. ' ' .. b end
+  elseif c then
+    value = string.format('%.17g %.17g %.17g', a, b, c)
+  else
+    value = string.format('%.17g %.17g', a, b)
+  end
   if keep and redis.call('PTTL', key) > 0 then
     redis.call('SET', key, value, 'KEEPTTL')
   else
@@ -195,13 +208,7 @@ local reply = {}
 -- integers (no text to format or parse), others as exact text; the test written out, not a function: it
 -- runs four times per check.
 local function answer(r, allowed, limit, remaining, reset, retry, delay, flag)
-  if allowed then reply[r + 1] = 1 else reply[r + 1] = 0 end
-  ${numInto('reply[r + 2]', 'limit')}
-  ${numInto('reply[r + 3]', 'remaining')}
-  ${numInto('reply[r + 4]', 'reset')}
-  ${numInto('reply[r + 5]', 'retry')}
-  if delay == nil then reply[r + 6] = '' else ${numInto('reply[r + 6]', 'delay')} end
-  reply[r + 7] = flag
+  ${answerLua('limit', 'flag')}
 end
 
 local redis_now = nil
