@@ -62,7 +62,7 @@ describe.each(cases)('challenge: %s', (_name, adapter: AdapterFactory, storeKind
   /** Requests until the challenge stage; its challenge, read from the header (RFC 9651) and the body alike. */
   async function challenged(
     url: string,
-    headers: HeadersInit = {},
+    headers: Record<string, string> = {},
   ): Promise<{ token: string; difficulty: number }> {
     for (let i = 0; i < 4; i++) {
       const response = await fetch(url, { headers });

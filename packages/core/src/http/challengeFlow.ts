@@ -138,6 +138,11 @@ export function cookieValue(facts: RequestFacts, name: string): string | undefin
  * when the pass beside it is used up). Usually none: two header reads.
  */
 function credentialsOf(facts: RequestFacts, tables: readonly (CompiledRules | undefined)[]): Credential[] {
+  const solution = headerText(facts, SOLUTION_HEADER);
+  const pass = headerText(facts, PASS_HEADER);
+  const cookies = facts.header('cookie') !== undefined;
+  // The usual request: nothing to look for, nothing made.
+  if (solution === undefined && pass === undefined && !cookies) return NONE;
   const found: Credential[] = [];
   const add = (kind: Credential['kind'], value: string | undefined, cookie: boolean): void => {
     if (value === undefined || value === '') return;
@@ -145,14 +150,16 @@ function credentialsOf(facts: RequestFacts, tables: readonly (CompiledRules | un
     const rule = challengeRule(name, tables);
     if (rule !== undefined) found.push({ kind, value, rule, cookie });
   };
-  add('solution', headerText(facts, SOLUTION_HEADER)?.trim(), false);
-  add('pass', headerText(facts, PASS_HEADER)?.trim(), false);
-  if (facts.header('cookie') !== undefined) {
+  add('solution', solution?.trim(), false);
+  add('pass', pass?.trim(), false);
+  if (cookies) {
     add('pass', cookieValue(facts, PASS_COOKIE), true);
     add('solution', cookieValue(facts, SOLUTION_COOKIE), true);
   }
   return found;
 }
+
+const NONE: Credential[] = [];
 
 /** What the request flow needs for a redemption. */
 export interface RedeemContext {
