@@ -11,7 +11,7 @@ import { parseList } from './structuredFields.js';
 
 /** Options of the client's challenge solving. */
 export interface ChallengeOptions {
-  /** Challenges harder than this (leading zero bits) are not solved: the 429 goes back. Default 20 (about a second). */
+  /** Challenges harder than this (leading zero bits) are not solved: the 429 goes back. Default 20. */
   maxDifficulty?: number;
 }
 
@@ -19,7 +19,7 @@ export const CHALLENGE_HEADER = 'sluice-challenge';
 export const SOLUTION_HEADER = 'sluice-solution';
 export const PASS_HEADER = 'sluice-pass';
 const ALGORITHM = 'sha256-leading-zero-bits';
-/** Default of `maxDifficulty`: about a million hashes, a second or so on one core. */
+/** Default of `maxDifficulty`: about a million hashes, one to a few seconds on one core. */
 export const DEFAULT_MAX_DIFFICULTY = 20;
 /** Hashes between two yields to the event loop while solving. */
 const SLICE = 4096;
