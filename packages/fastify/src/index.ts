@@ -58,6 +58,8 @@ declare module 'fastify' {
 
 // Keys Fastify itself gives every plugin's options; they are not limiter options.
 const REGISTER_KEYS = new Set(['prefix', 'logLevel', 'logSerializers']);
+/** Marks the config of a @fastify/websocket route (Fastify copies a route's config, symbol keys included). */
+const WEBSOCKET_ROUTE = Symbol('sluice.websocketRoute');
 
 const plugin: FastifyPluginAsync<FastifyRateLimitOptions> = async (fastify, given) => {
   const options = Object.fromEntries(Object.entries(given).filter(([key]) => !REGISTER_KEYS.has(key)));
@@ -78,6 +80,9 @@ const plugin: FastifyPluginAsync<FastifyRateLimitOptions> = async (fastify, give
 
   // Route rules are compiled when the route registers, so a wrong config fails at start-up.
   fastify.addHook('onRoute', (route: RouteOptions) => {
+    const { websocket, wsHandler } = route as { websocket?: unknown; wsHandler?: unknown };
+    if (websocket === true || wsHandler !== undefined)
+      route.config = Object.assign({ [WEBSOCKET_ROUTE]: true }, route.config);
     const config = (route.config as { rateLimit?: unknown } | undefined)?.rateLimit;
     if (config === undefined || config === false) return;
     scopes.compile(config, String(route.method), route.url);
@@ -113,7 +118,9 @@ const plugin: FastifyPluginAsync<FastifyRateLimitOptions> = async (fastify, give
     const scope = config === undefined ? ALL_RULES : scopes.scopeOf(config, String(route.method), route.url);
     // A request no route matches (Fastify's 404 handler) has no url: every one has the same `route`.
     const facts = new FastifyFacts(request, route.url ?? UNMATCHED_ROUTE, trust);
-    act(request, reply, done, http.check(request, facts, scope));
+    // A websocket route's upgrade is @sluice/websocket's to count; a 429 from here would leave its socket open.
+    if (isWebsocketUpgrade(request, route)) done();
+    else act(request, reply, done, http.check(request, facts, scope));
   }
 
   /** Carries out a verdict: on to the route (`done`), or a denial sent here (and no `done`). */
@@ -141,6 +148,12 @@ type Route = FastifyRequest['routeOptions'];
 /** A route's `config.rateLimit`. */
 function configOf(route: Route): unknown {
   return (route.config as { rateLimit?: unknown } | undefined)?.rateLimit;
+}
+
+/** An upgrade (Node's test: `Connection: upgrade` and an `Upgrade` header) to a route marked by onRoute. */
+function isWebsocketUpgrade(request: FastifyRequest, route: Route): boolean {
+  const { connection = '', upgrade } = request.headers;
+  return upgrade !== undefined && /\bupgrade\b/i.test(connection) && WEBSOCKET_ROUTE in (route.config ?? {});
 }
 
 /** A route's hooks of one kind as a list (Fastify takes one function or a list). */
