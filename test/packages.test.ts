@@ -45,9 +45,13 @@ const MAIN_EXPORTS: Record<string, string[]> = {
   ],
   'core/http': ['createHttpLimiter'],
   'core/testing': ['describeStoreContract', 'loadVectors', 'runVectorCase'],
+  'nestjs/websocket': ['SluiceWsModule', 'SluiceWsGuard', 'SluiceWsService', 'SLUICE_WS_OPTIONS'],
 };
-/** Core's entries by audience beside the root (`exports` subpaths), each loaded as its users would. */
-const CORE_ENTRIES = ['core/http', 'core/store', 'core/testing'];
+/**
+ * The entries beside the packages' roots (`exports` subpaths), each loaded as its users would: core's by audience,
+ * and NestJS's gateways (`@sluice/nestjs/websocket`, apart so that HTTP-only apps need no @nestjs/websockets).
+ */
+const SUB_ENTRIES = ['core/http', 'core/store', 'core/testing', 'nestjs/websocket'];
 const names = readdirSync(join(root, 'packages'));
 for (const name of names) {
   symlinkSync(join(root, 'packages', name), join(app, 'node_modules', '@sluice', name), 'dir');
@@ -83,7 +87,7 @@ function keysOf(run: Run): string[] {
 }
 
 describe('built packages, loaded as a user would', () => {
-  it.each([...names, ...CORE_ENTRIES])('@sluice/%s: import and require give the same exports', (name) => {
+  it.each([...names, ...SUB_ENTRIES])('@sluice/%s: import and require give the same exports', (name) => {
     const imported = keysOf(importKeys(name));
     expect(imported).toEqual(expect.arrayContaining(MAIN_EXPORTS[name] ?? []));
     expect(imported.length).toBeGreaterThan(0);
