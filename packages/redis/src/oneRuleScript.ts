@@ -109,10 +109,7 @@ function scriptOf(algorithm: LuaAlgorithm): string {
 export function oneRuleScript(algorithm: LuaAlgorithm): RedisScript {
   let script = scripts.get(algorithm.code);
   if (script === undefined) {
-    script = redisScript(
-      `Evaluate_${algorithm.code}`,
-      compact(scriptOf(algorithm)),
-    );
+    script = redisScript(`Evaluate_${algorithm.code}`, compact(scriptOf(algorithm)));
     scripts.set(algorithm.code, script);
   }
   return script;

@@ -16,8 +16,7 @@ const FUNCTION = /^local function ([A-Za-z_]\w*)\(/;
 const ONE_LINE_LOCAL = /^local ([A-Za-z_]\w*(?:, [A-Za-z_]\w*)*) = (.*)$/;
 
 const balanced = (text: string): boolean =>
-  !/\bfunction\b/.test(text) &&
-  (text.match(/[({[]/g) ?? []).length === (text.match(/[)}\]]/g) ?? []).length;
+  !/\bfunction\b/.test(text) && (text.match(/[({[]/g) ?? []).length === (text.match(/[)}\]]/g) ?? []).length;
 
 /**
  * The definitions at the top level (column 0) of `lines`: a `local function` runs to the first `end` at
@@ -66,9 +65,7 @@ export function withoutUnused(pieces: string, context: string): string {
       changed = true;
     }
   }
-  const dropped = new Set(
-    definitions.filter((d) => !kept.has(d)).flatMap((d) => range(d.from, d.to)),
-  );
+  const dropped = new Set(definitions.filter((d) => !kept.has(d)).flatMap((d) => range(d.from, d.to)));
   return lines.filter((_, i) => !dropped.has(i)).join('\n');
 }
 
