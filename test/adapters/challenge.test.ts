@@ -98,6 +98,8 @@ describe.each(cases)('challenge: %s', (_name, adapter: AdapterFactory, storeKind
       expect((await fetch(url, { headers: { 'Sluice-Pass': String(pass) } })).status).toBe(200);
     const after = await fetch(url, { headers: { 'Sluice-Pass': String(pass) } });
     expect(after.status).toBe(429);
+    // The client is told to drop the pass.
+    expect(after.headers.get('sluice-pass-over')).toBe('?1');
     expect(((await after.json()) as { stage: string }).stage).toBe('challenge');
     // Without the pass, the key is over its limit, as it was.
     expect((await fetch(url)).status).toBe(429);
@@ -142,6 +144,11 @@ describe.each(cases)('challenge: %s', (_name, adapter: AdapterFactory, storeKind
     const pass = setCookie.slice(0, setCookie.indexOf(';'));
     // The stale solution cookie beside the pass: the pass is used, the solution left alone.
     expect((await fetch(url, { headers: { cookie: `${cookie}; ${pass}` } })).status).toBe(200);
+    expect((await fetch(url, { headers: { cookie: pass } })).status).toBe(200);
+    // Used up: decided as usual, and the browser's pass cookie cleared.
+    const over = await fetch(url, { headers: { cookie: pass } });
+    expect(over.status).toBe(429);
+    expect(over.headers.get('set-cookie')).toMatch(/^sluice_pass=; Path=\/; Max-Age=0/);
     // A replayed solution in a cookie (a stale page's) is not refused: the request is decided as usual.
     expect((await fetch(url, { headers: { cookie } })).status).toBe(429);
     expect(stages).toContain('refused:replayed');

@@ -18,6 +18,8 @@ export interface ChallengeOptions {
 export const CHALLENGE_HEADER = 'sluice-challenge';
 export const SOLUTION_HEADER = 'sluice-solution';
 export const PASS_HEADER = 'sluice-pass';
+/** Sent by the server when the pass a request carried is used up or over: the client stops sending it. */
+export const PASS_OVER_HEADER = 'sluice-pass-over';
 const ALGORITHM = 'sha256-leading-zero-bits';
 /** Default of `maxDifficulty`: about a million hashes, one to a few seconds on one core. */
 export const DEFAULT_MAX_DIFFICULTY = 20;

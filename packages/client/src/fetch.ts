@@ -1,5 +1,5 @@
 import { nextWait, observe, paced, tokensPaced, waitToRetry } from './attempts.js';
-import { challengeOf, PASS_HEADER, SOLUTION_HEADER, solveChallenge } from './challenge.js';
+import { challengeOf, PASS_HEADER, PASS_OVER_HEADER, SOLUTION_HEADER, solveChallenge } from './challenge.js';
 import { emit } from './events.js';
 import { type ClientOptions, type ResolvedClientOptions, resolveOptions } from './options.js';
 import { type OriginState, Origins } from './origins.js';
@@ -44,7 +44,7 @@ async function send(
   for (let attempt = 1; ; attempt++) {
     const extra = challengeHeaders(state, solution);
     const { response, infos } = await sendOne(settings, state, plan, attempt, cost, extra);
-    if (!settings.retryOn.has(response.status)) return keepPass(state, response);
+    if (!settings.retryOn.has(response.status)) return keepPass(state, response, extra);
     // A challenge, solved once per request: sent again at once with the solution, as the same attempt.
     if (solution === undefined && response.status === 429) {
       solution = await solved(settings, state, plan, response, extra);
@@ -71,10 +71,16 @@ function challengeHeaders(
   return state.pass === undefined ? undefined : { [PASS_HEADER]: state.pass };
 }
 
-/** Keeps the pass an answer brings. */
-function keepPass(state: OriginState, response: Response): Response {
+/** Keeps the pass an answer brings; forgets the one sent when the server says it is over. */
+function keepPass(
+  state: OriginState,
+  response: Response,
+  sent: Readonly<Record<string, string>> | undefined,
+): Response {
   const pass = response.headers.get(PASS_HEADER);
   if (pass !== null) state.pass = pass;
+  else if (response.headers.has(PASS_OVER_HEADER) && state.pass === sent?.[PASS_HEADER])
+    state.pass = undefined;
   return response;
 }
 

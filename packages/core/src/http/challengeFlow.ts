@@ -175,7 +175,8 @@ export interface RedeemContext {
 export type Redemption =
   | { readonly kind: 'decided'; readonly decision: Decision; readonly headers: HeaderValues | undefined }
   | { readonly kind: 'refused'; readonly rule: string; readonly reason: SolutionRefusal }
-  | { readonly kind: 'plain' };
+  /** Decided as usual; `headers` tell the client a pass it sent is over (it stops sending it). */
+  | { readonly kind: 'plain'; readonly headers?: HeaderValues };
 
 const PLAIN: Redemption = Object.freeze({ kind: 'plain' });
 
@@ -224,7 +225,7 @@ function redeemOne(
     nonce = tokenNonce(credential.value.slice(0, credential.value.lastIndexOf(':')));
   } else {
     const pass = readPass(secret, credential.value, keyHash, now);
-    if (pass === undefined || pass.rule !== rule.name) return PLAIN;
+    if (pass === undefined || pass.rule !== rule.name) return passOver(credential);
     nonce = pass.id;
   }
   const counters = countersOf(rule, context.setup, credential.kind);
@@ -273,8 +274,8 @@ function redeemed(
   const deniedBy = (counter: CompiledRule | undefined) =>
     counter !== undefined && decision.results.some((r) => r.rule === counter.name && !r.allowed && !r.failed);
   if (deniedBy(marker)) return refuse(context, credential, 'replayed');
-  // A pass used up: the rule counts this request again, as any other.
-  if (deniedBy(budget)) return PLAIN;
+  // A pass used up: the rule counts this request again, as any other, and the client is told to drop it.
+  if (deniedBy(budget)) return credential.kind === 'pass' ? passOver(credential) : PLAIN;
   if (!decision.allowed || credential.kind === 'pass')
     return { kind: 'decided', decision, headers: undefined };
   const rule = credential.rule;
@@ -299,6 +300,19 @@ function redeemed(
     headers['Set-Cookie'] =
       `${PASS_COOKIE}=${pass}; Path=/; Max-Age=${Math.ceil(passMs / 1000)}; HttpOnly; SameSite=Lax`;
   return { kind: 'decided', decision, headers };
+}
+
+/** Header telling a client that the pass it sent is used up or over: `Sluice-Pass-Over: ?1`. */
+export const PASS_OVER_HEADER = 'Sluice-Pass-Over';
+const OVER_HEADERS: HeaderValues = Object.freeze({ [PASS_OVER_HEADER]: '?1' });
+const OVER_COOKIE: HeaderValues = Object.freeze({
+  [PASS_OVER_HEADER]: '?1',
+  'Set-Cookie': `${PASS_COOKIE}=; Path=/; Max-Age=0; HttpOnly; SameSite=Lax`,
+});
+
+/** Decided as usual, the pass sent dropped: the client stops sending it (a browser's cookie is cleared). */
+function passOver(credential: Credential): Redemption {
+  return { kind: 'plain', headers: credential.cookie ? OVER_COOKIE : OVER_HEADERS };
 }
 
 /** The counters of a redemption, made once per rule: [marker, budget] for a solution, [budget] for a pass. */

@@ -11,6 +11,7 @@ import { retryJitterOf } from './jitter.js';
 import { ALL_RULES, type CheckScope, type RequestNotes, remainingScope } from './notes.js';
 import type { NoticeWatch } from './notices.js';
 import type { AdapterStage, ResolvedOptions } from './options.js';
+import type { HeaderValues } from './responses.js';
 import { withSettle } from './settle.js';
 import { shownResult } from './shown.js';
 import { stageOf, withStage } from './stages.js';
@@ -180,13 +181,24 @@ function judge<Req>(
     if (redeemed !== undefined)
       return then(redeemed, (r) => {
         if (r.kind === 'refused') return refusedVerdict(r.rule, r.reason, flow.limiter.version);
-        if (r.kind === 'plain') return decideNow(flow, req, facts, descriptors, checkOptions, scope);
-        const verdict = verdictOf(flow, req, facts, descriptors, r.decision, scope);
-        if (r.headers !== undefined && verdict.action === 'allow') Object.assign(verdict.headers, r.headers);
-        return verdict;
+        if (r.kind === 'plain') {
+          const plain = decideNow(flow, req, facts, descriptors, checkOptions, scope);
+          return r.headers === undefined ? plain : then(plain, (verdict) => withHeaders(verdict, r.headers));
+        }
+        return withHeaders(verdictOf(flow, req, facts, descriptors, r.decision, scope), r.headers);
       });
   }
   return decideNow(flow, req, facts, descriptors, checkOptions, scope);
+}
+
+/** The verdict with a redemption's headers (a pass earned or over) on its response, allowed or denied. */
+function withHeaders(verdict: Verdict, headers: HeaderValues | undefined): Verdict {
+  if (headers === undefined || verdict.action === 'skip') return verdict;
+  if (verdict.action === 'allow') {
+    Object.assign(verdict.headers, headers);
+    return verdict;
+  }
+  return { ...verdict, denied: { ...verdict.denied, headers: { ...verdict.denied.headers, ...headers } } };
 }
 
 function decideNow<Req>(
