@@ -7,9 +7,9 @@ import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { compileRules, createLimiter, parseRules, type RuleSpec, StoreError } from '@sluice/core';
 import type { Check } from '@sluice/core/store';
-import { migrate, PostgresStore, type PostgresStoreOptions } from '@sluice/postgres';
+import { DEFAULT_MAX_TIMEOUT_MS, migrate, PostgresStore, type PostgresStoreOptions } from '@sluice/postgres';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { postgresSuite, randomTablePrefix, startPostgres } from './support/postgres.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -514,6 +514,46 @@ describe('faults: never a hang, never a throw into a request', () => {
     } finally {
       server.resume();
       await limiter.close();
+      await own.end();
+      await server.stop();
+    }
+  });
+
+  it('the default time limit: a paused database holds the first call for maxTimeoutMs, the next for timeoutMs', async () => {
+    const server = await startPostgres();
+    const own = new pg.Pool({ connectionString: server.url, max: 4 });
+    own.on('error', () => {});
+    const store = new PostgresStore({
+      pool: own,
+      tablePrefix: randomTablePrefix(),
+      createTable: true,
+      breaker: false,
+    });
+    try {
+      await store.evaluate([check('d', 5)], Date.now()); // the table made, a connection open
+      server.pause();
+      let started = Date.now();
+      await expect(store.evaluate([check('d', 5)], Date.now())).rejects.toMatchObject({
+        code: 'ERR_SLUICE_STORE_TIMEOUT',
+      });
+      expect(Date.now() - started).toBeGreaterThanOrEqual(DEFAULT_MAX_TIMEOUT_MS - 5);
+      started = Date.now();
+      await expect(store.evaluate([check('d', 5)], Date.now())).rejects.toMatchObject({
+        code: 'ERR_SLUICE_STORE_TIMEOUT',
+      });
+      expect(Date.now() - started).toBeLessThan(DEFAULT_MAX_TIMEOUT_MS / 2);
+      server.resume();
+      // Once the database answers again (the late calls included), calls get the long limit again and count.
+      await vi.waitFor(
+        async () => expect((await store.evaluate([check('d', 5)], Date.now()))[0]!.allowed).toBe(true),
+        {
+          timeout: 10_000,
+          interval: 100,
+        },
+      );
+    } finally {
+      server.resume();
+      await store.close();
       await own.end();
       await server.stop();
     }

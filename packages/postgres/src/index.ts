@@ -1,5 +1,6 @@
 export { MissingTableError, OutdatedTableError } from './errors.js';
 export {
+  DEFAULT_MAX_TIMEOUT_MS,
   DEFAULT_POOL_SIZE,
   DEFAULT_TIMEOUT_MS,
   type MigrateOptions,

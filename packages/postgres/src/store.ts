@@ -39,8 +39,18 @@ export interface PostgresStoreOptions {
   createTable?: boolean;
   /** Default `database`: every call takes the database's clock, so gateways with skewed clocks agree. `app`: the engine's `now`. */
   clock?: PostgresClock;
-  /** Time limit of each call (one transaction of one round trip, two when a row changed), ms. Default {@link DEFAULT_TIMEOUT_MS}. */
+  /**
+   * Time limit of each call (one transaction of one round trip, two when a row changed), ms: given alone, a
+   * fixed limit. With the defaults, the limit while PostgreSQL is suspected hung (a call went unanswered past
+   * `maxTimeoutMs`, and nothing has answered since). Default {@link DEFAULT_TIMEOUT_MS}.
+   */
   timeoutMs?: number;
+  /**
+   * The time limit while PostgreSQL has answered every call, late answers included: a busy database is waited
+   * for this long before a request fails open. Default {@link DEFAULT_MAX_TIMEOUT_MS}, or `timeoutMs` when only
+   * that is given.
+   */
+  maxTimeoutMs?: number;
   /** Skip PostgreSQL for `cooldownMs` after `failures` consecutive failed calls; `false` disables. */
   breaker?: BreakerOptions | false;
   /** While PostgreSQL fails: `{gateways: N}` counts in process with each limit divided by N, or your own Store. */
@@ -55,8 +65,14 @@ export interface PostgresStoreOptions {
   logger?: PostgresLogger;
 }
 
-/** Default time limit of a call: one or two round trips and, at times, a new connection's start. */
+/** Default time limit of a call suspected hung: one or two round trips and, at times, a new connection's start. */
 export const DEFAULT_TIMEOUT_MS = 100;
+
+/**
+ * Default time limit while PostgreSQL answers, 1 s: a busy database (a saturated machine stalls it for tens to
+ * hundreds of ms) is waited for; a hung one holds the first calls this long, then fails fast (`timeoutMs`).
+ */
+export const DEFAULT_MAX_TIMEOUT_MS = 1000;
 /** Connections in a pool the store makes from a connection string. */
 export const DEFAULT_POOL_SIZE = 10;
 const DEFAULT_SWEEP_EVERY_MS = 60_000;
@@ -72,6 +88,7 @@ const OPTION_NAMES: readonly (keyof PostgresStoreOptions)[] = [
   'createTable',
   'clock',
   'timeoutMs',
+  'maxTimeoutMs',
   'breaker',
   'fallback',
   'maxPending',
@@ -146,7 +163,7 @@ export class PostgresStore implements Store {
   #migrated = false;
   #sweeping = false;
   #sweepFailing = false;
-  /** Every call settles within `timeoutMs`, unless a fallback store of yours may take longer. */
+  /** Every call settles within its time limit, unless a fallback store of yours may take longer. */
   readonly timeLimited: boolean;
 
   constructor(options: PostgresStoreOptions) {
@@ -159,6 +176,11 @@ export class PostgresStore implements Store {
     if (clock !== 'database' && clock !== 'app') throw new ConfigError("clock must be 'database' or 'app'");
     this.#clock = clock;
     const timeoutMs = positive('timeoutMs', options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
+    const onlyTimeout = options.timeoutMs !== undefined && options.maxTimeoutMs === undefined;
+    const maxTimeoutMs = positive(
+      'maxTimeoutMs',
+      options.maxTimeoutMs ?? (onlyTimeout ? timeoutMs : Math.max(timeoutMs, DEFAULT_MAX_TIMEOUT_MS)),
+    );
     this.#sweepBatch = positive('sweepBatch', options.sweepBatch ?? DEFAULT_SWEEP_BATCH, true);
     this.#logger = options.logger ?? console;
     const create = options.createTable === true;
@@ -166,13 +188,14 @@ export class PostgresStore implements Store {
       pool,
       table: this.#table,
       clock,
-      timeoutMs,
-      limits: limitsFor(timeoutMs),
+      timeoutMs: () => this.#resilient.timeoutMs,
+      limits: limitsFor(maxTimeoutMs),
       ready: create ? () => (this.#migrated ? undefined : this.#migrate()) : () => undefined,
     });
     this.#resilient = resilientStore(this.#transactions, {
       name: 'PostgreSQL',
       timeoutMs,
+      maxTimeoutMs,
       logger: this.#logger,
       ...(options.maxPending === undefined
         ? {}

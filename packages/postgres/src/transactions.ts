@@ -35,7 +35,8 @@ export interface TransactionsOptions {
   readonly pool: Pool;
   readonly table: TableName;
   readonly clock: PostgresClock;
-  readonly timeoutMs: number;
+  /** The time limit of a call sent now (it moves: see PendingCalls). */
+  readonly timeoutMs: () => number;
   readonly limits: TransactionLimits;
   /** Awaited before a call while the store is creating its table; undefined once made, or not to be made. */
   readonly ready: () => Promise<void> | undefined;
@@ -120,7 +121,7 @@ export class Transactions implements Store {
     now: number,
     decide: (at: number, table: StateTable) => T,
   ): Promise<T> {
-    const deadline = Date.now() + this.#options.timeoutMs;
+    const deadline = Date.now() + this.#options.timeoutMs();
     const ready = this.#options.ready();
     const ordered = lockOrder(keys);
     // The table made (or not to be made): straight into the queue, no promise hop.

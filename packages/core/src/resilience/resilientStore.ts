@@ -22,6 +22,11 @@ export interface ResilienceOptions {
   readonly name?: string;
   /** Time limit of each call, ms, when the wrapper tracks the calls (no `calls`). Default 20. */
   readonly timeoutMs?: number;
+  /**
+   * The time limit while the store has answered every call, when the wrapper tracks the calls (see
+   * PendingCalls): a busy store is waited for this long, a hung one gets `timeoutMs`. Default `timeoutMs`.
+   */
+  readonly maxTimeoutMs?: number;
   /** Requests waiting at most, when the wrapper tracks the calls (no `calls`); `false`: no bound. Default 1000. */
   readonly maxPending?: number | false;
   /** Skip the store for `cooldownMs` after `failures` consecutive failed calls; `false` disables. */
@@ -54,6 +59,8 @@ export interface ResilientStore extends Store {
   readonly timeLimited: boolean;
   /** Requests waiting for the store (including those already timed out here): what `maxPending` bounds. */
   readonly pending: number;
+  /** The time limit of a call sent now, ms. */
+  readonly timeoutMs: number;
   health(): StoreHealth;
   /** Renews held leases in the wrapped store (nothing when it has no `renew`). */
   renew(leases: readonly Lease[], now: number): Promise<void>;
@@ -64,6 +71,7 @@ export interface ResilientStore extends Store {
 const RESILIENCE_OPTIONS: readonly (keyof ResilienceOptions)[] = [
   'name',
   'timeoutMs',
+  'maxTimeoutMs',
   'maxPending',
   'breaker',
   'fallback',
@@ -117,7 +125,12 @@ class Resilient implements ResilientStore {
     this.#tracksItself = options.calls !== undefined;
     this.#calls =
       options.calls ??
-      new PendingCalls({ timeoutMs: options.timeoutMs, maxPending: options.maxPending, name: this.#name });
+      new PendingCalls({
+        timeoutMs: options.timeoutMs,
+        maxTimeoutMs: options.maxTimeoutMs,
+        maxPending: options.maxPending,
+        name: this.#name,
+      });
     const breaker = options.breaker ?? DEFAULT_BREAKER;
     if (breaker !== false) {
       checkOptionNames('breaker', breaker, ['failures', 'cooldownMs'] satisfies (keyof BreakerOptions)[]);
@@ -147,6 +160,10 @@ class Resilient implements ResilientStore {
 
   get pending(): number {
     return this.#calls.count;
+  }
+
+  get timeoutMs(): number {
+    return this.#calls.timeoutMs;
   }
 
   health(): StoreHealth {
