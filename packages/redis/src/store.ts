@@ -198,7 +198,8 @@ export class RedisStore implements Store {
     const onlyTimeout = options.timeoutMs !== undefined && options.maxTimeoutMs === undefined;
     this.#calls = new PendingCalls({
       timeoutMs,
-      maxTimeoutMs: options.maxTimeoutMs ?? (onlyTimeout ? timeoutMs : Math.max(timeoutMs, DEFAULT_MAX_TIMEOUT_MS)),
+      maxTimeoutMs:
+        options.maxTimeoutMs ?? (onlyTimeout ? timeoutMs : Math.max(timeoutMs, DEFAULT_MAX_TIMEOUT_MS)),
       maxPending: options.maxPending ?? DEFAULT_MAX_PENDING,
       name: 'Redis',
     });
