@@ -1,5 +1,5 @@
 /**
- * Issue 26, streams by bytes: `byteThrottle` over real HTTP (a Node server, fetch as the client). A key's
+ * Issue 26, streams by bytes: `byteThrottle` over real HTTP (a Node server, fetch as the client), on MemoryStore and on a private Redis. A key's
  * download is paced to 50 KB/s by a leaky_bucket rule whose cost is bytes (200 KB take ~4 s), two downloads
  * of one key share the rate while another key's runs at full rate, a client that leaves mid-stream gives its
  * queue place back (the next download of its key starts at once) and the app only hears of it through
@@ -10,14 +10,18 @@ import type { AddressInfo } from 'node:net';
 import { Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { ConfigError, compileRules, createLimiter, type Limiter } from '@sluice/core';
+import type { Store } from '@sluice/core/store';
+import { RedisStore } from '@sluice/redis';
 import { type ByteThrottle, byteThrottle, ThrottlePieceTooLargeError } from '@sluice/websocket';
 import { afterEach, describe, expect, it } from 'vitest';
-import { sleep } from './privateRedis.js';
+import { randomPrefix } from '../support/redis.js';
+import { privateRedis, sleep } from './privateRedis.js';
 
 const RATE = 50_000;
 
-function bytesLimiter(burst = 100_000): Limiter {
+function bytesLimiter(burst = 100_000, store?: Store): Limiter {
   return createLimiter({
+    ...(store === undefined ? {} : { store }),
     rules: compileRules({
       domain: 'bytes',
       rules: [
@@ -174,3 +178,37 @@ async function until(what: () => boolean, ms = 3_000): Promise<void> {
     await sleep(20);
   }
 }
+
+describe('byteThrottle on RedisStore (a private redis-server)', () => {
+  const redis = privateRedis();
+  const onRedis = () =>
+    bytesLimiter(100_000, new RedisStore({ client: redis.client, prefix: randomPrefix() }));
+
+  it('paces a 200 KB download to 50 KB/s: about 4 s', async () => {
+    limiter = onRedis();
+    const { base } = await start(byteThrottle({ limiter }));
+    const { bytes, ms } = await download(`${base}/file?user=u&size=200000`);
+    expect(bytes).toBe(200_000);
+    expect(ms).toBeGreaterThan(3_200);
+    expect(ms).toBeLessThan(6_000);
+  }, 15_000);
+
+  it('a client that leaves mid-stream gives its place back in Redis: the next download starts at once', async () => {
+    limiter = onRedis();
+    const { base, outcomes } = await start(byteThrottle({ limiter, chunkBytes: 50_000 }));
+    const leaving = new AbortController();
+    const res = await fetch(`${base}/file?user=u&size=200000&chunk=50000`, { signal: leaving.signal });
+    const reader = res.body!.getReader();
+    await reader.read();
+    await sleep(400);
+    leaving.abort();
+    await reader.cancel().catch(() => {});
+    await sleep(100);
+    const started = Date.now();
+    const next = await fetch(`${base}/file?user=u&size=1000`);
+    await next.arrayBuffer();
+    expect(Date.now() - started).toBeLessThan(1_000);
+    await until(() => outcomes.length === 2);
+    expect((outcomes[0] as NodeJS.ErrnoException).code).toBe('ERR_STREAM_PREMATURE_CLOSE');
+  }, 15_000);
+});
