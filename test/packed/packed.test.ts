@@ -52,6 +52,7 @@ const APP_DEPENDENCIES = [
   '@nestjs/common',
   '@nestjs/core',
   '@nestjs/platform-express',
+  '@nestjs/websockets',
   'reflect-metadata',
   'rxjs',
   '@types/express',
@@ -255,6 +256,25 @@ describe.concurrent('packed packages installed with npm outside the workspace', 
       }
     },
   );
+
+  it('@sluice/nestjs/websocket loads from the tarball in CommonJS and ESM, with the same exports', async () => {
+    const list = 'console.log(Object.keys(m).sort().join(","))';
+    const cjs = await run(
+      process.execPath,
+      ['-e', `const m = require('@sluice/nestjs/websocket'); ${list}`],
+      app,
+    );
+    const esm = await run(
+      process.execPath,
+      ['--input-type=module', '-e', `import * as m from '@sluice/nestjs/websocket'; ${list}`],
+      app,
+    );
+    const names = ok('require', cjs).stdout.trim();
+    expect(names.split(',')).toEqual(
+      expect.arrayContaining(['SluiceWsGuard', 'SluiceWsModule', 'SluiceWsService']),
+    );
+    expect(ok('import', esm).stdout.trim()).toBe(names);
+  });
 
   it('CommonJS Express: require and app.use(rateLimit()) limit to 60 a minute per IP', async () => {
     const server = await startApp('express-app.cjs', app);
