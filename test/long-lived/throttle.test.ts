@@ -96,16 +96,44 @@ async function download(url: string): Promise<{ bytes: number; ms: number }> {
   return { bytes, ms: Date.now() - started };
 }
 
+/** A 200 KB download of one key through `paced`'s rule: about 4 s at 50 KB/s. */
+async function expectPacedDownload(paced: Limiter): Promise<void> {
+  limiter = paced;
+  const { base } = await start(byteThrottle({ limiter }));
+  const { bytes, ms } = await download(`${base}/file?user=u&size=200000`);
+  expect(bytes).toBe(200_000);
+  // The first 16 KB go at once, the other 184 KB at 50 KB/s: 3.7 s; an unpaced body takes milliseconds.
+  expect(ms).toBeGreaterThan(3_200);
+  expect(ms).toBeLessThan(6_000);
+}
+
+/** A client leaves mid-stream: its queue place goes back (the next download starts at once), the app hears of it through pipeline. */
+async function expectPlaceGivenBack(paced: Limiter): Promise<void> {
+  limiter = paced;
+  // Pieces of 1 s each: a place held by the gone stream would delay the next download by a second.
+  const { base, outcomes } = await start(byteThrottle({ limiter, chunkBytes: 50_000 }));
+  const leaving = new AbortController();
+  const res = await fetch(`${base}/file?user=u&size=200000&chunk=50000`, { signal: leaving.signal });
+  const reader = res.body!.getReader();
+  await reader.read(); // the first piece came at once; the second waits its place (until ~1 s)
+  await sleep(400);
+  leaving.abort();
+  await reader.cancel().catch(() => {});
+  await sleep(100);
+
+  const started = Date.now();
+  const next = await fetch(`${base}/file?user=u&size=1000`);
+  await next.arrayBuffer();
+  // What is left of the first piece (~0.5 s), not a second piece more (~1.5 s).
+  expect(Date.now() - started).toBeLessThan(1_000);
+  await until(() => outcomes.length === 2);
+  expect(outcomes[0]).toBeInstanceOf(Error);
+  expect((outcomes[0] as NodeJS.ErrnoException).code).toBe('ERR_STREAM_PREMATURE_CLOSE');
+  expect(outcomes[1]).toBeUndefined();
+}
+
 describe('byteThrottle over HTTP', () => {
-  it('paces a 200 KB download to 50 KB/s: about 4 s', async () => {
-    limiter = bytesLimiter();
-    const { base } = await start(byteThrottle({ limiter }));
-    const { bytes, ms } = await download(`${base}/file?user=u&size=200000`);
-    expect(bytes).toBe(200_000);
-    // The first 16 KB go at once, the other 184 KB at 50 KB/s: 3.7 s; an unpaced body takes milliseconds.
-    expect(ms).toBeGreaterThan(3_200);
-    expect(ms).toBeLessThan(6_000);
-  }, 15_000);
+  it('paces a 200 KB download to 50 KB/s: about 4 s', () => expectPacedDownload(bytesLimiter()), 15_000);
 
   it('two downloads of one key share its rate; another key runs at its own', async () => {
     limiter = bytesLimiter();
@@ -121,29 +149,11 @@ describe('byteThrottle over HTTP', () => {
     expect(other.ms).toBeLessThan(Math.max(a.ms, b.ms) - 1_000);
   }, 15_000);
 
-  it('a client that leaves mid-stream gives its queue place back; the app hears of it through pipeline only', async () => {
-    limiter = bytesLimiter();
-    // Pieces of 1 s each: a place held by the gone stream would delay the next download by a second.
-    const { base, outcomes } = await start(byteThrottle({ limiter, chunkBytes: 50_000 }));
-    const leaving = new AbortController();
-    const res = await fetch(`${base}/file?user=u&size=200000&chunk=50000`, { signal: leaving.signal });
-    const reader = res.body!.getReader();
-    await reader.read(); // the first piece came at once; the second waits its place (until ~1 s)
-    await sleep(400);
-    leaving.abort();
-    await reader.cancel().catch(() => {});
-    await sleep(100);
-
-    const started = Date.now();
-    const next = await fetch(`${base}/file?user=u&size=1000`);
-    await next.arrayBuffer();
-    // What is left of the first piece (~0.5 s), not a second piece more (~1.5 s).
-    expect(Date.now() - started).toBeLessThan(1_000);
-    await until(() => outcomes.length === 2);
-    expect(outcomes[0]).toBeInstanceOf(Error);
-    expect((outcomes[0] as NodeJS.ErrnoException).code).toBe('ERR_STREAM_PREMATURE_CLOSE');
-    expect(outcomes[1]).toBeUndefined();
-  }, 15_000);
+  it(
+    'a client that leaves mid-stream gives its queue place back; the app hears of it through pipeline only',
+    () => expectPlaceGivenBack(bytesLimiter()),
+    15_000,
+  );
 
   it('paces an upload (a slow POST): 200 KB read at 50 KB/s', async () => {
     limiter = bytesLimiter();
@@ -184,31 +194,11 @@ describe('byteThrottle on RedisStore (a private redis-server)', () => {
   const onRedis = () =>
     bytesLimiter(100_000, new RedisStore({ client: redis.client, prefix: randomPrefix() }));
 
-  it('paces a 200 KB download to 50 KB/s: about 4 s', async () => {
-    limiter = onRedis();
-    const { base } = await start(byteThrottle({ limiter }));
-    const { bytes, ms } = await download(`${base}/file?user=u&size=200000`);
-    expect(bytes).toBe(200_000);
-    expect(ms).toBeGreaterThan(3_200);
-    expect(ms).toBeLessThan(6_000);
-  }, 15_000);
+  it('paces a 200 KB download to 50 KB/s: about 4 s', () => expectPacedDownload(onRedis()), 15_000);
 
-  it('a client that leaves mid-stream gives its place back in Redis: the next download starts at once', async () => {
-    limiter = onRedis();
-    const { base, outcomes } = await start(byteThrottle({ limiter, chunkBytes: 50_000 }));
-    const leaving = new AbortController();
-    const res = await fetch(`${base}/file?user=u&size=200000&chunk=50000`, { signal: leaving.signal });
-    const reader = res.body!.getReader();
-    await reader.read();
-    await sleep(400);
-    leaving.abort();
-    await reader.cancel().catch(() => {});
-    await sleep(100);
-    const started = Date.now();
-    const next = await fetch(`${base}/file?user=u&size=1000`);
-    await next.arrayBuffer();
-    expect(Date.now() - started).toBeLessThan(1_000);
-    await until(() => outcomes.length === 2);
-    expect((outcomes[0] as NodeJS.ErrnoException).code).toBe('ERR_STREAM_PREMATURE_CLOSE');
-  }, 15_000);
+  it(
+    'a client that leaves mid-stream gives its place back in Redis: the next download starts at once',
+    () => expectPlaceGivenBack(onRedis()),
+    15_000,
+  );
 });
