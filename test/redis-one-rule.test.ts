@@ -1,15 +1,31 @@
 /**
- * The one-rule script (packages/redis/src/oneRuleScript.ts) must answer and write exactly as the general
- * evaluation script: the same random turns of single-check requests (hot keys repeated within a turn, costs,
- * time steps) go through both, on two prefixes of one real redis-server, and every reply and every key
- * written must be the same. Plus: a key it cannot read fails its own request only, and RedisStore takes the
- * lean script for one plain check and the general one otherwise.
+ * The lean scripts must answer and write exactly as the general evaluation script, on two prefixes of one real
+ * redis-server, every reply and every key written the same:
+ * - the one-rule script (packages/redis/src/oneRuleScript.ts): random turns of single-check requests (hot keys
+ *   repeated within a turn, costs, time steps);
+ * - the one-algorithm script (packages/redis/src/oneAlgorithmScript.ts): random turns of requests of one to three
+ *   checks of one algorithm (a rule per key, per tenant and a global one, each with its own limits and mode; keys
+ *   repeated within a group, across the groups of a turn and across turns).
+ * Plus: the all-or-nothing rule of a group, keys they cannot read, the Redis clock, and which script RedisStore
+ * takes for which call.
  */
-import { ALGORITHM_NAMES, type AlgorithmName, type Check, type LimitParams } from '@sluice/core/store';
+import {
+  ALGORITHM_NAMES,
+  type AlgorithmName,
+  type Check,
+  type LimitParams,
+  type Mode,
+} from '@sluice/core/store';
 import { EVALUATE_SCRIPT, luaAlgorithms, RedisStore } from '@sluice/redis';
 import fc from 'fast-check';
 import type { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
+import {
+  leanCallOf,
+  oneAlgorithmArgv,
+  oneAlgorithmOf,
+  oneAlgorithmScript,
+} from '../packages/redis/src/oneAlgorithmScript.js';
 import { oneRuleArgv, oneRuleOf, oneRuleScript } from '../packages/redis/src/oneRuleScript.js';
 import { evaluateArgv, type Group } from '../packages/redis/src/scriptCall.js';
 import { randomPrefix, redisSuite } from './support/redis.js';
@@ -17,6 +33,11 @@ import { randomPrefix, redisSuite } from './support/redis.js';
 const redis = redisSuite();
 const T0 = Date.UTC(2026, 0, 31, 23, 59, 0);
 const TAGS = ['tagA', 'tagB', 'tagC'];
+
+/** The benchmark's shape: a rule per API key, one per tenant, a global one (a hot key shared by every request). */
+const RULES = { key: ['kA', 'kB', 'kC'], tenant: ['t1', 't2'], global: ['all'] } as const;
+type RuleName = keyof typeof RULES;
+const RULE_NAMES = Object.keys(RULES) as RuleName[];
 
 const usesBurst = (a: AlgorithmName) => a === 'token_bucket' || a === 'gcra' || a === 'leaky_bucket';
 
@@ -49,6 +70,33 @@ const turnArb = fc.record({
   requests: fc.array(requestArb, { minLength: 1, maxLength: 5 }),
 });
 
+/** Each rule's limits and mode: different limits per rule, enforcing or shadow. */
+function rulesArb(algorithm: AlgorithmName) {
+  const rule = fc.record({
+    params: paramsArb(algorithm),
+    mode: fc.constantFrom<Mode>('enforce', 'enforce', 'shadow'),
+  });
+  return fc.record({ key: rule, tenant: rule, global: rule });
+}
+
+/** A check of a request: which rule, which of its tags, its cost. */
+const checkArb = fc.record({
+  rule: fc.constantFrom(...RULE_NAMES),
+  pick: fc.nat(),
+  cost: fc.integer({ min: 0, max: 3 }),
+});
+const groupArb = fc.oneof(
+  fc.array(checkArb, { minLength: 1, maxLength: 3 }),
+  // The common shape: per key, per tenant, global, in that order.
+  fc
+    .tuple(fc.nat(), fc.nat(), fc.integer({ min: 0, max: 2 }))
+    .map(([key, tenant, cost]) => RULE_NAMES.map((rule, i) => ({ rule, pick: [key, tenant, 0][i]!, cost }))),
+);
+const groupTurnArb = fc.record({
+  stepMs: fc.integer({ min: 0, max: 4000 }),
+  requests: fc.array(groupArb, { minLength: 1, maxLength: 5 }),
+});
+
 async function run(client: Redis, lua: string, argv: (string | number)[]): Promise<unknown> {
   const sha = (await client.script('LOAD', lua)) as string;
   return client.call('EVALSHA', sha, ...argv);
@@ -69,6 +117,33 @@ async function dump(client: Redis, prefix: string): Promise<Record<string, unkno
   return out;
 }
 
+/**
+ * Random turns through the general script on one prefix and a lean script on another: every reply, then every key,
+ * the same. `groupsOf`: a turn's groups at its now (`lease`: a new concurrency lease id); `lean`: the lean script
+ * and its argv for them.
+ */
+async function sameAsGeneral<T extends { stepMs: number }>(
+  turns: readonly T[],
+  groupsOf: (turn: T, now: number, lease: () => string) => Group[],
+  lean: (groups: Group[], prefix: string) => [string, (string | number)[]],
+): Promise<void> {
+  const general = randomPrefix('g');
+  const one = randomPrefix('o');
+  let now = T0;
+  let leases = 0;
+  for (const turn of turns) {
+    now += turn.stepMs;
+    const groups = groupsOf(turn, now, () => `l${leases++}`);
+    const expected = await run(
+      redis.client,
+      EVALUATE_SCRIPT,
+      evaluateArgv(groups, { prefix: general, redisClock: false }),
+    );
+    expect(await run(redis.client, ...lean(groups, one))).toEqual(expected);
+  }
+  expect(await dump(redis.client, one)).toEqual(await dump(redis.client, general));
+}
+
 describe('one-rule script against the general script', () => {
   for (const algorithm of ALGORITHM_NAMES) {
     it(`${algorithm}: the same replies and the same keys for random turns`, async () => {
@@ -77,35 +152,25 @@ describe('one-rule script against the general script', () => {
         fc.asyncProperty(
           paramsArb(algorithm),
           fc.array(turnArb, { minLength: 1, maxLength: 12 }),
-          async (params, turns) => {
-            const general = randomPrefix('g');
-            const one = randomPrefix('o');
-            let now = T0;
-            let lease = 0;
-            for (const turn of turns) {
-              now += turn.stepMs;
-              const groups: Group[] = turn.requests.map(({ tag, cost, mode }) => {
-                const check: Check = { rule: 'r', tag, algorithm, params, cost, mode };
-                return {
-                  checks: [algorithm === 'concurrency' ? { ...check, leaseId: `l${lease++}` } : check],
-                  now,
-                };
-              });
-              expect(oneRuleOf(groups)).toBe(lean);
-              const expected = await run(
-                redis.client,
-                EVALUATE_SCRIPT,
-                evaluateArgv(groups, { prefix: general, redisClock: false }),
-              );
-              const got = await run(
-                redis.client,
+          (params, turns) =>
+            sameAsGeneral(
+              turns,
+              (turn, now, lease) => {
+                const groups = turn.requests.map(({ tag, cost, mode }): Group => {
+                  const check: Check = { rule: 'r', tag, algorithm, params, cost, mode };
+                  return {
+                    checks: [algorithm === 'concurrency' ? { ...check, leaseId: lease() } : check],
+                    now,
+                  };
+                });
+                expect(oneRuleOf(groups)).toBe(lean);
+                return groups;
+              },
+              (groups, prefix) => [
                 oneRuleScript(lean).lua,
-                oneRuleArgv(groups, lean, { prefix: one, redisClock: false }),
-              );
-              expect(got).toEqual(expected);
-            }
-            expect(await dump(redis.client, one)).toEqual(await dump(redis.client, general));
-          },
+                oneRuleArgv(groups, lean, { prefix, redisClock: false }),
+              ],
+            ),
         ),
         { numRuns: 15 },
       );
@@ -172,8 +237,182 @@ describe('one-rule script', () => {
       oneRuleOf([plain, { checks: [{ ...check('tagB'), algorithm: 'gcra' }], now: T0 }]),
     ).toBeUndefined();
   });
+});
 
-  it('RedisStore sends one plain check by the lean script and two checks by the general one', async () => {
+/** Runs `groups` through the general script on one prefix and the one-algorithm script on another. */
+async function both(groups: Group[], general: string, one: string, redisClock = false) {
+  const lean = oneAlgorithmOf(groups)!;
+  expect(lean).toBeDefined();
+  const expected = await run(
+    redis.client,
+    EVALUATE_SCRIPT,
+    evaluateArgv(groups, { prefix: general, redisClock }),
+  );
+  const got = await run(
+    redis.client,
+    oneAlgorithmScript(lean).lua,
+    oneAlgorithmArgv(groups, lean, { prefix: one, redisClock }),
+  );
+  return { expected: expected as unknown[], got: got as unknown[] };
+}
+
+describe('one-algorithm script against the general script', () => {
+  for (const algorithm of ALGORITHM_NAMES) {
+    it(`${algorithm}: the same replies and the same keys for random turns of groups`, async () => {
+      await fc.assert(
+        fc.asyncProperty(
+          rulesArb(algorithm),
+          fc.array(groupTurnArb, { minLength: 1, maxLength: 10 }),
+          (rules, turns) =>
+            sameAsGeneral(
+              turns,
+              (turn, now, lease) =>
+                turn.requests.map((request) => ({
+                  checks: request.map(({ rule, pick, cost }): Check => {
+                    const tags = RULES[rule];
+                    const { params, mode } = rules[rule];
+                    const check: Check = {
+                      rule,
+                      tag: tags[pick % tags.length]!,
+                      algorithm,
+                      params,
+                      cost,
+                      mode,
+                    };
+                    return algorithm === 'concurrency' ? { ...check, leaseId: lease() } : check;
+                  }),
+                  now,
+                })),
+              (groups, prefix) => {
+                const lean = oneAlgorithmOf(groups)!;
+                expect(lean).toBe(luaAlgorithms[algorithm]);
+                return [
+                  oneAlgorithmScript(lean).lua,
+                  oneAlgorithmArgv(groups, lean, { prefix, redisClock: false }),
+                ];
+              },
+            ),
+        ),
+        { numRuns: 15 },
+      );
+    });
+  }
+});
+
+describe('one-algorithm script', () => {
+  const check = (rule: string, tag: string, limit: number, mode: Mode = 'enforce'): Check => ({
+    rule,
+    tag,
+    algorithm: 'fixed_window',
+    params: { limit, windowMs: 60_000, burst: limit },
+    cost: 1,
+    mode,
+  });
+
+  it('a denial by an enforcing check leaves the group untouched; a shadow denial does not block', async () => {
+    const general = randomPrefix('g');
+    const prefix = randomPrefix('deny');
+    // tenant t1 has room for one request: the second request's key counter must not move.
+    const request = (key: string, tenantMode: Mode = 'enforce') => [
+      check('key', key, 10),
+      check('tenant', 't1', 1, tenantMode),
+      check('global', 'all', 100),
+    ];
+    const groups: Group[] = [
+      { checks: request('kA'), now: T0 },
+      { checks: request('kB'), now: T0 },
+      { checks: request('kC', 'shadow'), now: T0 },
+    ];
+    const { expected, got } = await both(groups, general, prefix);
+    expect(got).toEqual(expected);
+    const allowed = (reply: unknown[]) => reply.filter((_, i) => i % 7 === 0);
+    expect(allowed(got)).toEqual([1, 1, 1, 1, 0, 1, 1, 0, 1]);
+    const count = async (name: string) =>
+      (await redis.client.get(`${prefix}:${name}:fw`))?.split(' ')[1] ?? null;
+    expect(await count('{kA}:key')).toBe('1');
+    expect(await count('{kB}:key')).toBeNull();
+    expect(await count('{kC}:key')).toBe('1');
+    // Two requests counted: the shadow denial of the third did not stop it.
+    expect(await count('{all}:global')).toBe('2');
+    expect(await count('{t1}:tenant')).toBe('1');
+    expect(await dump(redis.client, prefix)).toEqual(await dump(redis.client, general));
+  });
+
+  it('a key it cannot read fails its own group only, and is deleted, as the general script does', async () => {
+    const general = randomPrefix('g');
+    const prefix = randomPrefix('bad');
+    for (const p of [general, prefix]) await redis.client.hset(`${p}:{t2}:tenant:fw`, 'x', '1');
+    const request = (key: string, tenant: string) => [
+      check('key', key, 10),
+      check('tenant', tenant, 10),
+      check('global', 'all', 100),
+    ];
+    const groups: Group[] = [
+      { checks: request('kA', 't1'), now: T0 },
+      { checks: request('kB', 't2'), now: T0 },
+      { checks: request('kC', 't1'), now: T0 },
+    ];
+    const { expected, got } = await both(groups, general, prefix);
+    expect(got).toEqual(expected);
+    expect(got.slice(21, 42)).toEqual([
+      ...[-1, 0, 0, 0, 0, '', ''],
+      ...[-1, 1, 0, 0, 0, '', ''],
+      ...[-1, 0, 0, 0, 0, '', ''],
+    ]);
+    expect(await redis.client.exists(`${prefix}:{t2}:tenant:fw`)).toBe(0);
+    expect(await redis.client.exists(`${prefix}:{kB}:key:fw`)).toBe(0);
+    expect((await redis.client.get(`${prefix}:{all}:global:fw`))?.split(' ')[1]).toBe('2');
+    expect(await dump(redis.client, prefix)).toEqual(await dump(redis.client, general));
+  });
+
+  it('with the Redis clock, decides on Redis TIME as the general script does', async () => {
+    const general = randomPrefix('g');
+    const prefix = randomPrefix('time');
+    // An hour's window: the two calls, a few ms apart, fall in the same one.
+    const hourly = (rule: string, tag: string, limit: number): Check => ({
+      ...check(rule, tag, limit),
+      algorithm: 'sliding_window',
+      params: { limit, windowMs: 3_600_000, burst: limit },
+    });
+    const request = (key: string) => [hourly('key', key, 3), hourly('global', 'all', 5)];
+    const groups: Group[] = [0, 1, 2].map(() => ({ checks: request('kA'), now: 0 }));
+    const { expected, got } = await both(groups, general, prefix, true);
+    // reset and retry count from each call's own TIME: compare allowed, limit and remaining.
+    const decided = (reply: unknown[]) => reply.filter((_, i) => i % 7 < 3);
+    expect(decided(got)).toEqual(decided(expected));
+    expect(decided(got)).toEqual([1, 3, 2, 1, 5, 4, 1, 3, 1, 1, 5, 3, 1, 3, 0, 1, 5, 2]);
+    expect(await dump(redis.client, prefix)).toEqual(await dump(redis.client, general));
+    const [stored] = (await redis.client.get(`${prefix}:{all}:global:sw`))!.split(' ');
+    const seconds = Number((await redis.client.time())[0]);
+    expect(Math.abs(Number(stored) - Math.floor((seconds * 1000) / 3_600_000))).toBeLessThanOrEqual(1);
+  });
+
+  it('is not taken for a policy, a refund, a renewal or two algorithms', () => {
+    const plain: Group = { checks: [check('key', 'kA', 5), check('global', 'all', 9, 'shadow')], now: T0 };
+    const settings = { prefix: 'p', redisClock: false };
+    expect(
+      leanCallOf(
+        plain.checks.slice(0, 1).map((c) => ({ checks: [c], now: T0 })),
+        settings,
+      )?.script,
+    ).toBe(oneRuleScript(luaAlgorithms.fixed_window));
+    expect(leanCallOf([plain, plain], settings)?.script).toBe(oneAlgorithmScript(luaAlgorithms.fixed_window));
+    // One check per group, but rules of different limits: the one-algorithm script.
+    expect(
+      leanCallOf(
+        plain.checks.map((c) => ({ checks: [c], now: T0 })),
+        settings,
+      )?.script,
+    ).toBe(oneAlgorithmScript(luaAlgorithms.fixed_window));
+    const policy = { ...plain.checks[0]!, policy: { penalty: 2 } };
+    expect(leanCallOf([plain, { checks: [policy], now: T0 }], settings)).toBeUndefined();
+    expect(leanCallOf([{ ...plain, refund: true }], settings)).toBeUndefined();
+    expect(leanCallOf([plain, { ...plain, renew: true }], settings)).toBeUndefined();
+    const gcra = { ...plain.checks[1]!, algorithm: 'gcra' as const };
+    expect(leanCallOf([{ checks: [plain.checks[0]!, gcra], now: T0 }], settings)).toBeUndefined();
+  });
+
+  it('RedisStore takes the one-rule, one-algorithm or general script as the call needs', async () => {
     await redis.admin.script('FLUSH');
     const store = new RedisStore({
       client: redis.client,
@@ -181,16 +420,23 @@ describe('one-rule script', () => {
       breaker: false,
       timeoutMs: 2000,
     });
-    const lean = oneRuleScript(luaAlgorithms.sliding_window).sha;
-    const general = (await import('../packages/redis/src/script.js')).EVALUATE_SCRIPT;
-    const generalSha = (await redis.admin.script('LOAD', general)) as string;
+    const oneRule = oneRuleScript(luaAlgorithms.fixed_window).sha;
+    const oneAlgorithm = oneAlgorithmScript(luaAlgorithms.fixed_window).sha;
+    const generalSha = (await redis.admin.script('LOAD', EVALUATE_SCRIPT)) as string;
     await redis.admin.script('FLUSH');
-    const [first] = await store.evaluate([check('tagA')], T0);
+    const loaded = () => redis.admin.script('EXISTS', oneRule, oneAlgorithm, generalSha);
+    const [first] = await store.evaluate([check('key', 'kA', 5)], T0);
     expect(first).toMatchObject({ allowed: true, remaining: 4 });
-    expect(await redis.admin.script('EXISTS', lean, generalSha)).toEqual([1, 0]);
-    const both = await store.evaluate([check('tagA'), { ...check('tagA'), rule: 's' }], T0);
-    expect(both.map((r) => r.remaining)).toEqual([3, 4]);
-    expect(await redis.admin.script('EXISTS', lean, generalSha)).toEqual([1, 1]);
+    expect(await loaded()).toEqual([1, 0, 0]);
+    const three = await store.evaluate(
+      [check('key', 'kA', 5), check('tenant', 't1', 7, 'shadow'), check('global', 'all', 9)],
+      T0,
+    );
+    expect(three.map((r) => r.remaining)).toEqual([3, 6, 8]);
+    expect(await loaded()).toEqual([1, 1, 0]);
+    const banned = { ...check('key', 'kA', 5), policy: { ban: { after: 3, withinMs: 1000, forMs: 1000 } } };
+    await store.evaluate([banned, check('global', 'all', 9)], T0);
+    expect(await loaded()).toEqual([1, 1, 1]);
     await store.close();
   });
 });

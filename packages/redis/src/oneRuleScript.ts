@@ -22,7 +22,7 @@ import { type RedisScript, redisScript } from './transport.js';
 const HEAD_ARGS = 4;
 
 /** Whether checks of the algorithm carry an `extra` argument (a lease id, a calendar period). */
-const takesExtra = (algorithm: LuaAlgorithm): boolean => algorithm.extra !== noExtra;
+export const takesExtra = (algorithm: LuaAlgorithm): boolean => algorithm.extra !== noExtra;
 
 /**
  * ARGV entries per check (one per group): now ('' = Redis TIME), cost, and extra only for an algorithm that
@@ -38,10 +38,10 @@ const argsPerOne = (algorithm: LuaAlgorithm): number => (takesExtra(algorithm) ?
  * check's now is read in the loop, not by a function: a call that raises nothing makes neither.
  */
 /**
- * The now of the check at ARGV[a], in a local: whole ms, or Redis TIME (read once per call) for ''. Written
- * out where it is needed rather than a function: a function is made on every call.
+ * The now sent at ARGV[at], in a local: whole ms, or Redis TIME (read once per call) for ''. Written out where
+ * it is needed rather than a function: a function is made on every call.
  */
-const nowLua = `local now = tonumber(ARGV[a])
+export const nowLua = (at: string): string => `local now = tonumber(ARGV[${at}])
     if now == nil then
       ${REDIS_NOW}
       now = redis_now
@@ -49,11 +49,23 @@ const nowLua = `local now = tonumber(ARGV[a])
       now = math.floor(now)
     end`;
 
+/**
+ * commit (see PRELUDE) written out, for an allowed check's write (the locals kind, k, x, y, z, w, v): one call
+ * less per check. With keys all distinct (the local distinct), a state is written at once: no later check reads
+ * it, and it spares the table of states (remember) its entries.
+ */
+export const commitLua = (algorithm: LuaAlgorithm): string => `if kind == 2 then
+      if distinct then write_state(KEYS[k], x, y, false, z, w == true and KEEP_TTL)
+      else remember(KEYS[k], x, y, false, z, w == true) end
+    elseif kind == 3 then
+      if distinct then write_state(KEYS[k], x, y, z, w, v == true and KEEP_TTL)
+      else remember(KEYS[k], x, y, z, w, v == true) end
+    ${algorithm.lua.includes('WRITERS.') ? 'else WRITERS[kind](k, x, y, z, w, v) end' : 'end'}`;
+
 function mainOf(algorithm: LuaAlgorithm): string {
   const extra = takesExtra(algorithm) ? 'ARGV[a + 2]' : "''";
   const keys = algorithm.keys.length;
   const step = argsPerOne(algorithm);
-  const writers = algorithm.lua.includes('WRITERS.');
   return `
 local limit, window, burst = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 local distinct = ARGV[4] == '1'
@@ -62,19 +74,12 @@ local last = #ARGV
 local a, k, r = ${HEAD_ARGS + 1}, 1, 0
 local function run_checks()
   while a <= last do
-    ${nowLua}
+    ${nowLua('a')}
     local allowed, lim, remaining, reset, retry, delay, kind, x, y, z, w, v = run(
       k, now, limit, window, burst, tonumber(ARGV[a + 1]), ${extra})
-    -- commit (see PRELUDE) written out: one call less per check. With keys all distinct, a state is written at
-    -- once: no later check reads it, and it spares the table of states (remember) its entries.
-    if not allowed then
-    elseif kind == 2 then
-      if distinct then write_state(KEYS[k], x, y, false, z, w == true and KEEP_TTL)
-      else remember(KEYS[k], x, y, false, z, w == true) end
-    elseif kind == 3 then
-      if distinct then write_state(KEYS[k], x, y, z, w, v == true and KEEP_TTL)
-      else remember(KEYS[k], x, y, z, w, v == true) end
-    ${writers ? 'else WRITERS[kind](k, x, y, z, w, v) end' : 'end'}
+    if allowed then
+      ${commitLua(algorithm)}
+    end
     -- answer (see PRELUDE) written out: one call less per check.
     ${answerLua('lim', "''")}
     a, k, r = a + ${step}, k + ${keys}, r + ${RESULTS_PER_CHECK}
@@ -85,7 +90,7 @@ while true do
   if ok then break end
   ${FAILURE}
   raise_if_server_error(err)
-  ${nowLua}
+  ${nowLua('a')}
   failed_answer(r, unreadable(run, k, ${keys}, now, limit, window, burst, tonumber(ARGV[a + 1]), ${extra}))
   a, k, r = a + ${step}, k + ${keys}, r + ${RESULTS_PER_CHECK}
 end
@@ -96,24 +101,32 @@ return reply
 
 const scripts = new Map<string, RedisScript>();
 
-/** The prelude and the fragment, without what the loop and the fragment never use, then the loop. */
-function scriptOf(algorithm: LuaAlgorithm): string {
+/**
+ * A lean script of an algorithm, made once per name: the prelude and the fragment, without what its loop
+ * (`mainOf(algorithm)`) and the fragment never use, then the loop.
+ */
+export function leanScriptOf(
+  name: string,
+  algorithm: LuaAlgorithm,
+  mainOf: (algorithm: LuaAlgorithm) => string,
+): RedisScript {
+  const made = scripts.get(name);
+  if (made !== undefined) return made;
   const main = mainOf(algorithm);
   // The algorithm's function as a local (run), not an entry of the ALGORITHMS table: one table less per call.
   const fragment = algorithm.lua.replace(`ALGORITHMS.${algorithm.code} = function`, 'local run = function');
   if (fragment === algorithm.lua) throw new Error(`no ALGORITHMS.${algorithm.code} in its fragment`);
-  return [withoutUnused([PRELUDE, fragment].join('\n'), main), main].join('\n');
-}
-
-/** The one-rule script of an algorithm (made once): the prelude, its fragment, the loop over its checks. */
-export function oneRuleScript(algorithm: LuaAlgorithm): RedisScript {
-  let script = scripts.get(algorithm.code);
-  if (script === undefined) {
-    script = redisScript(`Evaluate_${algorithm.code}`, compact(scriptOf(algorithm)));
-    scripts.set(algorithm.code, script);
-  }
+  const script = redisScript(
+    name,
+    compact([withoutUnused([PRELUDE, fragment].join('\n'), main), main].join('\n')),
+  );
+  scripts.set(name, script);
   return script;
 }
+
+/** The one-rule script of an algorithm: the prelude, its fragment, the loop over its checks. */
+export const oneRuleScript = (algorithm: LuaAlgorithm): RedisScript =>
+  leanScriptOf(`Evaluate_${algorithm.code}`, algorithm, mainOf);
 
 const sameLimits = (a: LimitParams, b: LimitParams): boolean =>
   a === b || (a.limit === b.limit && a.windowMs === b.windowMs && a.burst === b.burst);

@@ -2,7 +2,7 @@ import type { Check, CheckResult, Lease, PendingCalls, Store } from '@sluice/cor
 import { Coalescer } from './coalescer.js';
 import { bySlot, giveBackChecks, groupsFor, renewChecks, strandedLeases } from './codec.js';
 import type { FirstConnection } from './firstConnection.js';
-import { oneRuleArgv, oneRuleOf, oneRuleScript } from './oneRuleScript.js';
+import { leanCallOf } from './oneAlgorithmScript.js';
 import { BAN_SUFFIX } from './policy.js';
 import { EVALUATE_SCRIPT } from './script.js';
 import {
@@ -148,19 +148,16 @@ export class ScriptStore implements Store {
   }
 
   /**
-   * One script call for groups already counted as pending; they stop counting when Redis answers. Groups of
-   * one plain check of one rule take that algorithm's lean script (oneRuleScript.ts), the rest the general one.
+   * One script call for groups already counted as pending; they stop counting when Redis answers. A call of
+   * one algorithm without policies takes that algorithm's lean script (leanCallOf), the rest the general one.
    */
   readonly #sendGroups = async (groups: readonly Group[], inTurn: boolean): Promise<GroupAnswer[]> => {
     let script = EVALUATE;
     let argv: (string | number)[];
     try {
-      const oneRule = oneRuleOf(groups);
-      if (oneRule === undefined) argv = evaluateArgv(groups, this.#settings);
-      else {
-        script = oneRuleScript(oneRule);
-        argv = oneRuleArgv(groups, oneRule, this.#settings);
-      }
+      const lean = leanCallOf(groups, this.#settings);
+      if (lean === undefined) argv = evaluateArgv(groups, this.#settings);
+      else ({ script, argv } = lean);
     } catch (error) {
       this.#calls.unreserve(groups.length);
       throw error;
