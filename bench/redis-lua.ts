@@ -6,12 +6,16 @@
  * script (INCR + PTTL/PEXPIRE, one key per call) as reference. Keys rotate over 10,000 tags and the limits are
  * wide: every check is allowed and writes, as on a busy server. Slices of each variant are interleaved, in an
  * order rotated per round; medians (min–max) over the rounds.
- * `after / before`: the median over rounds of the ratio of the two slices of a round (run next to each other).
+ * Three-rule rows (issue 24's common shape): each request a group of three checks of one algorithm (per key over
+ * 10,000 tags, per tenant over 100, global; each rule its own wide limits), 1, 4 and 16 requests per call, the
+ * working tree's general script (`general`) against its one-algorithm script (oneAlgorithmScript.ts).
+ * `after / before` (`one algorithm / general`): the median over rounds of the ratio of the two slices of a round
+ * (run next to each other).
  * Run: npx tsx bench/redis-lua.ts [--before=<rev>] [--rounds=15] [--calls=1000]
- *      [--algorithms=fixed_window,sliding_window,...] [--checks=1,4,16]
+ *      [--algorithms=fixed_window,sliding_window,...] [--checks=1,4,16] [--three=fixed_window,sliding_window]
  */
 import { execSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -36,8 +40,21 @@ const ALGORITHMS = (
 ).split(',');
 /** The general script's row: each request one sliding_window check, as the one-rule rows, for comparison. */
 const GENERAL = 'general (sliding_window)';
+/** The algorithms of the three-rule rows ('' for none). */
+const THREE = (args.get('three') ?? 'fixed_window,sliding_window').split(',').filter((name) => name !== '');
 const TAGS = 10_000;
+const TENANTS = 100;
 const WIDE = { limit: 1_000_000_000, windowMs: 60_000, burst: 1_000_000_000 };
+/** The three rules' limits: wide, and each rule its own (its own spec in the call), as in a real rule set. */
+const THREE_RULES = [
+  { rule: 'key', params: WIDE, tag: (n: number) => `k${(n % TAGS).toString(36).padStart(10, '0')}` },
+  {
+    rule: 'tenant',
+    params: { ...WIDE, limit: 2 * WIDE.limit, burst: 2 * WIDE.burst },
+    tag: (n: number) => `t${n % TENANTS}`,
+  },
+  { rule: 'global', params: { ...WIDE, limit: 4 * WIDE.limit, burst: 4 * WIDE.burst }, tag: () => 'all' },
+];
 
 interface Script {
   lua: string;
@@ -51,6 +68,9 @@ interface Scripts {
   luaAlgorithms: Record<string, unknown>;
   EVALUATE_SCRIPT: string;
   evaluateArgv(groups: unknown[], settings: unknown): Argv;
+  /** The working tree's only (oneAlgorithmScript.ts). */
+  oneAlgorithmScript?(algorithm: unknown): Script;
+  oneAlgorithmArgv?(groups: unknown[], algorithm: unknown, settings: unknown): Argv;
 }
 
 async function scriptsOf(dir: string): Promise<Scripts> {
@@ -59,7 +79,13 @@ async function scriptsOf(dir: string): Promise<Scripts> {
   const algorithms = (await import(join(src, 'algorithms/index.ts'))) as Pick<Scripts, 'luaAlgorithms'>;
   const script = (await import(join(src, 'script.ts'))) as Pick<Scripts, 'EVALUATE_SCRIPT'>;
   const call = (await import(join(src, 'scriptCall.ts'))) as Pick<Scripts, 'evaluateArgv'>;
-  return { ...one, ...algorithms, ...script, ...call };
+  const all = existsSync(join(src, 'oneAlgorithmScript.ts'))
+    ? ((await import(join(src, 'oneAlgorithmScript.ts'))) as Pick<
+        Scripts,
+        'oneAlgorithmScript' | 'oneAlgorithmArgv'
+      >)
+    : {};
+  return { ...one, ...algorithms, ...script, ...call, ...all };
 }
 
 /** The revision's packages/redis/src in a temporary directory, resolving packages as the tree does. */
@@ -105,7 +131,49 @@ function checksOf(algorithm: string, first: number, count: number, period: strin
   }));
 }
 
+/** `count` requests of the three-rule shape from the `first`-th: per key, per tenant, global. */
+function threeRuleGroups(algorithm: string, first: number, count: number) {
+  return Array.from({ length: count }, (_, i) => ({
+    checks: THREE_RULES.map(({ rule, params, tag }) => ({
+      rule,
+      tag: tag(first + i),
+      algorithm,
+      params,
+      cost: 1,
+      mode: 'enforce' as const,
+    })),
+    now: Date.now(),
+  }));
+}
+
 const SETTINGS = { prefix: 'bench', redisClock: false };
+
+/** The three-rule rows' variants: the general script, then the one-algorithm script, both the working tree's. */
+async function threeRuleVariants(admin: Redis, scripts: Scripts, algorithm: string): Promise<Variant[]> {
+  const { oneAlgorithmScript, oneAlgorithmArgv } = scripts;
+  if (oneAlgorithmScript === undefined || oneAlgorithmArgv === undefined)
+    throw new Error('no oneAlgorithmScript.ts');
+  const general = (await admin.script('LOAD', scripts.EVALUATE_SCRIPT)) as string;
+  const lua = scripts.luaAlgorithms[algorithm];
+  const lean = oneAlgorithmScript(lua);
+  await admin.script('LOAD', lean.lua);
+  return [
+    {
+      name: 'general',
+      call: (requests, call) => [
+        general,
+        scripts.evaluateArgv(threeRuleGroups(algorithm, call * requests, requests), SETTINGS),
+      ],
+    },
+    {
+      name: 'one algorithm',
+      call: (requests, call) => [
+        lean.sha,
+        oneAlgorithmArgv(threeRuleGroups(algorithm, call * requests, requests), lua, SETTINGS),
+      ],
+    },
+  ];
+}
 
 async function variantsOf(admin: Redis, scripts: Scripts, name: string, algorithm: string): Promise<Variant> {
   if (algorithm === GENERAL) {
@@ -171,17 +239,26 @@ async function main(): Promise<void> {
         [1, `fastify-rate-limit-k${(call % TAGS).toString(36)}`, WIDE.windowMs, WIDE.limit, 'false', 'false'],
       ],
     };
-    const rows: { algorithm: string; variants: Variant[] }[] = [];
+    /** checks: checks per request (3 for the three-rule rows), for the per-check column. */
+    const rows: { algorithm: string; variants: Variant[]; checks: number }[] = [];
     for (const algorithm of [...ALGORITHMS, GENERAL]) {
       rows.push({
         algorithm,
+        checks: 1,
         variants: [
           await variantsOf(redis.admin, before, 'before', algorithm),
           await variantsOf(redis.admin, after, 'after', algorithm),
         ],
       });
     }
-    rows.push({ algorithm: 'reference', variants: [fastify] });
+    for (const algorithm of THREE) {
+      rows.push({
+        algorithm: `three rules (${algorithm})`,
+        checks: 3,
+        variants: await threeRuleVariants(redis.admin, after, algorithm),
+      });
+    }
+    rows.push({ algorithm: 'reference', checks: 1, variants: [fastify] });
     const samples = new Map<string, number[]>();
     // Round 0 fills the keys and warms up; it is not reported.
     for (let round = 0; round <= ROUNDS; round++) {
@@ -201,27 +278,29 @@ async function main(): Promise<void> {
       `redis-server ${await redis.version()}, ${ROUNDS} rounds of ${CALLS} calls (${IN_FLIGHT} in flight), ` +
         `${TAGS} keys, before = ${BEFORE}. EVALSHA µs per call, and per check; medians (min–max)\n`,
     );
-    const header = CHECKS.map((c) => `${c} check${c > 1 ? 's' : ''}: per call / per check`);
+    // A column is a number of requests per call: one check each, three in the three-rule rows.
+    const header = CHECKS.map((c) => `${c} request${c > 1 ? 's' : ''}: per call / per check`);
     console.log(`| script | ${header.join(' | ')} |`);
     console.log(`|---|${CHECKS.map(() => '---').join('|')}|`);
-    const values = (algorithm: string, name: string, checks: number) =>
-      samples.get(`${algorithm}|${name}|${checks}`)!;
-    for (const { algorithm, variants } of rows) {
+    const values = (algorithm: string, name: string, requests: number) =>
+      samples.get(`${algorithm}|${name}|${requests}`)!;
+    for (const { algorithm, variants, checks: perRequest } of rows) {
       const label = (name: string) => (algorithm === 'reference' ? name : `${algorithm}, ${name}`);
       for (const variant of variants) {
-        const cells = (algorithm === 'reference' ? [1] : CHECKS).map((checks) => {
-          const all = values(algorithm, variant.name, checks);
-          return `${spread(all)} / ${(median(all) / checks).toFixed(1)}`;
+        const cells = (algorithm === 'reference' ? [1] : CHECKS).map((requests) => {
+          const all = values(algorithm, variant.name, requests);
+          return `${spread(all)} / ${(median(all) / (requests * perRequest)).toFixed(1)}`;
         });
         console.log(`| ${label(variant.name)} | ${cells.join(' | ')} |`);
       }
       if (variants.length === 2) {
-        const ratios = CHECKS.map((checks) => {
-          const before = values(algorithm, 'before', checks);
-          const after = values(algorithm, 'after', checks);
+        const [first, second] = variants.map((variant) => variant.name) as [string, string];
+        const ratios = CHECKS.map((requests) => {
+          const before = values(algorithm, first, requests);
+          const after = values(algorithm, second, requests);
           return `${median(after.map((a, i) => a / before[i]!)).toFixed(2)}×`;
         });
-        console.log(`| ${label('after / before')} | ${ratios.join(' | ')} |`);
+        console.log(`| ${label(`${second} / ${first}`)} | ${ratios.join(' | ')} |`);
       }
     }
   } finally {
