@@ -95,6 +95,7 @@ async function group(ctx: Context, framework: Framework, rules: RuleSet): Promis
   try {
     for (const limiter of CONTENDERS[framework]) {
       if (ctx.settings.quick && FULL_RUN_ONLY.has(limiter)) continue;
+      if (ctx.settings.only !== undefined && !ctx.settings.only.includes(limiter)) continue;
       const prefix = `b${framework[0]}${rules[0]}${servers.length}`;
       servers.push(
         await startServer({ framework, limiter, rules, redisPort: ctx.redis.server.port, prefix }),

@@ -1,5 +1,8 @@
 /** Command-line settings of a bench run: the full suite by default, `--quick` for a short one. */
-import { CONTENDERS, type Framework, SCENARIOS, type Scenario } from './spec.js';
+import { CONTENDERS, type Framework, type LimiterKind, SCENARIOS, type Scenario } from './spec.js';
+
+/** Every contender kind of any framework. */
+const ALL_LIMITERS: readonly LimiterKind[] = [...new Set(Object.values(CONTENDERS).flat())];
 
 /** What one run of the suite measures and for how long. */
 export interface Settings {
@@ -22,6 +25,8 @@ export interface Settings {
   readonly build: boolean;
   /** Result file name in bench/results (without extension): `latest` unless `--out=name`. */
   readonly out: string;
+  /** Only these contenders (`--only=none,sluice-memory,...`); every one of each framework by default. */
+  readonly only?: readonly LimiterKind[];
 }
 
 const FULL: Settings = {
@@ -58,7 +63,7 @@ function list<T extends string>(value: string, allowed: readonly T[], what: stri
   return items as T[];
 }
 
-/** Reads `--quick`, `--frameworks=a,b`, `--scenarios=...`, `--rounds=N`, `--duration=S`, `--connections=N`, `--no-micro`, `--no-half`, `--half`, `--no-build`, `--out=name`. */
+/** Reads `--quick`, `--only=a,b`, `--frameworks=a,b`, `--scenarios=...`, `--rounds=N`, `--duration=S`, `--connections=N`, `--no-micro`, `--no-half`, `--half`, `--no-build`, `--out=name`. */
 export function settingsFrom(argv: readonly string[]): Settings {
   let settings: Settings = argv.includes('--quick') ? QUICK : FULL;
   for (const arg of argv) {
@@ -77,6 +82,7 @@ export function settingsFrom(argv: readonly string[]): Settings {
     else if (name === 'half') settings = { ...settings, halfLoad: true };
     else if (name === 'no-build') settings = { ...settings, build: false };
     else if (name === 'out' && /^[\w-]+$/.test(value)) settings = { ...settings, out: value };
+    else if (name === 'only') settings = { ...settings, only: list(value, ALL_LIMITERS, 'contender') };
   }
   return settings;
 }
