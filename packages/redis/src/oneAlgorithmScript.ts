@@ -21,27 +21,33 @@ import type { RedisScript } from './transport.js';
  * per commit). This script is made per algorithm, as the one-rule script is (oneRuleScript.ts, the case of one
  * check per group and one rule, still taken for it: it reads no group headers and keeps no pending writes),
  * and answers exactly what the general one answers (same reply layout, parsed by parseReply;
- * test/redis-one-algorithm.test.ts runs both on the same requests).
+ * test/redis-one-rule.test.ts runs both on the same requests).
  */
 
-/** Values per spec (what the checks of one rule share): enforce ('1' | '0'), limit, window, burst. */
-const SPEC_VALUES = 4;
-/** ARGV entries before the specs: '1' when no two checks of the call share a key (see mainOf), the spec count. */
-const HEAD_ARGS = 2;
+/**
+ * Values per spec (what checks share): enforce ('1' | '0'), limit, window, burst, and '1' when the check's key is
+ * the only check of the call on that key (its state is then written as its group commits: see mainOf).
+ */
+const SPEC_VALUES = 5;
+/** ARGV entries before the specs: the spec count. */
+const HEAD_ARGS = 1;
 /** ARGV entries at the start of each group: its check count, its now ('' = Redis TIME). */
 const GROUP_ARGS = 2;
 
 /**
- * ARGV entries per check: its spec's place in `spec` (0, 4, 8, ...: no arithmetic in the script), cost, and
+ * ARGV entries per check: its spec's place in `spec` (0, 5, 10, ...: no arithmetic in the script), cost, and
  * extra only for an algorithm that takes one.
  */
 const argsPerCheck = (algorithm: LuaAlgorithm): number => (takesExtra(algorithm) ? 3 : 2);
 
 /**
- * Pending writes of a group (phase 1) are kept in one flat table reused by every group, 7 values per allowed
- * check (kind, k, x, y, z, w, v), and made in phase 2 only if no enforcing check of the group denied, in check
- * order: commit (see PRELUDE) written out. With keys all distinct a state is written at once, as in the one-rule
- * script; a hot key (the global rule's, a tenant's) is kept by remember and written once when the call ends.
+ * Pending writes of a group (phase 1) are kept in one flat table reused by every group, 8 values per allowed
+ * check (kind, k, x, y, z, w, v, and whether its key is its own), and made in phase 2 only if no enforcing check
+ * of the group denied, in check order: commit (see PRELUDE) written out. The state of a key no other check of the
+ * call touches is written at once (write_state), as the one-rule script does when all keys are distinct; a key
+ * several checks share (the global rule's, a tenant's) is kept by remember and written once when the call ends.
+ * Which is which goes per spec, not per check (no ARGV entry more per check): in the common shape the rule per key
+ * has only keys of its own and the global rule only a shared one.
  * Groups run under one pcall, not one each: a group that raises stops the run at its start (ga, gk, gr: the
  * positions are moved on only when a group is done), fails alone, and the run goes on from the next group.
  */
@@ -50,13 +56,12 @@ function mainOf(algorithm: LuaAlgorithm): string {
   const keys = algorithm.keys.length;
   const step = argsPerCheck(algorithm);
   return `
-local distinct = ARGV[1] == '1'
--- spec: ${SPEC_VALUES} values per spec (enforce, limit, window, burst), flat; checks name a spec by its place.
+-- spec: ${SPEC_VALUES} values per spec (enforce, limit, window, burst, own key), flat; checks name a spec by its place.
 local spec = {}
 local ga = ${HEAD_ARGS + 1}
-for at = 0, (tonumber(ARGV[2]) - 1) * ${SPEC_VALUES}, ${SPEC_VALUES} do
+for at = 0, (tonumber(ARGV[1]) - 1) * ${SPEC_VALUES}, ${SPEC_VALUES} do
   spec[at + 1], spec[at + 2] = ARGV[ga] == '1', tonumber(ARGV[ga + 1])
-  spec[at + 3], spec[at + 4] = tonumber(ARGV[ga + 2]), tonumber(ARGV[ga + 3])
+  spec[at + 3], spec[at + 4], spec[at + 5] = tonumber(ARGV[ga + 2]), tonumber(ARGV[ga + 3]), ARGV[ga + 4] == '1'
   ga = ga + ${SPEC_VALUES}
 end
 local pending = {}
@@ -76,8 +81,8 @@ local function run_groups()
         k, now, spec[s + 2], spec[s + 3], spec[s + 4], tonumber(ARGV[a + 1]), ${extra})
       if allowed then
         pending[p + 1], pending[p + 2], pending[p + 3], pending[p + 4] = kind, k, x, y
-        pending[p + 5], pending[p + 6], pending[p + 7] = z, w, v
-        p = p + 7
+        pending[p + 5], pending[p + 6], pending[p + 7], pending[p + 8] = z, w, v, spec[s + 5]
+        p = p + 8
       elseif spec[s + 1] then
         blocked = true
       end
@@ -86,9 +91,9 @@ local function run_groups()
     end
     -- Phase 2: the allowed checks' writes, unless an enforcing check denied.
     if not blocked then
-      for at = 1, p, 7 do
+      for at = 1, p, 8 do
         local kind, k, x, y = pending[at], pending[at + 1], pending[at + 2], pending[at + 3]
-        local z, w, v = pending[at + 4], pending[at + 5], pending[at + 6]
+        local z, w, v, distinct = pending[at + 4], pending[at + 5], pending[at + 6], pending[at + 7]
         ${commitLua(algorithm)}
       end
     end
@@ -136,24 +141,26 @@ export function oneAlgorithmOf(groups: readonly Group[]): LuaAlgorithm | undefin
 }
 
 /**
- * The place in `specs` (SPEC_VALUES each) of the spec of a check of mode `enforce` and these limits, added at the
- * end when new: a call has few, found by a scan (rules of equal limits and mode share one).
+ * The place in `specs` (SPEC_VALUES each) of the spec of a check of mode `enforce`, these limits and whether its
+ * key is its own (`own`), added at the end when new: a call has few, found by a scan.
  */
 function specAt(
   specs: (string | number)[],
   enforce: string,
   { limit, windowMs, burst }: LimitParams,
+  own: string,
 ): number {
   for (let at = 0; at < specs.length; at += SPEC_VALUES) {
     if (
       specs[at] === enforce &&
       specs[at + 1] === limit &&
       specs[at + 2] === windowMs &&
-      specs[at + 3] === burst
+      specs[at + 3] === burst &&
+      specs[at + 4] === own
     )
       return at;
   }
-  specs.push(enforce, limit, windowMs, burst);
+  specs.push(enforce, limit, windowMs, burst, own);
   return specs.length - SPEC_VALUES;
 }
 
@@ -164,21 +171,30 @@ export function oneAlgorithmArgv(
   settings: CallSettings,
 ): (string | number)[] {
   const keys: (string | number)[] = [0];
+  // How many checks of the call use each key (its first: the one a state of 2 or 3 numbers is written to).
+  const uses = new Map<string, number>();
+  for (const group of groups) {
+    for (const check of group.checks) {
+      for (const suffix of algorithm.keys) keys.push(keyOf(settings.prefix, check, suffix));
+      const key = keys[keys.length - algorithm.keys.length] as string;
+      uses.set(key, (uses.get(key) ?? 0) + 1);
+    }
+  }
   const specs: (string | number)[] = [];
   const args: (string | number)[] = [];
   const extra = takesExtra(algorithm);
+  let k = 1;
   for (const group of groups) {
     args.push(group.checks.length, settings.redisClock ? '' : group.now);
     for (const check of group.checks) {
-      for (const suffix of algorithm.keys) keys.push(keyOf(settings.prefix, check, suffix));
-      const at = specAt(specs, check.mode === 'enforce' ? '1' : '0', check.params);
-      args.push(at, check.cost);
+      const own = uses.get(keys[k] as string) === 1 ? '1' : '0';
+      args.push(specAt(specs, check.mode === 'enforce' ? '1' : '0', check.params, own), check.cost);
       if (extra) args.push(algorithm.extra(check));
+      k += algorithm.keys.length;
     }
   }
-  const distinct = new Set(keys).size === keys.length ? '1' : '0';
   keys[0] = keys.length - 1;
-  keys.push(distinct, specs.length / SPEC_VALUES);
+  keys.push(specs.length / SPEC_VALUES);
   for (const value of specs) keys.push(value);
   for (const arg of args) keys.push(arg);
   return keys;
