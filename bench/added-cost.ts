@@ -1,7 +1,7 @@
 /**
  * Server CPU a limiter adds per request, against the framework alone, in one run:
  * `npx tsx bench/added-cost.ts [--framework=fastify|express|koa] [--store=memory|redis]
- * [--revs=before:<rev>,after:<rev>] [--rounds=5] [--duration=3] [--profile]`.
+ * [--revs=before:<rev>,after:<rev>] [--rounds=5] [--duration=3] [--rate=N] [--profile]`.
  *
  * Each revision is extracted (`git archive`, no worktree) into a temporary directory beside its own build, so
  * two versions of Sluice run side by side, interleaved round by round, against the same framework-alone baseline
@@ -35,6 +35,8 @@ interface Settings {
   readonly rounds: number;
   readonly durationS: number;
   readonly profile: boolean;
+  /** Requests per second for every contender (`--rate=N`): at a pace all share, the kernel batches alike. */
+  readonly rate: number | undefined;
 }
 
 function settingsFrom(argv: readonly string[]): Settings {
@@ -51,6 +53,7 @@ function settingsFrom(argv: readonly string[]): Settings {
     rounds: Number(value('rounds') ?? 5),
     durationS: Number(value('duration') ?? 3),
     profile: argv.includes('--profile'),
+    rate: value('rate') === undefined ? undefined : Number(value('rate')),
   };
 }
 
@@ -147,6 +150,7 @@ for (let round = 0; round < settings.rounds; round++) {
       scenario: contender.scenario,
       connections: 32,
       durationS: settings.durationS,
+      ...(settings.rate === undefined ? {} : { rate: settings.rate }),
     });
     const after = await server.stats();
     const served = Math.max(1, after.requests - before.requests);
@@ -162,7 +166,7 @@ await redis?.stop();
 
 const baseline = contenders[0] as Contender;
 console.log(
-  `\n${settings.framework}, ${settings.store === 'redis' ? 'Redis, three rules' : 'MemoryStore'}, server CPU per request (${settings.rounds} rounds of ${settings.durationS} s)`,
+  `\n${settings.framework}, ${settings.store === 'redis' ? 'Redis, three rules' : 'MemoryStore'}, server CPU per request (${settings.rounds} rounds of ${settings.durationS} s${settings.rate === undefined ? '' : `, ${settings.rate} req/s for each`})`,
 );
 console.log('| contender | server µs/req | added µs/req | req/s ratio |');
 console.log('|---|---|---|---|');
