@@ -16,13 +16,19 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { RuleSpec } from '@sluice/core';
 import { rateLimit } from '@sluice/express';
-import { ADAPT_SCRIPT, EVALUATE_SCRIPT, RedisStore } from '@sluice/redis';
+import { ADAPT_SCRIPT, EVALUATE_SCRIPT, luaAlgorithms, RedisStore } from '@sluice/redis';
 import express from 'express';
 import { expect, it } from 'vitest';
+import { oneAlgorithmScript } from '../packages/redis/src/oneAlgorithmScript.js';
 import { until } from './support/counting-store.js';
 import { randomPrefix, redisSuite } from './support/redis.js';
 
-const EVALUATE_SHA = createHash('sha1').update(EVALUATE_SCRIPT).digest('hex');
+const sha1 = (text: string) => createHash('sha1').update(text).digest('hex');
+/**
+ * The evaluation scripts: the general one (rules with policies), and the lean one that /pay's two sliding_window
+ * rules without policies take (oneAlgorithmScript.ts).
+ */
+const EVALUATE_SHAS = new Set([sha1(EVALUATE_SCRIPT), oneAlgorithmScript(luaAlgorithms.sliding_window).sha]);
 const STEP_MS = 50;
 
 const RULES: RuleSpec[] = [
@@ -159,14 +165,25 @@ async function monitorStoreConnection() {
   return { seen, fence, stop: () => monitor.disconnect() };
 }
 
-const scriptOf = (args: readonly string[]) =>
-  args[0]?.toLowerCase() !== 'evalsha'
-    ? `${args[0]}`
-    : args[1] === EVALUATE_SHA
-      ? 'evaluate'
-      : args[1] === ADAPT_SCRIPT.sha
-        ? 'adapt'
-        : 'other script';
+/** An argument as sent: MONITOR shows it escaped (newlines as \n, quotes as \", bytes as \xHH). */
+const unescaped = (text: string) =>
+  text.replace(/\\(x[0-9a-f]{2}|.)/g, (_, c: string) =>
+    c.length === 3
+      ? String.fromCharCode(Number.parseInt(c.slice(1), 16))
+      : (({ n: '\n', r: '\r', t: '\t', a: '\x07', b: '\b' } as Record<string, string>)[c] ?? c),
+  );
+
+/**
+ * A script call by its script. The client sends EVAL of the text, not EVALSHA, the first time it calls a script:
+ * the general script's first request (/pay, before MONITOR, takes the lean one).
+ */
+const scriptOf = (args: readonly string[]) => {
+  const command = args[0]?.toLowerCase();
+  if (command !== 'evalsha' && command !== 'eval') return `${args[0]}`;
+  const sha = command === 'eval' ? sha1(unescaped(args[1] ?? '')) : args[1];
+  if (sha !== undefined && EVALUATE_SHAS.has(sha)) return 'evaluate';
+  return sha === ADAPT_SCRIPT.sha ? 'adapt' : 'other script';
+};
 
 it('each request is one EVALSHA; a refund one more at its end; adaptive reports a few a second', async () => {
   const clock = { now: Date.UTC(2026, 10, 30, 12) };
