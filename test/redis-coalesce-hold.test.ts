@@ -1,8 +1,8 @@
 /**
  * RedisStore coalescing under load: while a script call is out, the next turns' evaluations are held in one
- * batch that leaves when the call settles (fewer, bigger calls); with nothing out a request still leaves at
- * the end of its turn; and a held request keeps the store's time limit from its own turn, the hold included,
- * against a real Redis slowed by DEBUG SLEEP.
+ * batch that leaves at the end of the turn the call settles in, with what that turn adds (fewer, bigger
+ * calls); with nothing out a request still leaves at the end of its turn; and a held request keeps the
+ * store's time limit from its own turn, the hold included, against a real Redis slowed by DEBUG SLEEP.
  */
 import type { Check } from '@sluice/core/store';
 import { RedisStore, type RedisStoreOptions } from '@sluice/redis';
@@ -71,6 +71,22 @@ describe('held batches while a call is out', () => {
     }
     const results = await Promise.all([first, ...later]);
     expect(results).toHaveLength(21);
+    expect((await scriptCalls(redis.admin)) - before).toBe(2);
+    expect(store.pending).toBe(0);
+  });
+
+  it('a held batch leaves at the end of the turn its call settled in, with what that turn adds: two calls, not three', async () => {
+    const store = storeFor();
+    await store.evaluate([check('warm')], T0);
+    const before = await scriptCalls(redis.admin);
+    await sleepRedis(0.2);
+    const first = store.evaluate([check('first')], T0);
+    await nextTurn();
+    const held = store.evaluate([check('held')], T0);
+    // Asked in the turn the first call settles in, after its answer: it goes with the held batch.
+    const joined = first.then(() => store.evaluate([check('joined')], T0));
+    const results = await Promise.all([first, held, joined]);
+    expect(results.map((r) => r[0]?.allowed)).toEqual([true, true, true]);
     expect((await scriptCalls(redis.admin)) - before).toBe(2);
     expect(store.pending).toBe(0);
   });

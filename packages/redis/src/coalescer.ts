@@ -3,8 +3,8 @@ import type { Group, GroupAnswer } from './scriptCall.js';
 
 /**
  * Sends groups as ONE script call and answers each group's results (or its own error) in order. `inTurn`
- * is true when the call leaves during a turn that goes on (a full batch, or a held batch let go when a
- * call answered), false when it leaves at the end of the turn.
+ * is true when the call leaves during a turn that goes on (a full batch), false when it leaves at the end
+ * of the turn.
  */
 export type SendGroups = (groups: readonly Group[], inTurn: boolean) => Promise<GroupAnswer[]>;
 
@@ -46,6 +46,11 @@ interface Batch {
    * its time limit, performance.now() ms from the end of its turn. 0 while not held.
    */
   expiresAt: number;
+  /**
+   * A held batch whose target has room again (its call settled): it leaves at the end of this turn, taking the
+   * requests the rest of the turn adds, instead of leaving them for the next round trip.
+   */
+  released: boolean;
   /** Left as a call; done once that call settled or its time limit passed. */
   state: 'open' | 'sent' | 'done';
 }
@@ -61,8 +66,9 @@ interface Lane {
  * Coalesces evaluations per target: groups submitted in one turn of the event loop wait until the turn
  * ends (setImmediate, after the I/O callbacks of this loop iteration, so requests that arrived together
  * share the call) and then leave as one script call. While a call of the target is out, the
- * batch is held instead and keeps collecting; it leaves the moment that call settles, so a busy store
- * sends fewer, bigger calls and an idle one adds no wait. A batch that reaches `maxChecks` leaves at once.
+ * batch is held instead and keeps collecting; it leaves at the end of the turn in which that call settles,
+ * with the requests the rest of that turn adds (they would otherwise wait a whole round trip more), so a busy
+ * store sends fewer, bigger calls and an idle one adds no wait. A batch that reaches `maxChecks` leaves at once.
  * A held batch keeps the store's time limit from the end of its turn: when it passes, its requests fail
  * (with a timeout, as a call that timed out) whether the batch left or not, so a hung call strands no one
  * longer than a call of its own would. A failed call fails each of its groups with the same error; a group
@@ -122,7 +128,7 @@ export class Coalescer {
       const lane = this.#laneOf(target);
       let batch = lane.open;
       if (batch === undefined) {
-        batch = { lane, waiting: [], checks: 0, expiresAt: 0, state: 'open' };
+        batch = { lane, waiting: [], checks: 0, expiresAt: 0, released: false, state: 'open' };
         lane.open = batch;
         this.#turn.push(lane);
         if (!this.#scheduled) {
@@ -148,7 +154,7 @@ export class Coalescer {
   /** The end of the turn a batch opened in: it leaves, or is held while the target is busy. */
   #endTurn(lane: Lane): void {
     const batch = lane.open;
-    if (batch === undefined || batch.expiresAt > 0) return;
+    if (batch === undefined || (batch.expiresAt > 0 && !batch.released)) return;
     if (lane.inFlight < MAX_IN_FLIGHT) {
       this.#leave(batch, false);
       return;
@@ -223,8 +229,19 @@ export class Coalescer {
     const lane = batch.lane;
     lane.inFlight -= 1;
     const held = lane.open;
-    if (held !== undefined && held.expiresAt > 0 && lane.inFlight < MAX_IN_FLIGHT) this.#leave(held, true);
+    if (held !== undefined && held.expiresAt > 0 && lane.inFlight < MAX_IN_FLIGHT) this.#release(held);
     else this.#tidy(lane);
+  }
+
+  /** A held batch goes with this turn's end (its time limit still runs from the end of its first turn). */
+  #release(held: Batch): void {
+    if (held.released) return;
+    held.released = true;
+    this.#turn.push(held.lane);
+    if (!this.#scheduled) {
+      this.#scheduled = true;
+      setImmediate(this.#flush);
+    }
   }
 
   /** Forgets an idle lane, so a Cluster's many slots leave no entries behind. */
