@@ -68,6 +68,8 @@ interface Contender {
   profileDir?: string;
   /** Server CPU µs per request, one per round. */
   readonly micros: number[];
+  /** Of which in user space (JavaScript, without the kernel's socket work), one per round. */
+  readonly userMicros: number[];
   readonly rps: number[];
   requests: number;
 }
@@ -83,6 +85,7 @@ function contendersOf(builds: readonly { name: string; dir: string }[], options:
     scenario,
     script: script(dir),
     micros: [],
+    userMicros: [],
     rps: [],
     requests: 0,
   });
@@ -155,6 +158,7 @@ for (let round = 0; round < settings.rounds; round++) {
     const after = await server.stats();
     const served = Math.max(1, after.requests - before.requests);
     contender.micros.push((after.cpuMicros - before.cpuMicros) / served);
+    contender.userMicros.push((after.userMicros - before.userMicros) / served);
     contender.rps.push(result.rps);
     contender.requests += served;
     await new Promise((resolve) => setTimeout(resolve, 300));
@@ -168,15 +172,18 @@ const baseline = contenders[0] as Contender;
 console.log(
   `\n${settings.framework}, ${settings.store === 'redis' ? 'Redis, three rules' : 'MemoryStore'}, server CPU per request (${settings.rounds} rounds of ${settings.durationS} s${settings.rate === undefined ? '' : `, ${settings.rate} req/s for each`})`,
 );
-console.log('| contender | server µs/req | added µs/req | req/s ratio |');
-console.log('|---|---|---|---|');
+console.log(
+  '| contender | server µs/req | added µs/req | of which user space: µs/req, added | req/s ratio |',
+);
+console.log('|---|---|---|---|---|');
 for (const contender of contenders) {
   const added = contender.micros.map((micros, round) => micros - (baseline.micros[round] ?? 0));
+  const addedUser = contender.userMicros.map((micros, round) => micros - (baseline.userMicros[round] ?? 0));
   const ratio = contender.rps.map((rps, round) => rps / (baseline.rps[round] ?? rps));
   const range = (values: number[], digits: number) =>
     `${median(values).toFixed(digits)} (${Math.min(...values).toFixed(digits)}–${Math.max(...values).toFixed(digits)})`;
   console.log(
-    `| ${contender.label} | ${range(contender.micros, 1)} | ${contender === baseline ? '' : range(added, 1)} | ${range(ratio, 2)} |`,
+    `| ${contender.label} | ${range(contender.micros, 1)} | ${contender === baseline ? '' : range(added, 1)} | ${range(contender.userMicros, 1)}${contender === baseline ? '' : `, ${range(addedUser, 1)}`} | ${range(ratio, 2)} |`,
   );
 }
 if (settings.profile) printProfiles(contenders);

@@ -49,6 +49,7 @@ export class Tally {
       redisCommands,
       requests,
       cpuMicros: cpu.user + cpu.system,
+      userMicros: cpu.user,
     };
   }
 }

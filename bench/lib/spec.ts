@@ -50,6 +50,11 @@ export interface ServerStats {
   readonly requests: number;
   /** CPU time the server process has used, user + system, microseconds. */
   readonly cpuMicros: number;
+  /**
+   * Of which in user space: the JavaScript (the limiter's own code among it), without the kernel's socket work,
+   * which moves with the server's pace more than a limiter's code does.
+   */
+  readonly userMicros: number;
 }
 
 /** One autocannon run, as the load child is asked for it. */
