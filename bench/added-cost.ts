@@ -70,6 +70,8 @@ interface Contender {
   readonly micros: number[];
   /** Of which in user space (JavaScript, without the kernel's socket work), one per round. */
   readonly userMicros: number[];
+  /** redis-server CPU µs per request (`--store=redis`: it serves only the contender being loaded), one per round. */
+  readonly redisMicros: number[];
   readonly rps: number[];
   requests: number;
 }
@@ -86,6 +88,7 @@ function contendersOf(builds: readonly { name: string; dir: string }[], options:
     script: script(dir),
     micros: [],
     userMicros: [],
+    redisMicros: [],
     rps: [],
     requests: 0,
   });
@@ -148,6 +151,7 @@ for (let round = 0; round < settings.rounds; round++) {
   for (const contender of order) {
     const server = contender.server as BenchServer;
     const before = await server.stats();
+    const redisBefore = await redis?.cpuMicros();
     const result = await load.run({
       url: server.url,
       scenario: contender.scenario,
@@ -156,9 +160,12 @@ for (let round = 0; round < settings.rounds; round++) {
       ...(settings.rate === undefined ? {} : { rate: settings.rate }),
     });
     const after = await server.stats();
+    const redisAfter = await redis?.cpuMicros();
     const served = Math.max(1, after.requests - before.requests);
     contender.micros.push((after.cpuMicros - before.cpuMicros) / served);
     contender.userMicros.push((after.userMicros - before.userMicros) / served);
+    if (redisBefore !== undefined && redisAfter !== undefined)
+      contender.redisMicros.push((redisAfter - redisBefore) / served);
     contender.rps.push(result.rps);
     contender.requests += served;
     await new Promise((resolve) => setTimeout(resolve, 300));
@@ -173,17 +180,23 @@ console.log(
   `\n${settings.framework}, ${settings.store === 'redis' ? 'Redis, three rules' : 'MemoryStore'}, server CPU per request (${settings.rounds} rounds of ${settings.durationS} s${settings.rate === undefined ? '' : `, ${settings.rate} req/s for each`})`,
 );
 console.log(
-  '| contender | server µs/req | added µs/req | of which user space: µs/req, added | req/s ratio |',
+  '| contender | server µs/req | added µs/req | of which user space: µs/req, added | Redis µs/req | req/s ratio |',
 );
-console.log('|---|---|---|---|---|');
+console.log('|---|---|---|---|---|---|');
 for (const contender of contenders) {
   const added = contender.micros.map((micros, round) => micros - (baseline.micros[round] ?? 0));
   const addedUser = contender.userMicros.map((micros, round) => micros - (baseline.userMicros[round] ?? 0));
   const ratio = contender.rps.map((rps, round) => rps / (baseline.rps[round] ?? rps));
-  const range = (values: number[], digits: number) =>
-    `${median(values).toFixed(digits)} (${Math.min(...values).toFixed(digits)}–${Math.max(...values).toFixed(digits)})`;
+  // A revision whose servers do not report a figure (user space, before it was added) shows '–'.
+  const range = (values: number[], digits: number) => {
+    const known = values.filter(Number.isFinite);
+    if (known.length === 0) return '–';
+    return `${median(known).toFixed(digits)} (${Math.min(...known).toFixed(digits)}–${Math.max(...known).toFixed(digits)})`;
+  };
+  const redisCell =
+    settings.store === 'redis' && contender !== baseline ? range(contender.redisMicros, 1) : '';
   console.log(
-    `| ${contender.label} | ${range(contender.micros, 1)} | ${contender === baseline ? '' : range(added, 1)} | ${range(contender.userMicros, 1)}${contender === baseline ? '' : `, ${range(addedUser, 1)}`} | ${range(ratio, 2)} |`,
+    `| ${contender.label} | ${range(contender.micros, 1)} | ${contender === baseline ? '' : range(added, 1)} | ${range(contender.userMicros, 1)}${contender === baseline ? '' : `, ${range(addedUser, 1)}`} | ${redisCell} | ${range(ratio, 2)} |`,
   );
 }
 if (settings.profile) printProfiles(contenders);
