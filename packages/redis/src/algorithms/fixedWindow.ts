@@ -2,26 +2,90 @@ import { periodCountLua, periodRefundLua } from './periodCount.js';
 import { chargeExtra, refundSharedLua } from './refund.js';
 import { type LuaAlgorithm, noExtra } from './types.js';
 
+/**
+ * fixed_window's counters: one integer key per window, named from the rule's key (KEYS[k]) and the window start,
+ * so that a request costs Redis an INCRBY (no text to parse or format; the TTL, set when the key is made, stays).
+ * The name is made in the script (the window may come from Redis TIME); it keeps the rule key's hash tag, so it
+ * lives in the same Cluster slot. The rule's key holds the previous version's state, "<start> <count>": read
+ * when a window has no counter yet (a rolling deploy carries its count over), and by refunds of charges it
+ * counted.
+ */
+const windowCounterLua = `
+-- The counter key of the window starting at start: whole ms below 1e14 as digits (what '..' writes for them),
+-- others exact (FAILURE's unreadable deletes the same names).
+local function window_key(k, start)
+  if start < 1e14 and start > -1e14 then return KEYS[k] .. ':' .. start end
+  return KEYS[k] .. ':' .. fmt(start)
+end
+
+-- A counter's value read from Redis: its count, and the same count when INCRBY can add to it (false: the key is
+-- set anew when written: a negative, fractional or unreadable value counts as core's stored counts do).
+local function counter_of(raw)
+  local n = tonumber(raw)
+  local count = stored_count(n)
+  if count == n then return count, count end
+  return count, false
+end
+`;
+
 /** fixed_window in Lua: core's fixedWindow.ts, one counter per epoch-aligned window. */
 export const fixedWindowLua: LuaAlgorithm = {
   name: 'fixed_window',
   code: 'fw',
   keys: ['fw'],
   extra: noExtra,
+  counter: true,
   lua: `
 ${periodCountLua}
+${windowCounterLua}
 -- fixed_window
--- KEYS[k]: string "<window start> <count>"
+-- KEYS[k]: the rule's key (see window_key); the previous version's "<window start> <count>"
 -- limit:   requests per window
 -- window:  window length, ms
 -- cost:    units this request takes
+-- Allowed, it writes the window's counter (kind 1): its key, its count, the count Redis holds (false: none
+-- INCRBY adds to), its TTL. A counter this call already wrote is read from the call's states (see remember).
 ALGORITHMS.fw = function(k, now, limit, window, burst, cost)
-  local stored_start, stored = read2(KEYS[k])
-  local current = math.floor(now / window) * window
+  local start = math.floor(now / window) * window
   local at = now
-  if is_next_period(stored_start, current, current + window) then at = stored_start end
-  local start = math.floor(at / window) * window
-  return count_in_period(at, start, start + window, limit, cost, stored_start, stored, at - now)
+  local key = window_key(k, start)
+  local count, base = 0, false
+  local s = state_at[key]
+  if s then
+    count, base = states[s + 2], states[s + 3]
+  else
+    local raw = redis.call('GET', key)
+    if raw then
+      count, base = counter_of(raw)
+    else
+      -- The clock stepped back by less than a window since the next window's counter was made: its count
+      -- still holds, decided as at its start (core's isNextPeriod). Else the previous version's state.
+      local ahead = window_key(k, start + window)
+      s = state_at[ahead]
+      local both = nil
+      if s == nil then both = redis.call('MGET', ahead, KEYS[k]) end
+      if s or both[1] then
+        start, at, key = start + window, start + window, ahead
+        if s then count, base = states[s + 2], states[s + 3] else count, base = counter_of(both[1]) end
+      else
+        local stored_start, stored = nil, nil
+        if both[2] then
+          local a, b = string.match(both[2], '^([^ ]+) ([^ ]+)')
+          stored_start, stored = tonumber(a), tonumber(b)
+        end
+        if is_next_period(stored_start, start, start + window) then
+          at = stored_start
+          start = math.floor(at / window) * window
+          key = window_key(k, start)
+        end
+        if stored_start == start then count = stored_count(stored) end
+      end
+    end
+  end
+  local allowed, l, remaining, reset, retry, _, _, _, counted = count_in_period(
+    at, start, start + window, limit, cost, start, count, 0)
+  if not allowed then return false, l, remaining, reset, retry end
+  return true, l, remaining, reset, 0, nil, 1, key, counted, base, start + window - now
 end
 `,
 };
@@ -35,16 +99,31 @@ export const fixedWindowRefundLua: LuaAlgorithm = {
   lua: `
 ${periodRefundLua}
 ${refundSharedLua}
+${windowCounterLua}
 -- fixed_window refund
 -- KEYS[k]: the fixed_window key of the rule and tag
 -- window:  window length, ms
 -- cost:    units to give back
 -- extra:   the charge (see charge_of)
+-- Off the counter of the charge's window, never below 0, only while that window runs; a charge the previous
+-- version counted (no counter for its window) comes off its state.
 ALGORITHMS.fwr = function(k, now, limit, window, burst, cost, extra)
   local at = charge_of(extra)
   if at == nil then return false, limit, 0, 0, 0 end
   local start = math.floor(math.floor(at) / window) * window
-  return refund_in_period(k, now, start, start + window, cost)
+  local finish = start + window
+  local key = window_key(k, start)
+  local count, base
+  local s = state_at[key]
+  if s then
+    count, base = states[s + 2], states[s + 3]
+  else
+    local raw = redis.call('GET', key)
+    if not raw then return refund_in_period(k, now, start, finish, cost) end
+    count, base = counter_of(raw)
+  end
+  if now >= finish or count <= 0 then return false, 0, 0, 0, 0 end
+  return true, 0, 0, finish - now, 0, nil, 1, key, math.max(0, count - cost), base, finish - now
 end
 `,
 };

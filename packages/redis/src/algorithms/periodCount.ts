@@ -1,9 +1,10 @@
 import { storedLua } from './stored.js';
 
 /**
- * Lua port of core's periodCount.ts, shared by fixed_window and quota: units counted in the period
- * [start, finish) that holds `now`, stored as the string "<start> <count>" (KEYS[k]). Both fragments start with
- * it (the script defines a fragment only when a call uses it).
+ * Lua port of core's periodCount.ts, shared by quota and first_request_window: units counted in the period
+ * [start, finish) that holds `now`, stored as the string "<start> <count>" (KEYS[k]); fixed_window decides with
+ * it on its window's counter (fixedWindow.ts). Each fragment starts with it (the script defines a fragment only
+ * when a call uses it).
  */
 export const periodCountLua = `
 ${storedLua}
