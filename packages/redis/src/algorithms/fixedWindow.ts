@@ -12,10 +12,15 @@ import { type LuaAlgorithm, noExtra } from './types.js';
  */
 const windowCounterLua = `
 -- The counter key of the window starting at start: whole ms below 1e14 as digits (what '..' writes for them),
--- others exact (FAILURE's unreadable deletes the same names).
+-- others exact (FAILURE's unreadable deletes the same names). The checks of a call mostly share a window: its
+-- text is made once (a number written as text costs more than the rest of the name).
+local suffix_start, suffix = nil, nil
 local function window_key(k, start)
-  if start < 1e14 and start > -1e14 then return KEYS[k] .. ':' .. start end
-  return KEYS[k] .. ':' .. fmt(start)
+  if start ~= suffix_start then
+    suffix_start = start
+    if start < 1e14 and start > -1e14 then suffix = ':' .. start else suffix = ':' .. fmt(start) end
+  end
+  return KEYS[k] .. suffix
 end
 
 -- A counter's value read from Redis: its count, and the same count when INCRBY can add to it (false: the key is
