@@ -1,5 +1,6 @@
-import { periodCountLua, periodRefundLua } from './periodCount.js';
+import { nextPeriodLua, periodRefundLua } from './periodCount.js';
 import { chargeExtra, refundSharedLua } from './refund.js';
+import { storedLua } from './stored.js';
 import { type LuaAlgorithm, noExtra } from './types.js';
 
 /**
@@ -41,7 +42,8 @@ export const fixedWindowLua: LuaAlgorithm = {
   extra: noExtra,
   counter: true,
   lua: `
-${periodCountLua}
+${storedLua}
+${nextPeriodLua}
 ${windowCounterLua}
 -- fixed_window
 -- KEYS[k]: the rule's key (see window_key); the previous version's "<window start> <count>"
@@ -50,47 +52,54 @@ ${windowCounterLua}
 -- cost:    units this request takes
 -- Allowed, it writes the window's counter (kind 1): its key, its count, the count Redis holds (false: none
 -- INCRBY adds to), its TTL. A counter this call already wrote is read from the call's states (see remember).
+-- No counter for the window that holds now: the next window's counter when there is one (the clock stepped back
+-- by less than a window since it was made: its count still holds, decided as at its start, core's isNextPeriod),
+-- else the previous version's state. The window to count in: start, the time to decide at, the counter's key, its
+-- count and what Redis holds (see counter_of).
+local function fw_no_counter(k, now, window, start)
+  local ahead = window_key(k, start + window)
+  local s = state_at[ahead]
+  if s then return start + window, start + window, ahead, states[s + 2], states[s + 3] end
+  local both = redis.call('MGET', ahead, KEYS[k])
+  if both[1] then return start + window, start + window, ahead, counter_of(both[1]) end
+  local stored_start, stored = nil, nil
+  if both[2] then
+    local a, b = string.match(both[2], '^([^ ]+) ([^ ]+)')
+    stored_start, stored = tonumber(a), tonumber(b)
+  end
+  local at = now
+  if is_next_period(stored_start, start, start + window) then
+    at = stored_start
+    start = math.floor(at / window) * window
+  end
+  if stored_start == start then return start, at, window_key(k, start), stored_count(stored), false end
+  return start, at, window_key(k, start), 0, false
+end
+
 ALGORITHMS.fw = function(k, now, limit, window, burst, cost)
   local start = math.floor(now / window) * window
-  local at = now
-  local key = window_key(k, start)
-  local count, base = 0, false
+  local at, key = now, window_key(k, start)
+  local count, base
   local s = state_at[key]
   if s then
     count, base = states[s + 2], states[s + 3]
   else
     local raw = redis.call('GET', key)
     if raw then
-      count, base = counter_of(raw)
+      count = tonumber(raw)
+      base = count
+      if count == nil or count < 0 or count % 1 ~= 0 then count, base = counter_of(raw) end
     else
-      -- The clock stepped back by less than a window since the next window's counter was made: its count
-      -- still holds, decided as at its start (core's isNextPeriod). Else the previous version's state.
-      local ahead = window_key(k, start + window)
-      s = state_at[ahead]
-      local both = nil
-      if s == nil then both = redis.call('MGET', ahead, KEYS[k]) end
-      if s or both[1] then
-        start, at, key = start + window, start + window, ahead
-        if s then count, base = states[s + 2], states[s + 3] else count, base = counter_of(both[1]) end
-      else
-        local stored_start, stored = nil, nil
-        if both[2] then
-          local a, b = string.match(both[2], '^([^ ]+) ([^ ]+)')
-          stored_start, stored = tonumber(a), tonumber(b)
-        end
-        if is_next_period(stored_start, start, start + window) then
-          at = stored_start
-          start = math.floor(at / window) * window
-          key = window_key(k, start)
-        end
-        if stored_start == start then count = stored_count(stored) end
-      end
+      start, at, key, count, base = fw_no_counter(k, now, window, start)
     end
   end
-  local allowed, l, remaining, reset, retry, _, _, _, counted = count_in_period(
-    at, start, start + window, limit, cost, start, count, 0)
-  if not allowed then return false, l, remaining, reset, retry end
-  return true, l, remaining, reset, 0, nil, 1, key, counted, base, start + window - now
+  local reset = start + window - at
+  -- Denied: the wait is the window's end, or never for a cost above the limit (core's countInPeriod).
+  if count + cost > limit or cost > limit then
+    return false, limit, math.max(0, limit - count), reset, cost <= limit and reset or NEVER
+  end
+  local counted = count + cost
+  return true, limit, math.max(0, limit - counted), reset, 0, nil, 1, key, counted, base, start + window - now
 end
 `,
 };
