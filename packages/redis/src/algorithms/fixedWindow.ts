@@ -13,13 +13,13 @@ import { type LuaAlgorithm, noExtra } from './types.js';
  */
 const windowCounterLua = `
 -- The counter key of the window starting at start: whole ms below 1e14 as digits (what '..' writes for them),
--- others exact (FAILURE's unreadable deletes the same names). The checks of a call mostly share a window: its
--- text is made once (a number written as text costs more than the rest of the name).
+-- others exact: the names FAILURE's unreadable deletes. The checks of a call mostly share a window: its text is
+-- made once (a number written as text costs more than the rest of the name).
 local suffix_start, suffix = nil, nil
 local function window_key(k, start)
   if start ~= suffix_start then
     suffix_start = start
-    if start < 1e14 and start > -1e14 then suffix = ':' .. start else suffix = ':' .. fmt(start) end
+    if start % 1 == 0 and start < 1e14 and start > -1e14 then suffix = ':' .. start else suffix = ':' .. fmt(start) end
   end
   return KEYS[k] .. suffix
 end
@@ -50,8 +50,7 @@ ${windowCounterLua}
 -- limit:   requests per window
 -- window:  window length, ms
 -- cost:    units this request takes
--- Allowed, it writes the window's counter (kind 1): its key, its count, the count Redis holds (false: none
--- INCRBY adds to), its TTL. A counter this call already wrote is read from the call's states (see remember).
+
 -- No counter for the window that holds now: the next window's counter when there is one (the clock stepped back
 -- by less than a window since it was made: its count still holds, decided as at its start, core's isNextPeriod),
 -- else the previous version's state. The window to count in: start, the time to decide at, the counter's key, its
@@ -76,6 +75,8 @@ local function fw_no_counter(k, now, window, start)
   return start, at, window_key(k, start), 0, false
 end
 
+-- Allowed, it writes the window's counter (kind 1): its key, its count, the count Redis holds (false: none
+-- INCRBY adds to), its TTL. A counter this call already wrote is read from the call's states (see remember).
 ALGORITHMS.fw = function(k, now, limit, window, burst, cost)
   local start = math.floor(now / window) * window
   local at, key = now, window_key(k, start)
