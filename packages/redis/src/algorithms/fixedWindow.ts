@@ -13,15 +13,21 @@ import { type LuaAlgorithm, noExtra } from './types.js';
  */
 const windowCounterLua = `
 -- The counter key of the window starting at start: whole ms below 1e14 as digits (what '..' writes for them),
--- others exact: the names FAILURE's unreadable deletes. The checks of a call mostly share a window: its text is
--- made once (a number written as text costs more than the rest of the name).
-local suffix_start, suffix = nil, nil
+-- others exact: the names FAILURE's unreadable deletes. The checks of a call mostly share a window: its text (and
+-- the next window's) is made once (a number written as text costs more than the rest of the name).
+local suffix_start, suffix, next_suffix = nil, nil, nil
+local function window_text(start)
+  if start % 1 == 0 and start < 1e14 and start > -1e14 then return ':' .. start end
+  return ':' .. fmt(start)
+end
 local function window_key(k, start)
-  if start ~= suffix_start then
-    suffix_start = start
-    if start % 1 == 0 and start < 1e14 and start > -1e14 then suffix = ':' .. start else suffix = ':' .. fmt(start) end
-  end
+  if start ~= suffix_start then suffix_start, suffix, next_suffix = start, window_text(start), nil end
   return KEYS[k] .. suffix
+end
+-- The counter key of the window after the one window_key last named (start).
+local function next_window_key(k, start, window)
+  if next_suffix == nil then next_suffix = window_text(start + window) end
+  return KEYS[k] .. next_suffix
 end
 
 -- A counter's value read from Redis: its count, and the same count when INCRBY can add to it (false: the key is
@@ -56,7 +62,7 @@ ${windowCounterLua}
 -- else the previous version's state. The window to count in: start, the time to decide at, the counter's key, its
 -- count and what Redis holds (see counter_of).
 local function fw_no_counter(k, now, window, start)
-  local ahead = window_key(k, start + window)
+  local ahead = next_window_key(k, start, window)
   local s = state_at[ahead]
   if s then return start + window, start + window, ahead, states[s + 2], states[s + 3] end
   local both = redis.call('MGET', ahead, KEYS[k])
