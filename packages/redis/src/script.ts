@@ -100,6 +100,7 @@ export const PRELUDE = `
 --     cost
 --     extra (lease id, calendar period, or '')
 -- KEYS: per check, the keys its algorithm uses, in order, then its policy's (ban state, idempotency marker).
+-- fixed_window also reaches keys named from its key, its counters per window (same hash tag: see window_key).
 -- The reply: ${RESULTS_PER_CHECK} values per check, in order: allowed (1/0), limit, remaining, reset, retry, delay ('' = none),
 -- policy flag ('' = none, 'r' = replayed, 'b<until>' = banned, 'B<until>' = banned from this denial on);
 -- for each check of a group that failed: ${FAILED}, then 1 if its own state was unreadable (see fail_group).
