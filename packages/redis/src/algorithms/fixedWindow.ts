@@ -38,6 +38,18 @@ local function counter_of(raw)
   if count == n then return count, count end
   return count, false
 end
+
+-- A counter's count (one this call wrote: from its states, see remember) and what Redis holds (see counter_of);
+-- nil when there is none.
+local function count_at(key)
+  local s = state_at[key]
+  if s then return states[s + 2], states[s + 3] end
+  local raw = redis.call('GET', key)
+  if not raw then return nil end
+  local n = tonumber(raw)
+  if n ~= nil and n >= 0 and n % 1 == 0 then return n, n end
+  return counter_of(raw)
+end
 `;
 
 /** fixed_window in Lua: core's fixedWindow.ts, one counter per epoch-aligned window. */
@@ -86,20 +98,8 @@ end
 ALGORITHMS.fw = function(k, now, limit, window, burst, cost)
   local start = math.floor(now / window) * window
   local at, key = now, window_key(k, start)
-  local count, base
-  local s = state_at[key]
-  if s then
-    count, base = states[s + 2], states[s + 3]
-  else
-    local raw = redis.call('GET', key)
-    if raw then
-      count = tonumber(raw)
-      base = count
-      if count == nil or count < 0 or count % 1 ~= 0 then count, base = counter_of(raw) end
-    else
-      start, at, key, count, base = fw_no_counter(k, now, window, start)
-    end
-  end
+  local count, base = count_at(key)
+  if count == nil then start, at, key, count, base = fw_no_counter(k, now, window, start) end
   local reset = start + window - at
   -- Denied: the wait is the window's end, or never for a cost above the limit (core's countInPeriod).
   if count + cost > limit or cost > limit then
@@ -133,18 +133,10 @@ ALGORITHMS.fwr = function(k, now, limit, window, burst, cost, extra)
   if at == nil then return false, limit, 0, 0, 0 end
   local start = math.floor(math.floor(at) / window) * window
   local finish = start + window
-  local key = window_key(k, start)
-  local count, base
-  local s = state_at[key]
-  if s then
-    count, base = states[s + 2], states[s + 3]
-  else
-    local raw = redis.call('GET', key)
-    if not raw then return refund_in_period(k, now, start, finish, cost) end
-    count, base = counter_of(raw)
-  end
+  local count, base = count_at(window_key(k, start))
+  if count == nil then return refund_in_period(k, now, start, finish, cost) end
   if now >= finish or count <= 0 then return false, 0, 0, 0, 0 end
-  return true, 0, 0, finish - now, 0, nil, 1, key, math.max(0, count - cost), base, finish - now
+  return true, 0, 0, finish - now, 0, nil, 1, window_key(k, start), math.max(0, count - cost), base, finish - now
 end
 `,
 };
