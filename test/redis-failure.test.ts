@@ -110,7 +110,7 @@ describe('an outage and a restart on the same port', () => {
     expect(back?.allowed).toBe(true);
     const keys = await scanKeys(redis, prefix);
     expect(keys).toHaveLength(2); // counting in the new server (it started empty)
-    expect(await redis.get(keys[0]!)).toBe('1'); // a fixed_window counter
+    expect(await redis.get(keys[0]!)).toMatch(/ 1$/);
 
     await limiter.close();
     redis.disconnect();

@@ -53,19 +53,12 @@ describe('state text', () => {
     const store = storeFor(prefix);
     const now = 1_800_000_123_456;
     const start = Math.floor(now / WINDOW) * WINDOW;
-    const w = Math.floor(now / WINDOW);
-    await store.evaluate([check('sliding_window', 1, { limit: 10 })], now);
+    await store.evaluate([check('fixed_window', 1, { limit: 10 })], now);
     const key = await onlyKey(prefix);
-    await redis.admin.set(key, `${w} 0 7.5`, 'PX', WINDOW);
-    const [result] = await store.evaluate([check('sliding_window', 1, { limit: 10 })], now + 1);
-    expect(result!.remaining).toBe(1); // 7.5 + 1 counted of 10
-    expect(await redis.admin.get(key)).toBe(`${w} 0 8.5`);
-    // fixed_window's previous state ("<start> <count>" in the rule's key) is carried into its window's counter.
-    const declared = key.replace(/:sw$/, ':fw');
-    await redis.admin.set(declared, `${start} 7.5`, 'PX', WINDOW);
-    const [carried] = await store.evaluate([check('fixed_window', 1, { limit: 10 })], now + 1);
-    expect(carried!.remaining).toBe(1); // ceil(7.5) + 1 counted of 10
-    expect(await redis.admin.get(`${declared}:${start}`)).toBe('9');
+    await redis.admin.set(key, `${start} 7.5`, 'PX', WINDOW);
+    const [result] = await store.evaluate([check('fixed_window', 1, { limit: 10 })], now + 1);
+    expect(result!.remaining).toBe(1); // ceil(7.5) + 1 counted of 10
+    expect(await redis.admin.get(key)).toBe(`${start} 9`);
   });
 });
 
@@ -82,9 +75,7 @@ describe('key TTL', () => {
       await store.evaluate([check(algorithm)], now + 5);
       expect(await redis.admin.pttl(key)).toBeGreaterThan(MARKER_MS - 60_000);
       const [result] = await store.evaluate([check(algorithm)], now + WINDOW);
-      // fixed_window counts the new window in a counter of its own (the rule's key and the window start).
-      const latest = algorithm === 'fixed_window' ? key.replace(/:\d+$/, `:${now - 10 + WINDOW}`) : key;
-      const ttl = await redis.admin.pttl(latest);
+      const ttl = await redis.admin.pttl(key);
       expect(ttl).toBeGreaterThan(result!.resetMs - 1000);
       expect(ttl).toBeLessThanOrEqual(result!.resetMs + 1000);
     },
@@ -106,9 +97,10 @@ describe('key TTL', () => {
 
   it.each<[AlgorithmName, string]>([
     ['sliding_window', 'one-rule'],
+    ['fixed_window', 'one-rule'],
     ['quota', 'one-rule'],
     ['sliding_window', 'general'],
-    ['quota', 'general'],
+    ['fixed_window', 'general'],
   ])(
     '%s (%s script): a key with no TTL (restored, PERSISTed) written in the same window gets one',
     async (algorithm, script) => {
@@ -116,7 +108,7 @@ describe('key TTL', () => {
       const store = storeFor(prefix);
       const now = Math.floor(Date.now() / WINDOW) * WINDOW + 10;
       // A second rule on another key sends the call through the general script.
-      const others = script === 'general' ? [{ ...check('sliding_window'), rule: 'other' }] : [];
+      const others = script === 'general' ? [{ ...check('fixed_window'), rule: 'other' }] : [];
       await store.evaluate([check(algorithm), ...others], now);
       const keys = await scanKeys(redis.admin, prefix);
       for (const key of keys) expect(await redis.admin.persist(key)).toBe(1);
@@ -126,28 +118,6 @@ describe('key TTL', () => {
         expect(ttl, key).toBeGreaterThan(0);
         expect(ttl, key).toBeLessThanOrEqual(2 * WINDOW + 1000);
       }
-    },
-  );
-
-  it.each(['one-rule', 'general'])(
-    'fixed_window (%s script): a counter with no TTL (restored, PERSISTed) keeps none; the next window has one',
-    async (script) => {
-      const prefix = randomPrefix();
-      const store = storeFor(prefix);
-      const now = Math.floor(Date.now() / WINDOW) * WINDOW + 10;
-      const others = script === 'general' ? [{ ...check('sliding_window'), rule: 'other' }] : [];
-      await store.evaluate([check('fixed_window'), ...others], now);
-      const counter = (await scanKeys(redis.admin, prefix)).find((key) => key.endsWith(`:fw:${now - 10}`))!;
-      expect(await redis.admin.persist(counter)).toBe(1);
-      // INCRBY keeps what TTL the counter has (none): it stops counting when its window ends all the same.
-      await store.evaluate([check('fixed_window'), ...others], now + 5);
-      expect(await redis.admin.get(counter)).toBe('2');
-      expect(await redis.admin.pttl(counter)).toBe(-1);
-      await store.evaluate([check('fixed_window'), ...others], now + WINDOW);
-      const next = counter.replace(/:\d+$/, `:${now - 10 + WINDOW}`);
-      expect(await redis.admin.get(next)).toBe('1');
-      expect(await redis.admin.pttl(next)).toBeGreaterThan(WINDOW - 10);
-      expect(await redis.admin.pttl(next)).toBeLessThanOrEqual(WINDOW + 1000);
     },
   );
 });

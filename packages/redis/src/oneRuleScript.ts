@@ -54,22 +54,13 @@ export const nowLua = (at: string): string => `local now = tonumber(ARGV[${at}])
  * less per check. With keys all distinct (the local distinct), a state is written at once: no later check reads
  * it, and it spares the table of states (remember) its entries.
  */
-export const commitLua = (algorithm: LuaAlgorithm): string => {
-  // A counter's fragment (see LuaAlgorithm.counter) writes counters only.
-  const writes =
-    algorithm.counter === true
-      ? `if kind == 1 then
-      if distinct then write_state(x, y, z, true, w)
-      else remember(x, y, z, true, w, false) end`
-      : `if kind == 2 then
+export const commitLua = (algorithm: LuaAlgorithm): string => `if kind == 2 then
       if distinct then write_state(KEYS[k], x, y, false, z, w == true and KEEP_TTL)
       else remember(KEYS[k], x, y, false, z, w == true) end
     elseif kind == 3 then
       if distinct then write_state(KEYS[k], x, y, z, w, v == true and KEEP_TTL)
-      else remember(KEYS[k], x, y, z, w, v == true) end`;
-  return `${writes}
+      else remember(KEYS[k], x, y, z, w, v == true) end
     ${algorithm.lua.includes('WRITERS.') ? 'else WRITERS[kind](k, x, y, z, w, v) end' : 'end'}`;
-};
 
 function mainOf(algorithm: LuaAlgorithm): string {
   const extra = takesExtra(algorithm) ? 'ARGV[a + 2]' : "''";

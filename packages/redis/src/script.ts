@@ -61,12 +61,6 @@ end
 local function unreadable(run, k, nkeys, now, limit, window, burst, cost, extra)
   if pcall(run, k, now, limit, window, burst, cost, extra) then return 0 end
   for key = k, k + nkeys - 1 do redis.call('DEL', KEYS[key]) end
-  -- And the keys named from the first and a window start (fixed_window's counters, see window_key) of the
-  -- window of now and the next: none for the other algorithms.
-  if type(window) == 'number' and window > 0 and window < math.huge then
-    local start = math.floor(now / window) * window
-    redis.call('DEL', KEYS[k] .. ':' .. fmt(start), KEYS[k] .. ':' .. fmt(start + window))
-  end
   return 1
 end
 
@@ -100,7 +94,6 @@ export const PRELUDE = `
 --     cost
 --     extra (lease id, calendar period, or '')
 -- KEYS: per check, the keys its algorithm uses, in order, then its policy's (ban state, idempotency marker).
--- fixed_window also reaches keys named from its key, its counters per window (same hash tag: see window_key).
 -- The reply: ${RESULTS_PER_CHECK} values per check, in order: allowed (1/0), limit, remaining, reset, retry, delay ('' = none),
 -- policy flag ('' = none, 'r' = replayed, 'b<until>' = banned, 'B<until>' = banned from this denial on);
 -- for each check of a group that failed: ${FAILED}, then 1 if its own state was unreadable (see fail_group).
@@ -121,8 +114,7 @@ local function fmt(x)
   return string.format('%.17g', x)
 end
 
--- State of the common algorithms: a string of two or three numbers, "<a> <b>" or "<a> <b> <c>", or a counter
--- (an integer: c is true, see write_state).
+-- State of the common algorithms: a string of two or three numbers, "<a> <b>" or "<a> <b> <c>".
 -- Commits of this call are kept here by key and each key is SET once when the call ends: a hot key
 -- shared by many requests of the call costs one GET and one SET, not one per request. The script is
 -- atomic, so nobody sees the difference. states: 6 values per key (key, a, b, c or false, ttl, keep), in
@@ -175,22 +167,6 @@ end
 -- key has a TTL costs Redis less than setting it again (a key kept with no TTL, restored from a dump or
 -- PERSISTed, would never expire: it gets the new one).
 local function write_state(key, a, b, c, ttl, keep)
-  if c == true then
-    -- A counter (fixed_window's, see window_key): count a, where Redis holds the count b (false: a key to set
-    -- anew: none, or a value INCRBY does not take). INCRBY adds what the call counted and keeps the key's TTL;
-    -- a key set anew gets the count and its TTL.
-    if b then
-      if a == b then return end
-      local n = redis.pcall('INCRBY', key, a - b)
-      if n == a or type(n) == 'number' then return end
-    end
-    if a % 1 == 0 and a < 1e14 then
-      redis.call('SET', key, a, 'PX', math.ceil(ttl) + MARGIN_MS)
-    else
-      redis.call('SET', key, fmt(a), 'PX', math.ceil(ttl) + MARGIN_MS)
-    end
-    return
-  end
   local value
   if a % 1 == 0 and b % 1 == 0 and a < 1e14 and a > -1e14 and b < 1e14 and b > -1e14
     and (not c or (c % 1 == 0 and c < 1e14 and c > -1e14)) then
@@ -214,16 +190,13 @@ local function flush_states()
 end
 
 -- The write of an allowed check, made when its group commits. kind 2: KEYS[k] = "x y", ttl z, w true: the
--- key's TTL already ends there (see remember); kind 3: KEYS[k] = "x y z", ttl w, v true: likewise; kind 1: the
--- counter key x counts y, Redis holding z (see write_state), ttl w; otherwise WRITERS[kind](k, x, y, z, w, v),
--- at once.
+-- key's TTL already ends there (see remember); kind 3: KEYS[k] = "x y z", ttl w, v true: likewise; otherwise
+-- WRITERS[kind](k, x, y, z, w, v), at once.
 local function commit(k, kind, x, y, z, w, v)
   if kind == 2 then
     remember(KEYS[k], x, y, false, z, w == true)
   elseif kind == 3 then
     remember(KEYS[k], x, y, z, w, v == true)
-  elseif kind == 1 then
-    remember(x, y, z, true, w, false)
   else
     WRITERS[kind](k, x, y, z, w, v)
   end

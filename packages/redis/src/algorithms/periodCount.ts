@@ -1,7 +1,12 @@
 import { storedLua } from './stored.js';
 
-/** core's isNextPeriod, for the period counts and fixed_window's counters (fixedWindow.ts). */
-export const nextPeriodLua = `
+/**
+ * Lua port of core's periodCount.ts, shared by fixed_window and quota: units counted in the period
+ * [start, finish) that holds `now`, stored as the string "<start> <count>" (KEYS[k]). Both fragments start with
+ * it (the script defines a fragment only when a call uses it).
+ */
+export const periodCountLua = `
+${storedLua}
 -- Whether a stored period start lies in the period right after [start, finish): the clock stepped back by
 -- less than a period since it was written (core's isNextPeriod). That count still holds; the caller decides
 -- as at its start. A start further ahead, or not a whole ms, is stale or corrupt.
@@ -9,16 +14,7 @@ local function is_next_period(stored_start, start, finish)
   if stored_start == nil or stored_start ~= math.floor(stored_start) then return false end
   return stored_start > start and stored_start <= finish
 end
-`;
 
-/**
- * Lua port of core's periodCount.ts, shared by quota and first_request_window: units counted in the period
- * [start, finish) that holds `now`, stored as the string "<start> <count>" (KEYS[k]). Both fragments start with
- * it (the script defines a fragment only when a call uses it).
- */
-export const periodCountLua = `
-${storedLua}
-${nextPeriodLua}
 -- count_in_period(now, start, finish, limit, cost, stored_start, stored, lead): an algorithm's return
 -- values (see types.ts)
 -- now:          ms (whole), or the start of the period ahead (see is_next_period)

@@ -17,16 +17,10 @@ export interface LuaAlgorithm {
    * (`k`: index in KEYS of the check's first key; `now`: whole ms) and returns plain values, no table:
    * `allowed, limit, remaining, reset, retry, delay` and, when allowed, the write to make if the request
    * commits: `kind, x, y, z, w, v` (see `commit` in the script: kind 2 or 3 sets the first key to that
-   * many numbers, followed by the key's TTL and `true` when the TTL it has already ends there; kind 1 sets a
-   * counter key it names, see `counter`; a string names a writer of `WRITERS`).
+   * many numbers, followed by the key's TTL and `true` when the TTL it has already ends there; a string
+   * names a writer of `WRITERS`).
    */
   readonly lua: string;
-  /**
-   * Whether the fragment's state is integer counters, its only write (kind 1: the counter's key, its count, the
-   * count Redis holds or false, its TTL; see `commit` and `write_state` in the script): a lean script's commit
-   * then has that branch alone.
-   */
-  readonly counter?: boolean;
 }
 
 /** For algorithms that take no extra argument. */
