@@ -197,17 +197,21 @@ class Rounds {
     );
   }
 
+  /** The framework alone's run of the same round and load. */
+  #baseOf(run: Measurement): Measurement | undefined {
+    return this.of(run.framework, run.scenario, 'none', run.load).find((b) => b.round === run.round);
+  }
+
   /** Server CPU over the framework alone's in the same round, µs per request. */
   added(run: Measurement): number {
-    const base = this.of(run.framework, run.scenario, 'none', run.load).find((b) => b.round === run.round);
+    const base = this.#baseOf(run);
     return base === undefined ? Number.NaN : run.cpuPerRequest - base.cpuPerRequest;
   }
 
   /** p99 latency over the framework alone's in the same round, at half load, ms. */
   addedP99(framework: Framework, scenario: Scenario, limiter: LimiterKind): Spread {
-    const bases = this.of(framework, scenario, 'none', 'half');
     const added = this.of(framework, scenario, limiter, 'half').flatMap((run) => {
-      const base = bases.find((b) => b.round === run.round);
+      const base = this.#baseOf(run);
       return base === undefined ? [] : [run.p99 - base.p99];
     });
     return spread(added);
