@@ -1,6 +1,7 @@
 /**
  * CPU per request of core's HTTP layer alone, per revision, on compiled code:
- * `npx tsx --tsconfig bench/tsconfig.build.json bench/http-layer.ts [--revs=before:<rev>,after:<rev>] [--slices=30]`.
+ * `npx tsx --tsconfig bench/tsconfig.build.json bench/http-layer.ts [--revs=before:<rev>,after:<rev>] [--slices=30]
+ * [--touch=KB]`.
  *
  * For each revision's build (lib/revision.ts), `createHttpLimiter(...).check(request, facts)` on the user-style
  * rules (per API key when `auth: api_key`, per IP when anonymous) against `limiter.decide(descriptors)` of the
@@ -85,9 +86,19 @@ const cpu = (): number => {
   const usage = process.cpuUsage();
   return usage.user + usage.system;
 };
+/** `--touch=KB`: that much other memory walked between calls, as a server's own work evicts the limiter's data from the CPU caches. */
+const other = new Float64Array(Math.max(1, (Number(value('touch') ?? 0) * 1024) / 8));
+let walked = 0;
+function touch(): void {
+  for (let i = 0; i < other.length; i += 8) walked += other[i]!;
+}
 function time(run: (i: number) => unknown): number {
+  const touching = other.length > 1;
   const start = cpu();
-  for (let i = 0; i < PER_SLICE; i++) run(i);
+  for (let i = 0; i < PER_SLICE; i++) {
+    run(i);
+    if (touching) touch();
+  }
   return (cpu() - start) / PER_SLICE;
 }
 
@@ -104,7 +115,9 @@ const sorted = (values: readonly number[]) => [...values].sort((a, b) => a - b);
 const at = (values: readonly number[], q: number) => sorted(values)[Math.floor(q * (values.length - 1))] ?? 0;
 const show = (values: readonly number[]) =>
   `${at(values, 0.5).toFixed(2)} (${at(values, 0.25).toFixed(2)}–${at(values, 0.75).toFixed(2)})`;
-console.log(`\nCPU µs per request, median over ${slices} slices of ${PER_SLICE} (interquartile range)`);
+console.log(
+  `\nCPU µs per request, median over ${slices} slices of ${PER_SLICE} (interquartile range)${other.length > 1 ? `, ${other.length / 128} KB touched between calls (${walked === 0 ? 'zeros' : 'data'})` : ''}`,
+);
 console.log('| revision | through createHttpLimiter | limiter.decide alone | HTTP layer |');
 console.log('|---|---|---|---|');
 for (const m of measured) {
