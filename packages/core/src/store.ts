@@ -37,6 +37,7 @@ export type {
   FactorReport,
   FactorStore,
   Lease,
+  SlotHint,
   Store,
   StoreErrorKind,
   StoreHealth,

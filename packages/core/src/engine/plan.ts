@@ -89,12 +89,14 @@ export function planChecks(
 ): PlannedCheck[] {
   const planned: PlannedCheck[] = [];
   for (const rule of rules) {
-    const keyTag = tags.tagFor(rule, descriptors);
-    if (keyTag === undefined) continue;
+    const cached = tags.cachedTagFor(rule, descriptors);
+    if (cached === undefined) continue;
+    const keyTag = cached.tag;
     const shards = rule.shards ?? 1;
-    const tag = shards > 1 ? shardTag(keyTag, Math.floor(Math.random() * shards)) : keyTag;
+    const sharded = shards > 1;
+    const tag = sharded ? shardTag(keyTag, Math.floor(Math.random() * shards)) : keyTag;
     const policy = policyOf(rule);
-    // One shape for every check (leaseId, policy and idempotencyId present, undefined unless used): call
+    // One shape for every check (leaseId, policy, idempotencyId and hint present, undefined unless used): call
     // sites stay monomorphic.
     const check: Check = {
       rule: rule.name,
@@ -106,6 +108,8 @@ export function planChecks(
       leaseId: descriptorOf(rule.algorithm).release === 'lease' ? randomUUID() : undefined,
       policy,
       idempotencyId: idempotencyOf(policy, descriptors, tags),
+      // A sub-counter's tag is not the cached one: its hint would only ever mislead.
+      hint: sharded ? undefined : cached,
     };
     planned.push({ rule, check });
   }

@@ -57,17 +57,29 @@ export function idempotencyDescriptor(header: string | readonly string[] | undef
 /** Default number of tags a {@link TagCache} keeps per set of key descriptors. */
 export const DEFAULT_TAG_CACHE_SIZE = 50_000;
 
+/** A tag the cache holds, with the store's hint for its counters (see SlotHint). */
+export interface CachedTag {
+  readonly tag: string;
+  /** Written by an in-process store: where it last found this tag's counters. */
+  slot: number;
+}
+
+function cachedTag(tag: string): CachedTag {
+  return { tag, slot: -1 };
+}
+
 /**
  * Remembers recent tags so that a busy key is hashed once, not on every request. The tags are the same
  * hashes `tagFor` makes; the cache lives in process memory only. Rules keyed on the same descriptor names
  * share one cache, keyed by the values alone (a single value as is: no text is built per request), and a
- * global rule's tag is made once. Bounded, at the same cost per new key however many go by: see
- * {@link Generations}.
+ * global rule's tag is made once. Each tag comes with a hint an in-process store keeps in it, so that the
+ * store finds the tag's counters without a lookup of its own. Bounded, at the same cost per new key however
+ * many go by: see {@link Generations}.
  */
 export class TagCache {
   /** Key descriptor names (JSON) -> values (JSON, or the value itself for one name) -> tag. */
   readonly #byKey = new Map<string, Generations>();
-  readonly #global = new Map<string, string>();
+  readonly #global = new Map<string, CachedTag>();
   readonly #secret: string | undefined;
   readonly #maxSize: number;
 
@@ -93,6 +105,11 @@ export class TagCache {
 
   /** Same answer as `tagFor(rule, descriptors, secret)`. */
   tagFor(rule: CompiledRule, descriptors: Descriptors): string | undefined {
+    return this.cachedTagFor(rule, descriptors)?.tag;
+  }
+
+  /** The tag `tagFor` answers, held with its store hint; the same object for as long as the tag is cached. */
+  cachedTagFor(rule: CompiledRule, descriptors: Descriptors): CachedTag | undefined {
     if (rule.global) return this.#globalTag(rule);
     const names = rule.key;
     let values: string | undefined;
@@ -108,23 +125,23 @@ export class TagCache {
     }
     if (values === undefined) return undefined;
     const tags = this.#tagsOf(names);
-    let tag = tags.get(values);
-    if (tag === undefined) {
-      tag = tagFor(rule, descriptors, this.#secret) as string;
-      tags.set(values, tag);
+    let cached = tags.get(values);
+    if (cached === undefined) {
+      cached = cachedTag(tagFor(rule, descriptors, this.#secret) as string);
+      tags.set(values, cached);
     }
-    return tag;
+    return cached;
   }
 
-  #globalTag(rule: CompiledRule): string {
-    let tag = this.#global.get(rule.name);
-    if (tag === undefined) {
-      tag = hashText(`global:${rule.name}`, this.#secret);
+  #globalTag(rule: CompiledRule): CachedTag {
+    let cached = this.#global.get(rule.name);
+    if (cached === undefined) {
+      cached = cachedTag(hashText(`global:${rule.name}`, this.#secret));
       // Global rules are few (they are named in the rules file); the bound only guards against misuse.
       if (this.#global.size >= this.#maxSize) this.#global.clear();
-      this.#global.set(rule.name, tag);
+      this.#global.set(rule.name, cached);
     }
-    return tag;
+    return cached;
   }
 
   /** The map of one set of key names; found through the names array itself, a compiled rule's own. */
@@ -151,8 +168,8 @@ export class TagCache {
  */
 class Generations {
   readonly #generationSize: number;
-  #young = new Map<string, string>();
-  #old = new Map<string, string>();
+  #young = new Map<string, CachedTag>();
+  #old = new Map<string, CachedTag>();
 
   /** Holds at most `maxSize` entries (two generations of half each). */
   constructor(maxSize: number) {
@@ -163,7 +180,7 @@ class Generations {
     return this.#young.size + this.#old.size;
   }
 
-  get(key: string): string | undefined {
+  get(key: string): CachedTag | undefined {
     const value = this.#young.get(key);
     if (value !== undefined) return value;
     const old = this.#old.get(key);
@@ -171,7 +188,7 @@ class Generations {
     return old;
   }
 
-  set(key: string, value: string): void {
+  set(key: string, value: CachedTag): void {
     if (this.#young.size >= this.#generationSize) {
       this.#old = this.#young;
       this.#young = new Map();

@@ -26,6 +26,19 @@ export interface Check {
   readonly policy?: CheckPolicy;
   /** The request's hashed Idempotency-Key, for a rule with `policy.idempotentMs`; absent without one. */
   readonly idempotencyId?: string;
+  /** Where an in-process store found this tag's counters last time; any store may ignore it. */
+  readonly hint?: SlotHint;
+}
+
+/**
+ * A cell the engine keeps beside a cached tag and hands over with every check of that tag: an in-process
+ * store (MemoryStore) writes where it keeps the tag's counters and reads it back, so a busy key costs one map
+ * lookup (the engine's, from the request's key values to the tag) rather than two. A store checks the slot
+ * still holds the tag before trusting it, so a stale or foreign hint costs only the lookup it would have done.
+ */
+export interface SlotHint {
+  /** A slot holding this tag's counters in the store that wrote it; -1 until one does. */
+  slot: number;
 }
 
 /** What a store does around a rule's algorithm in the same call (see store/policies.ts). */

@@ -1,7 +1,7 @@
 import { concurrency, renewLease } from '../algorithms/concurrency.js';
 import { decideByName, releasedState } from '../algorithms/index.js';
 import type { Outcome } from '../algorithms/limits.js';
-import type { Check, CheckResult, Lease } from './contract.js';
+import type { Check, CheckResult, Lease, SlotHint } from './contract.js';
 import { type BanState, decidePolicy, isBanState } from './policies.js';
 import { chargeOwed, clearDebt, debtKey, debtOf, decideInDebt } from './settle.js';
 
@@ -19,14 +19,17 @@ export interface StateKey {
 
 /** A store's view of its keys during one atomic call (a Map, a transaction's rows, ...). */
 export interface StateTable {
-  /** The live state of a key; undefined when none or expired at the call's `now`. */
-  get(rule: string, tag: string): unknown;
+  /**
+   * The live state of a key; undefined when none or expired at the call's `now`. `hint`: the check's (see
+   * SlotHint), for a table that can use it.
+   */
+  get(rule: string, tag: string, hint?: SlotHint): unknown;
   /**
    * Sets a key's state, expiring at `expiresAt` (ms, the same clock as `now`). `expiresAt` undefined keeps the
    * key's expiry as it is: a release that gives back no new TTL (the evaluator passes it only for a key whose
    * live state it just read).
    */
-  set(rule: string, tag: string, state: unknown, expiresAt: number | undefined): void;
+  set(rule: string, tag: string, state: unknown, expiresAt: number | undefined, hint?: SlotHint): void;
 }
 
 /** The key of a rule's ban state for a key: the rule name with a suffix no rule name can have. */
@@ -79,7 +82,7 @@ export function evaluateOutcomes(
   let skip: boolean[] | undefined;
   for (let i = 0; i < checks.length; i++) {
     const check = checks[i]!;
-    const state = table.get(check.rule, check.tag);
+    const state = table.get(check.rule, check.tag, check.hint);
     let outcome: Outcome<unknown>;
     if (check.policy === undefined)
       outcome = decideByName(check.algorithm, state, now, check.params, check.cost, check.leaseId);
@@ -108,7 +111,7 @@ function commit(
     const outcome = outcomes[i]!;
     if (!outcome.allowed || skip?.[i] === true) continue;
     const check = checks[i]!;
-    table.set(check.rule, check.tag, outcome.state, now + outcome.ttlMs);
+    table.set(check.rule, check.tag, outcome.state, now + outcome.ttlMs, check.hint);
     if (check.policy?.debt === true) clearDebt(table, check.rule, check.tag, now);
     const markMs = check.policy?.idempotentMs;
     if (check.idempotencyId !== undefined && markMs !== undefined) {

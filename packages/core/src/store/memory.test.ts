@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { Check } from './contract.js';
+import type { Check, SlotHint } from './contract.js';
 import { MemoryStore, SWEEP_PER_CALL } from './memory.js';
 import { protectedLimit } from './segmentedLru.js';
 
@@ -246,5 +246,77 @@ describe('MemoryStore', () => {
     for (const maxKeys of [0, -1, 1.5, Number.NaN]) {
       expect(() => new MemoryStore({ maxKeys })).toThrow(/maxKeys must be a positive integer/);
     }
+  });
+});
+
+describe('MemoryStore slot hints', () => {
+  /** Checks of several rules on one tag, each carrying the tag's one hint, as the engine's tag cache hands it. */
+  const hinted = (tag: string, rules: readonly string[], hint: SlotHint): Check[] =>
+    rules.map((rule) => ({ ...check(tag, rule), hint }));
+
+  it('writes where it keeps a new tag into the hint, and finds the counter from it', () => {
+    const store = new MemoryStore();
+    const hint: SlotHint = { slot: -1 };
+    store.evaluateNow(hinted('a', ['r'], hint), T0);
+    expect(hint.slot).toBeGreaterThanOrEqual(0);
+    const [second] = store.evaluateNow(hinted('a', ['r'], hint), T0);
+    expect(second!.remaining).toBe(0);
+  });
+
+  it('counts right from a stale hint whose slot now holds another tag', () => {
+    const store = new MemoryStore({ maxKeys: 1 });
+    const hintA: SlotHint = { slot: -1 };
+    store.evaluateNow(hinted('a', ['r'], hintA), T0);
+    store.evaluateNow([check('b')], T0); // evicts a: its slot now holds b
+    const [result] = store.evaluateNow(hinted('a', ['r'], hintA), T0);
+    expect(result!.remaining).toBe(1); // a counted afresh, not as b's second request
+    const [b] = store.evaluateNow([check('b')], T0);
+    expect(b!.remaining).toBe(1); // b was the victim this time, and is counted afresh too
+  });
+
+  it('ignores a hint written by another store, and one past its slots', () => {
+    const first = new MemoryStore();
+    const second = new MemoryStore();
+    const hint: SlotHint = { slot: -1 };
+    for (let i = 0; i < 5; i++) first.evaluateNow([check(`x${i}`)], T0);
+    first.evaluateNow(hinted('a', ['r'], hint), T0);
+    expect(second.evaluateNow(hinted('a', ['r'], hint), T0)[0]!.remaining).toBe(1);
+    expect(first.evaluateNow(hinted('a', ['r'], { slot: 1_000_000 }), T0)[0]!.remaining).toBe(0);
+  });
+
+  it('answers as a store without hints under random use of rules sharing tags', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 1, max: 12 }),
+        fc.array(
+          fc.record({
+            tag: fc.integer({ min: 0, max: 5 }),
+            rules: fc.subarray(['r1', 'r2', 'r3'], { minLength: 1 }),
+            later: fc.boolean(),
+          }),
+          { maxLength: 60 },
+        ),
+        async (maxKeys, steps) => {
+          const withHints = new MemoryStore({ maxKeys });
+          const plain = new MemoryStore({ maxKeys });
+          const hints = new Map<number, SlotHint>();
+          let now = T0;
+          for (const { tag, rules, later } of steps) {
+            if (later) now += 40_000;
+            if (!hints.has(tag)) hints.set(tag, { slot: -1 });
+            const got = withHints.evaluateNow(hinted(`t${tag}`, rules, hints.get(tag)!), now);
+            const expected = plain.evaluateNow(
+              rules.map((rule) => check(`t${tag}`, rule)),
+              now,
+            );
+            expect(got.map((r) => [r.allowed, r.remaining])).toEqual(
+              expected.map((r) => [r.allowed, r.remaining]),
+            );
+            expect(withHints.size).toBe(plain.size);
+          }
+        },
+      ),
+      { numRuns: 300 },
+    );
   });
 });

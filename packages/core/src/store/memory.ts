@@ -1,6 +1,6 @@
 import { ConfigError } from '../base/errors.js';
 import { checkOptionNames } from '../base/optionNames.js';
-import type { Check, CheckResult, FactorReport, Lease, Store, StoreHealth } from './contract.js';
+import type { Check, CheckResult, FactorReport, Lease, SlotHint, Store, StoreHealth } from './contract.js';
 import {
   banKey,
   evaluateOutcomes,
@@ -140,22 +140,25 @@ export class MemoryStore implements Store, StateTable {
 
   /**
    * StateTable (evaluate.ts), during a call: the live state of a key at the call's `now`, counted as a use.
-   * The slot found is remembered, so that `set` of the same key finds it without a lookup.
+   * The slot found is remembered, so that `set` of the same key finds it without a lookup, and written to
+   * `hint`, so that the tag's next check finds it without one.
    */
-  get(rule: string, tag: string): unknown {
-    const slot = this.#find(rule, tag, this.#now);
+  get(rule: string, tag: string, hint?: SlotHint): unknown {
+    const slot = this.#find(rule, tag, this.#now, hint);
     if (slot === NONE) return undefined;
     if (this.#gets < this.#found.length) this.#found[this.#gets++] = slot;
     return this.#page(slot).states[slot & MASK];
   }
 
   /** StateTable (evaluate.ts), during a call: sets a key's state; `expiresAt` undefined keeps its expiry. */
-  set(rule: string, tag: string, state: unknown, expiresAt: number | undefined): void {
+  set(rule: string, tag: string, state: unknown, expiresAt: number | undefined, hint?: SlotHint): void {
     let slot = this.#foundSlot(rule, tag);
     if (slot === NONE) {
       slot = this.#allocate();
       this.#index.add(rule, tag, slot);
       this.#lru.insert(slot);
+      // The new slot heads the tag's chain: from it, every counter of the tag is found.
+      if (hint !== undefined) hint.slot = slot;
     }
     const page = this.#page(slot);
     page.states[slot & MASK] = state;
@@ -215,14 +218,24 @@ export class MemoryStore implements Store, StateTable {
   }
 
   /** The live slot of a counter, counted as a use; an expired one is dropped (NONE). */
-  #find(rule: string, tag: string, now: number): number {
-    const slot = this.#index.find(rule, tag);
+  #find(rule: string, tag: string, now: number, hint: SlotHint | undefined): number {
+    const slot = this.#lookUp(rule, tag, hint);
     if (slot === NONE) return NONE;
     if (this.#page(slot).expiresAt[slot & MASK]! <= now) {
       this.#drop(slot);
       return NONE;
     }
     this.#lru.use(slot);
+    return slot;
+  }
+
+  /** The slot of a counter, found from the hint when it still leads there, else in the index (then hinted). */
+  #lookUp(rule: string, tag: string, hint: SlotHint | undefined): number {
+    if (hint === undefined) return this.#index.find(rule, tag);
+    const near = this.#index.findNear(hint.slot, rule, tag);
+    if (near !== NONE) return near;
+    const slot = this.#index.find(rule, tag);
+    if (slot !== NONE) hint.slot = slot;
     return slot;
   }
 

@@ -51,6 +51,25 @@ export class SlotIndex {
     return NONE;
   }
 
+  /**
+   * The slot of a counter, looked for from `near` (a slot that held its tag when last seen) along the tag's
+   * chain, with no Map lookup; NONE when `near` no longer holds the tag or the chain from it has no such
+   * counter (it may still be earlier in the chain: ask `find`).
+   */
+  findNear(near: number, rule: string, tag: string): number {
+    if (near < 0 || near >= this.#pages.length << BITS) return NONE;
+    let page = this.#page(near);
+    if (page.tags[near & MASK] !== tag) return NONE;
+    let slot = near;
+    // Every slot of a chain holds the same tag: from one that holds it, the chain is the tag's.
+    while (page.rules[slot & MASK] !== rule) {
+      slot = page.next[slot & MASK]!;
+      if (slot === NONE) return NONE;
+      page = this.#page(slot);
+    }
+    return slot;
+  }
+
   /** Whether `slot` holds this counter. */
   holds(slot: number, rule: string, tag: string): boolean {
     const page = this.#page(slot);
