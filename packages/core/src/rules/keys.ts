@@ -57,9 +57,6 @@ export function idempotencyDescriptor(header: string | readonly string[] | undef
 /** Default number of tags a {@link TagCache} keeps per set of key descriptors. */
 export const DEFAULT_TAG_CACHE_SIZE = 50_000;
 
-/** Key-name arrays a {@link TagCache} remembers by identity before it looks one up by its JSON. */
-const RECENT_KEY_SETS = 8;
-
 /** A tag the cache holds, with the store's hint for its counters (see SlotHint). */
 export interface CachedTag {
   readonly tag: string;
@@ -83,8 +80,6 @@ export class TagCache {
   /** Key descriptor names (JSON) -> values (JSON, or the value itself for one name) -> tag. */
   readonly #byKey = new Map<string, Generations>();
   readonly #global = new Map<string, CachedTag>();
-  /** The key-name arrays `#tagsOf` was last asked for, each followed by its map. */
-  readonly #recent: (readonly string[] | Generations)[] = [];
   readonly #secret: string | undefined;
   readonly #maxSize: number;
 
@@ -149,21 +144,8 @@ export class TagCache {
     return cached;
   }
 
-  /**
-   * The map of one set of key names; found through the names array itself, a compiled rule's own: first
-   * among the last few arrays asked for (a table has a few key sets; comparing arrays is cheaper than a
-   * WeakMap lookup), else through its JSON.
-   */
+  /** The map of one set of key names; found through the names array itself, a compiled rule's own. */
   #tagsOf(names: readonly string[]): Generations {
-    const recent = this.#recent;
-    for (let i = 0; i < recent.length; i += 2) if (recent[i] === names) return recent[i + 1] as Generations;
-    const tags = this.#tagsBySignature(names);
-    if (recent.length >= 2 * RECENT_KEY_SETS) recent.length = 0;
-    recent.push(names, tags);
-    return tags;
-  }
-
-  #tagsBySignature(names: readonly string[]): Generations {
     let signature = signatures.get(names);
     if (signature === undefined) {
       signature = JSON.stringify(names);
