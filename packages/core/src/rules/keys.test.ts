@@ -59,4 +59,13 @@ describe('TagCache', () => {
     expect(cache.size).toBeGreaterThan(500); // two generations: at least the young one is full
     expect(cache.tagFor(perIp!, { ip: 'flood-19999' })).toBe(tagFor(perIp!, { ip: 'flood-19999' }, 'sekret'));
   });
+
+  it('hands back the same entry for a cached tag, so a store hint written in it is there next time', () => {
+    const cache = new TagCache(undefined);
+    const entry = cache.cachedTagFor(perIp!, { ip: '10.0.0.1' })!;
+    expect(entry.slot).toBe(-1);
+    entry.slot = 42;
+    expect(cache.cachedTagFor(otherPerIp!, { ip: '10.0.0.1' })).toBe(entry);
+    expect(cache.cachedTagFor(everyone!, {})).toBe(cache.cachedTagFor(everyone!, {}));
+  });
 });
