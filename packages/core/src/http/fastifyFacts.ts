@@ -31,23 +31,31 @@ export interface FastifyRequestFields {
   readonly server?: object;
 }
 
-/** What the limiter reads off a Fastify request; a class, so no closure is made per request. */
+/**
+ * What the limiter reads off a Fastify request; a class, so no closure is made per request. The address only
+ * when read (Fastify works it out per read, from the socket and its proxy setting): tables keyed by API key
+ * alone never read it.
+ */
 export class FastifyFacts implements RequestFacts {
-  readonly ip: string;
   readonly method: string;
   readonly url: string;
   readonly route: string | undefined;
   readonly #request: FastifyRequestFields;
   readonly #trust: ProxyTrust | undefined;
+  #ip: string | undefined;
 
   /** `trust`: the app's `trustProxy` when read at start-up; else read off `request.server` when asked. */
   constructor(request: FastifyRequestFields, route: string | undefined, trust?: ProxyTrust) {
-    this.ip = request.ip;
     this.method = request.method;
     this.url = request.url;
     this.route = route;
     this.#request = request;
     this.#trust = trust;
+  }
+
+  get ip(): string {
+    this.#ip ??= this.#request.ip;
+    return this.#ip;
   }
 
   /**

@@ -42,6 +42,14 @@ export interface NoticeSettings {
 const PROXY_CODES = Object.keys(PROXY_NOTICES).length;
 
 /**
+ * Requests whose proxy headers are all looked at; after them, one in PROXY_SAMPLE is. A proxy in front of an
+ * app sends its headers with every request, so its notice still comes within a few requests, and a busy
+ * limiter stops paying two header reads per request for notices that never come.
+ */
+export const PROXY_EVERY_REQUEST = 1024;
+export const PROXY_SAMPLE = 64;
+
+/**
  * Watches one limiter's requests and rules for misconfiguration and logs each notice once, with its code;
  * silenced codes never. Text names a rule or a descriptor, never a key, an address or a header value.
  */
@@ -50,6 +58,8 @@ export class NoticeWatch {
   /** Codes given or silenced. */
   readonly #given: Set<string>;
   #proxyGiven: number;
+  /** Requests seen, for the proxy notices' sampling. */
+  #requests = 0;
   /** The global table last looked at: each table is looked at once. */
   #smelled: CompiledRules | undefined;
 
@@ -65,7 +75,7 @@ export class NoticeWatch {
    * paths, rules matching or keyed by route.
    */
   request(facts: RequestFacts, globalTable: CompiledRules | undefined): void {
-    if (this.#proxyGiven < PROXY_CODES) this.#proxy(facts);
+    if (this.#proxyGiven < PROXY_CODES && this.#looksAtProxy()) this.#proxy(facts);
     if (globalTable === undefined || globalTable === this.#smelled) return;
     const pathsOnly = this.#settings.globalSeesPaths && facts.route === undefined;
     // Until a request arrives without a template, a router-mounted limiter may still see templates.
@@ -91,6 +101,11 @@ export class NoticeWatch {
         'SLUICE_RAW_IPV6_KEY',
         `descriptor ${JSON.stringify(name)} ${ADAPTER_NOTICES.SLUICE_RAW_IPV6_KEY}`,
       );
+  }
+
+  #looksAtProxy(): boolean {
+    const seen = this.#requests++;
+    return seen < PROXY_EVERY_REQUEST || seen % PROXY_SAMPLE === 0;
   }
 
   #proxy(facts: RequestFacts): void {

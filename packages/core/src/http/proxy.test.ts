@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { RequestFacts } from './descriptors.js';
+import { NoticeWatch, PROXY_EVERY_REQUEST, PROXY_SAMPLE } from './notices.js';
 import { PROXY_NOTICES, proxyNotice, settingTrust } from './proxy.js';
 
 function facts(
@@ -59,5 +60,37 @@ describe('settingTrust', () => {
       'bounded',
       'bounded',
     ]);
+  });
+});
+
+describe('NoticeWatch proxy notices', () => {
+  it('looks at every request at first, then at one in PROXY_SAMPLE: a proxy that appears later is still told of', () => {
+    const warnings: string[] = [];
+    const watch = new NoticeWatch({
+      logger: { warn: (text) => warnings.push(text) },
+      rawKeys: false,
+      globalSeesPaths: false,
+    });
+    const plain = facts('none');
+    const proxied = facts('none', '203.0.113.7');
+    for (let i = 0; i <= PROXY_EVERY_REQUEST; i++) watch.request(plain, undefined);
+    // Past the first requests, one in PROXY_SAMPLE is looked at: the last of this run.
+    for (let i = 0; i < PROXY_SAMPLE - 1; i++) watch.request(proxied, undefined);
+    expect(warnings).toEqual([]);
+    watch.request(proxied, undefined);
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatch(/\[SLUICE_XFF_UNTRUSTED\]$/);
+  });
+
+  it('tells of a proxy header among the first requests at once', () => {
+    const warnings: string[] = [];
+    const watch = new NoticeWatch({
+      logger: { warn: (text) => warnings.push(text) },
+      rawKeys: false,
+      globalSeesPaths: false,
+    });
+    watch.request(facts('none'), undefined);
+    watch.request(facts('none', '203.0.113.7'), undefined);
+    expect(warnings).toHaveLength(1);
   });
 });
