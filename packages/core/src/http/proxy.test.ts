@@ -63,14 +63,16 @@ describe('settingTrust', () => {
   });
 });
 
+/** A NoticeWatch and the warnings it logs. */
+function watching(): { watch: NoticeWatch; warnings: string[] } {
+  const warnings: string[] = [];
+  const logger = { warn: (text: string) => void warnings.push(text) };
+  return { watch: new NoticeWatch({ logger, rawKeys: false, globalSeesPaths: false }), warnings };
+}
+
 describe('NoticeWatch proxy notices', () => {
   it('looks at every request at first, then at one in PROXY_SAMPLE: a proxy that appears later is still told of', () => {
-    const warnings: string[] = [];
-    const watch = new NoticeWatch({
-      logger: { warn: (text) => warnings.push(text) },
-      rawKeys: false,
-      globalSeesPaths: false,
-    });
+    const { watch, warnings } = watching();
     const plain = facts('none');
     const proxied = facts('none', '203.0.113.7');
     for (let i = 0; i <= PROXY_EVERY_REQUEST; i++) watch.request(plain, undefined);
@@ -83,12 +85,7 @@ describe('NoticeWatch proxy notices', () => {
   });
 
   it('tells of a proxy header among the first requests at once', () => {
-    const warnings: string[] = [];
-    const watch = new NoticeWatch({
-      logger: { warn: (text) => warnings.push(text) },
-      rawKeys: false,
-      globalSeesPaths: false,
-    });
+    const { watch, warnings } = watching();
     watch.request(facts('none'), undefined);
     watch.request(facts('none', '203.0.113.7'), undefined);
     expect(warnings).toHaveLength(1);
