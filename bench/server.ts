@@ -2,6 +2,8 @@
  * One bench server (a child of run.ts, pinned to a CPU by it): builds the app of the spec in
  * BENCH_SPEC, listens on a free loopback port, reports it over IPC, and answers `stats` requests.
  */
+import { writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
 import type { AddressInfo } from 'node:net';
 import { Tally } from './apps/common.js';
 import { expressApp } from './apps/express.js';
@@ -33,9 +35,27 @@ async function listen(): Promise<number> {
   return (server.address() as AddressInfo).port;
 }
 
+/** A CPU profile of a window of the run (profile.ts): what the warm-up cost stays out of it. */
+const profiler = new Session();
+
+async function profileStart(): Promise<void> {
+  profiler.connect();
+  await profiler.post('Profiler.enable');
+  await profiler.post('Profiler.start');
+}
+
+async function profileStop(path: string): Promise<void> {
+  const { profile } = await profiler.post('Profiler.stop');
+  writeFileSync(path, JSON.stringify(profile));
+  profiler.disconnect();
+}
+
 const port = await listen();
-process.on('message', (message) => {
+process.on('message', (message: unknown) => {
   if (message === 'stats') process.send?.({ type: 'stats', stats: tally.snapshot() });
+  if (message === 'profile-start') void profileStart().then(() => process.send?.({ type: 'profiling' }));
+  const { profileTo } = (message ?? {}) as { profileTo?: string };
+  if (profileTo !== undefined) void profileStop(profileTo).then(() => process.send?.({ type: 'profiled' }));
 });
 process.on('disconnect', () => process.exit(0));
 // A clean exit, so that node --cpu-prof writes its profile.
