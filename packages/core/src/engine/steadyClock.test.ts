@@ -28,6 +28,29 @@ describe('steadyClock', () => {
     mono += 10;
     expect(clock()).toBe(T + 2 * HOUR);
   });
+
+  it('reads the monotonic clock once per wall-clock millisecond, and never answers less than before', () => {
+    let wall = T;
+    let mono = 0;
+    let monoReads = 0;
+    const clock = steadyClock(
+      () => wall,
+      () => {
+        monoReads += 1;
+        return mono;
+      },
+    );
+    expect([clock(), clock(), clock()]).toEqual([T, T, T]);
+    expect(monoReads).toBe(1);
+    wall -= HOUR; // a step back, then readings within one stepped-back millisecond
+    mono += 0.6;
+    const stepped = [clock(), clock()];
+    mono += 0.6;
+    wall += 1;
+    stepped.push(clock());
+    expect(stepped).toEqual([T, T, T + 1]);
+    expect(monoReads).toBe(3);
+  });
 });
 
 describe('a limiter on the default MemoryStore when the system clock steps back an hour', () => {
