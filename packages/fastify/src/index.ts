@@ -5,6 +5,8 @@ import {
   createHttpLimiter,
   type DeniedResponse,
   FastifyFacts,
+  type FastifyRouteConfig,
+  fastifyRouteConfig,
   fastifyTrust,
   type InlineLimit,
   nodeVerdictWriter,
@@ -13,6 +15,7 @@ import {
   type RouteOptions as RouteConfigOptions,
   RouteScopes,
   routeRuleName,
+  setFastifyHeaders,
   splitAfterBody,
   UNMATCHED_ROUTE,
 } from '@sluice/core/http';
@@ -95,16 +98,15 @@ const plugin: FastifyPluginAsync<FastifyRateLimitOptions> = async (fastify, give
   // One hook for every request of this context, 404s included, and routes declared before the plugin finished
   // loading (a register that was not awaited): hooks apply to them, onRoute would not.
   fastify.addHook('onRequest', (request, reply, done) => {
-    // Fastify builds this object anew on every read: read it once.
-    const route = request.routeOptions;
-    const config = configOf(route);
+    const route = fastifyRouteConfig(request);
+    const config = route?.rateLimit;
     if (config === false || afterBody.has(config as object)) done();
     else limit(request, reply, done, route, config);
   });
 
   function afterBodyHook(request: FastifyRequest, reply: FastifyReply, done: Done): void {
-    const route = request.routeOptions;
-    limit(request, reply, done, route, configOf(route));
+    const route = fastifyRouteConfig(request);
+    limit(request, reply, done, route, route?.rateLimit);
   }
 
   // A callback hook, not an async one: a request decided in process waits on no promise at all.
@@ -112,12 +114,13 @@ const plugin: FastifyPluginAsync<FastifyRateLimitOptions> = async (fastify, give
     request: FastifyRequest,
     reply: FastifyReply,
     done: Done,
-    route: Route,
+    route: FastifyRouteConfig | undefined,
     config: unknown,
   ): void {
-    const scope = config === undefined ? ALL_RULES : scopes.scopeOf(config, String(route.method), route.url);
+    const url = route?.url;
+    const scope = config === undefined ? ALL_RULES : scopes.scopeOf(config, String(route?.method), url);
     // A request no route matches (Fastify's 404 handler) has no url: every one has the same `route`.
-    const facts = new FastifyFacts(request, route.url ?? UNMATCHED_ROUTE, trust);
+    const facts = new FastifyFacts(request, url ?? UNMATCHED_ROUTE, trust);
     // A websocket route's upgrade is @sluice/websocket's to count; a 429 from here would leave its socket open.
     if (isWebsocketUpgrade(request, route)) done();
     else act(request, reply, done, http.check(request, facts, scope));
@@ -131,7 +134,7 @@ const plugin: FastifyPluginAsync<FastifyRateLimitOptions> = async (fastify, give
         request.rateLimit = info;
       },
       sent: (_request, reply) => reply.sent,
-      setHeaders: (_request, reply, headers) => void reply.headers(headers),
+      setHeaders: (_request, reply, headers) => setFastifyHeaders(reply, headers),
       // The client left while waiting: the route never runs, and nothing is sent.
       left: (_request, reply) => reply.hijack(),
       onDenied: http.options.onDenied,
@@ -143,17 +146,10 @@ const plugin: FastifyPluginAsync<FastifyRateLimitOptions> = async (fastify, give
   );
 };
 
-type Route = FastifyRequest['routeOptions'];
-
-/** A route's `config.rateLimit`. */
-function configOf(route: Route): unknown {
-  return (route.config as { rateLimit?: unknown } | undefined)?.rateLimit;
-}
-
 /** An upgrade (Node's test: `Connection: upgrade` and an `Upgrade` header) to a route marked by onRoute. */
-function isWebsocketUpgrade(request: FastifyRequest, route: Route): boolean {
+function isWebsocketUpgrade(request: FastifyRequest, route: FastifyRouteConfig | undefined): boolean {
   const { connection = '', upgrade } = request.headers;
-  return upgrade !== undefined && /\bupgrade\b/i.test(connection) && WEBSOCKET_ROUTE in (route.config ?? {});
+  return upgrade !== undefined && /\bupgrade\b/i.test(connection) && WEBSOCKET_ROUTE in (route ?? {});
 }
 
 /** A route's hooks of one kind as a list (Fastify takes one function or a list). */

@@ -1,5 +1,5 @@
 import type { Decision, DecisionReason, RuleResult } from '../observe/contract.js';
-import type { CompiledRule, Descriptors, RuleScope } from '../rules/contract.js';
+import type { CompiledRule, Descriptors, Mode, RuleScope } from '../rules/contract.js';
 import type { CheckResult, Lease, StoreErrorKind } from '../store/contract.js';
 import { chargeLease } from './outcome.js';
 import type { PlannedCheck } from './plan.js';
@@ -44,10 +44,15 @@ export function ruleResult(planned: PlannedCheck, outcome: StoreOutcome, index: 
   }
   const r = outcome.results[index];
   if (r === undefined) throw new Error(`store returned no result for check ${index} (${rule.name})`);
-  const shadowDenied = !r.allowed && check.mode === 'shadow';
+  return countedResult(rule, check.mode, r);
+}
+
+/** A rule's result from its store's answer to its check, made in `mode`. */
+export function countedResult(rule: CompiledRule, mode: Mode, r: CheckResult): RuleResult {
+  const shadowDenied = !r.allowed && mode === 'shadow';
   const result: RuleResult = {
     rule: rule.name,
-    mode: check.mode,
+    mode,
     windowMs: rule.params.windowMs,
     allowed: r.allowed || shadowDenied,
     limit: r.limit,

@@ -18,6 +18,7 @@ import {
 } from './decision.js';
 import type { LeasePlan, LocalLeases } from './localLeases.js';
 import { givenBackAtEnd, givenBackOnCancel } from './outcome.js';
+import { decidePlain } from './plainLane.js';
 import { type PlannedCheck, planChecks } from './plan.js';
 import type { StoreCaller } from './storeCall.js';
 
@@ -65,6 +66,7 @@ export function decideOne(
   const codeCost = opts.cost === undefined ? 1 : assertCost(opts.cost);
   const rules = path.table;
   const now = path.clock();
+  if (takesPlainLane(path, opts)) return decidePlain(path, descriptors, codeCost, now);
   let matched = matchedRules(rules, descriptors, opts, now, path.lists);
   let extra: readonly RuleResult[] | undefined;
   // Only tables with deny or allow rules look for them: others pay nothing.
@@ -93,6 +95,20 @@ export function decideOne(
     return sent.then((outcome) => settle(path, request, plan, outcome, fromLocal));
   }
   return Promise.all([sent, fromLocal]).then(([s, l]) => settle(path, request, plan, s, l));
+}
+
+/**
+ * True when the check may take the lean path (plainLane.ts): a plain table, no route rules, a store that
+ * answers in process, and no adaptive rule checked since the limiter started (its factors outlive a reload).
+ */
+function takesPlainLane(path: RequestPath, opts: CheckOptions): boolean {
+  return (
+    path.table.plain === true &&
+    opts.rules === undefined &&
+    opts.global !== false &&
+    path.calls.store.inProcess !== undefined &&
+    path.adaptive?.active !== true
+  );
 }
 
 /** What the deny and allow rules among the matched ones settle: a decision, or the rules left to count. */

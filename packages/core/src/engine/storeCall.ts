@@ -10,7 +10,7 @@ export { isPromise, isThenable, type Maybe } from '../base/maybe.js';
 export { answersInProcess, type InProcessStore };
 
 /** The outcome of a store call with nothing to evaluate. */
-const NOTHING_DONE: StoreOutcome = Object.freeze({
+export const NOTHING_DONE: StoreOutcome = Object.freeze({
   ok: true,
   results: Object.freeze([]),
 }) as StoreOutcome;
@@ -38,6 +38,11 @@ export class StoreCaller {
       this.#pending--;
       return this.failed(error);
     };
+  }
+
+  /** The store, when it answers in process (then a call needs no promise); undefined otherwise. */
+  get inProcess(): InProcessStore | undefined {
+    return this.#inProcess;
   }
 
   /** Calls sent to a remote store and not yet settled, as the engine sees them. */

@@ -56,22 +56,21 @@ export function buildDescriptors(
 ): Descriptors {
   const max = settings.maxValueLength;
   const result: Record<string, string> = {};
-  const all = !onlyUsed || used === undefined;
-  const ip =
-    all || used.has('ip') || used.has('client_ip') ? normalizeIp(facts.ip, settings.ipv6Subnet) : undefined;
+  const wanted = used === undefined ? undefined : wantedOf(used);
+  const all = !onlyUsed || wanted === undefined;
+  const ip = all || wanted.ip ? normalizeIp(facts.ip, settings.ipv6Subnet) : undefined;
   put(result, 'ip', ip, max);
-  if (all || used.has('method')) put(result, 'method', facts.method.toUpperCase(), max);
-  if (all || used.has('route')) {
+  if (all || wanted.method) put(result, 'method', facts.method.toUpperCase(), max);
+  if (all || wanted.route) {
     const caseSensitive = facts.caseSensitive ?? settings.caseSensitiveRoutes;
     put(result, 'route', facts.route ?? normalizePath(facts.url, { caseSensitive }), max);
   }
-  const keyed = all || used.has('api_key') || used.has('auth');
+  const keyed = all || wanted.keyed;
   if (keyed) {
     const apiKey = extra && 'apiKey' in extra ? toValue(extra.apiKey) : headerApiKey(facts, settings);
     put(result, 'api_key', apiKey, max);
   }
-  if (used !== undefined && ON_DEMAND.some((name) => used.has(name)))
-    putOnDemand(result, facts, settings, ip, used);
+  if (wanted?.onDemand === true) putOnDemand(result, facts, settings, ip, used!);
   const source = settings.addressDescriptors;
   if (source !== undefined && (used === undefined || source.names.some((name) => used.has(name))))
     putAddressDescriptors(result, source, facts.ip, max);
@@ -79,6 +78,35 @@ export function buildDescriptors(
   if (typeof own === 'object' && own !== null) mergeOwn(result, own as Record<string, unknown>, max);
   if (keyed) result.auth ??= result.api_key === undefined ? 'anonymous' : 'api_key';
   return result;
+}
+
+/** Which built-in descriptors a set of names read asks for. */
+interface Wanted {
+  readonly ip: boolean;
+  readonly method: boolean;
+  readonly route: boolean;
+  /** `api_key`, and `auth` from it. */
+  readonly keyed: boolean;
+  /** One of ON_DEMAND at least. */
+  readonly onDemand: boolean;
+}
+
+/** Worked out once per set of names (used.ts makes one per table): a request reads booleans, not sets. */
+const wantedBySet = new WeakMap<ReadonlySet<string>, Wanted>();
+
+function wantedOf(used: ReadonlySet<string>): Wanted {
+  let wanted = wantedBySet.get(used);
+  if (wanted === undefined) {
+    wanted = {
+      ip: used.has('ip') || used.has('client_ip'),
+      method: used.has('method'),
+      route: used.has('route'),
+      keyed: used.has('api_key') || used.has('auth'),
+      onDemand: ON_DEMAND.some((name) => used.has(name)),
+    };
+    wantedBySet.set(used, wanted);
+  }
+  return wanted;
 }
 
 /** `client_ip`, `retry`, `retry_attempt` and `idempotency_key`, those of them `used` names. */

@@ -76,3 +76,54 @@ export class FastifyFacts implements RequestFacts {
     return this.#request.headers[name];
   }
 }
+
+/** What @sluice/fastify reads of a route's config: the route's own fields Fastify adds, and the app's. */
+export interface FastifyRouteConfig {
+  readonly url?: string;
+  readonly method?: string | readonly string[];
+  readonly [key: string | symbol]: unknown;
+}
+
+/** The symbol Fastify keeps a request's route context under, once found; null when a request had none. */
+let contextKey: symbol | null | undefined;
+
+/**
+ * A request's route config, as `request.routeOptions.config` gives it (undefined for none). Fastify builds
+ * `routeOptions` anew, a dozen fields, on every read: the config is read from the route context Fastify keeps
+ * under a symbol instead, and from `routeOptions` when that cannot be found.
+ */
+export function fastifyRouteConfig(request: {
+  readonly routeOptions: { readonly config?: unknown };
+}): FastifyRouteConfig | undefined {
+  if (contextKey === undefined)
+    contextKey =
+      Object.getOwnPropertySymbols(request).find((symbol) => symbol.description === 'fastify.context') ??
+      null;
+  const context =
+    contextKey === null
+      ? undefined
+      : (request as unknown as Record<symbol, { config?: unknown } | undefined>)[contextKey];
+  const config = context === undefined ? request.routeOptions.config : context.config;
+  return config as FastifyRouteConfig | undefined;
+}
+
+/** Header names lower-cased, kept for the next response (the limiter sends a few names, over and over). */
+const LOWER_CASED = new Map<string, string>();
+
+/**
+ * Sets headers through Fastify's `reply.header`, each name lower-cased: Fastify lower-cases every name it is
+ * given, a new string each time, and sends them so in any case.
+ */
+export function setFastifyHeaders(
+  reply: { header(name: string, value: string): unknown },
+  headers: Readonly<Record<string, string>>,
+): void {
+  for (const name in headers) {
+    let lower = LOWER_CASED.get(name);
+    if (lower === undefined) {
+      lower = name.toLowerCase();
+      if (LOWER_CASED.size < 64) LOWER_CASED.set(name, lower);
+    }
+    reply.header(lower, headers[name]!);
+  }
+}

@@ -27,7 +27,14 @@ export {
   type RequestFacts,
 } from './descriptors.js';
 export { ExpressFacts, type ExpressRequestFields, expressTrust } from './expressFacts.js';
-export { FastifyFacts, type FastifyRequestFields, fastifyTrust } from './fastifyFacts.js';
+export {
+  FastifyFacts,
+  type FastifyRequestFields,
+  type FastifyRouteConfig,
+  fastifyRouteConfig,
+  fastifyTrust,
+  setFastifyHeaders,
+} from './fastifyFacts.js';
 export { FetchFacts, type ForwardedTrust, forwardedTrust, requestTarget, type TrustProxy } from './fetch.js';
 export { type FetchFramework, type FetchNext, fetchVerdictWriter } from './fetchWriter.js';
 export {

@@ -142,6 +142,11 @@ export interface CompiledRules {
   readonly actions?: boolean;
   /** True when some rule has `adaptive` or `priority`: only then are limits scaled. */
   readonly adaptive?: boolean;
+  /**
+   * True when every rule only counts, in the limiter's store (no action, policy, `count`, `settle`, lease,
+   * shards, adaptive limit or priority, no concurrency): the engine may take its lean path (engine/plainLane.ts).
+   */
+  readonly plain?: boolean;
 }
 
 /** Rules that change while running: a watched file, a version distributed through Redis. */

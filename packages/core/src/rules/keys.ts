@@ -82,6 +82,8 @@ export class TagCache {
   readonly #global = new Map<string, CachedTag>();
   readonly #secret: string | undefined;
   readonly #maxSize: number;
+  #lastNames: readonly string[] | undefined;
+  #lastTags: Generations | undefined;
 
   constructor(secret: string | undefined, maxSize = DEFAULT_TAG_CACHE_SIZE) {
     this.#secret = secret;
@@ -146,6 +148,15 @@ export class TagCache {
 
   /** The map of one set of key names; found through the names array itself, a compiled rule's own. */
   #tagsOf(names: readonly string[]): Generations {
+    // Most tables key on one set of names: the last one asked for answers with no lookup at all.
+    if (names === this.#lastNames) return this.#lastTags!;
+    const tags = this.#tagsBySignature(names);
+    this.#lastNames = names;
+    this.#lastTags = tags;
+    return tags;
+  }
+
+  #tagsBySignature(names: readonly string[]): Generations {
     let signature = signatures.get(names);
     if (signature === undefined) {
       signature = JSON.stringify(names);

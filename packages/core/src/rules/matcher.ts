@@ -1,3 +1,4 @@
+import { descriptorOf } from '../algorithms/index.js';
 import type { Lists } from '../lists/contract.js';
 import { PrefixTree } from '../lists/prefixTree.js';
 import {
@@ -147,7 +148,30 @@ export function createMatcher(
     lists: Object.freeze(listNames(rules)),
     actions: rules.some((rule) => rule.action !== undefined),
     adaptive: rules.some((rule) => rule.adaptive !== undefined || rule.priority !== undefined),
+    plain: rules.every(onlyCounts),
   });
+}
+
+/**
+ * A rule that only counts, in the limiter's store: no action, policy (ban, penalty, idempotency, settle),
+ * `count`, lease, shards, adaptive limit or priority, and an algorithm that holds no lease.
+ */
+function onlyCounts(rule: CompiledRule): boolean {
+  const { ban, penalty, idempotentMs, settle, count, lease, shards, adaptive, priority } = rule;
+  return (
+    rule.action === undefined &&
+    rule.scope === 'store' &&
+    ban === undefined &&
+    penalty === undefined &&
+    idempotentMs === undefined &&
+    settle !== true &&
+    count === undefined &&
+    lease === undefined &&
+    (shards === undefined || shards <= 1) &&
+    adaptive === undefined &&
+    priority === undefined &&
+    descriptorOf(rule.algorithm).release !== 'lease'
+  );
 }
 
 /**

@@ -1,0 +1,59 @@
+import { fastifyRouteConfig, setFastifyHeaders } from '@sluice/core/http';
+import Fastify from 'fastify';
+import request from 'supertest';
+import { describe, expect, it } from 'vitest';
+
+// @sluice/fastify reads two things faster than Fastify's public way: a request's route config (Fastify builds
+// `routeOptions` anew on every read) and header names (it lower-cases each one it is given). These tests hold
+// the fast reads to the public ones on the Fastify version installed.
+
+describe('Fastify internals @sluice/fastify reads', () => {
+  it("finds each request's route config as routeOptions gives it, through the route context", async () => {
+    const app = Fastify();
+    const seen: { same: boolean; context: boolean; url: unknown }[] = [];
+    app.addHook('onRequest', async (req) => {
+      const context = Object.getOwnPropertySymbols(req).some((s) => s.description === 'fastify.context');
+      const config = fastifyRouteConfig(req);
+      seen.push({ same: config === req.routeOptions.config, context, url: config?.url });
+    });
+    app.get('/users/:id', { config: { rateLimit: { limit: 5, per: '1m' } } }, async () => 'ok');
+    app.post('/plain', async () => 'ok');
+    const url = await app.listen({ host: '127.0.0.1', port: 0 });
+    try {
+      await request(url).get('/users/7').expect(200);
+      await request(url).post('/plain').expect(200);
+      await request(url).get('/nowhere').expect(404);
+    } finally {
+      await app.close();
+    }
+    expect(seen).toEqual([
+      { same: true, context: true, url: '/users/:id' },
+      { same: true, context: true, url: '/plain' },
+      { same: true, context: true, url: undefined },
+    ]);
+  });
+
+  it('falls back to routeOptions for a request without a route context', () => {
+    const config = { rateLimit: false };
+    expect(fastifyRouteConfig({ routeOptions: { config } })).toBe(config);
+    expect(fastifyRouteConfig({ routeOptions: {} })).toBeUndefined();
+  });
+
+  it('sets headers under lower-case names, which Fastify sends as they are', async () => {
+    const names: string[] = [];
+    setFastifyHeaders({ header: (name) => names.push(name) }, { 'RateLimit-Policy': 'p', RateLimit: 'r' });
+    expect(names).toEqual(['ratelimit-policy', 'ratelimit']);
+    const app = Fastify();
+    app.get('/', async (_req, reply) => {
+      setFastifyHeaders(reply, { 'RateLimit-Policy': '"a";q=5;w=60', RateLimit: '"a";r=4;t=60' });
+      return 'ok';
+    });
+    const url = await app.listen({ host: '127.0.0.1', port: 0 });
+    try {
+      const res = await request(url).get('/').expect(200);
+      expect(res.headers).toMatchObject({ 'ratelimit-policy': '"a";q=5;w=60', ratelimit: '"a";r=4;t=60' });
+    } finally {
+      await app.close();
+    }
+  });
+});
