@@ -15,7 +15,6 @@ import {
   type RouteOptions as RouteConfigOptions,
   RouteScopes,
   routeRuleName,
-  setFastifyHeaders,
   splitAfterBody,
   UNMATCHED_ROUTE,
 } from '@sluice/core/http';
@@ -67,7 +66,10 @@ const WEBSOCKET_ROUTE = Symbol('sluice.websocketRoute');
 const plugin: FastifyPluginAsync<FastifyRateLimitOptions> = async (fastify, given) => {
   const options = Object.fromEntries(Object.entries(given).filter(([key]) => !REGISTER_KEYS.has(key)));
   // One onRequest hook checks the global and route rules together, once per request.
-  const http = createHttpLimiter<FastifyRequest, FastifyRateLimitOptions>(options, { checksOnce: true });
+  const http = createHttpLimiter<FastifyRequest, FastifyRateLimitOptions>(options, {
+    checksOnce: true,
+    lowerCaseHeaders: true,
+  });
   const trust = fastifyTrust(fastify);
   /** The `config.rateLimit` objects of routes decided after their body is parsed. */
   const afterBody = new WeakSet<object>();
@@ -134,7 +136,7 @@ const plugin: FastifyPluginAsync<FastifyRateLimitOptions> = async (fastify, give
         request.rateLimit = info;
       },
       sent: (_request, reply) => reply.sent,
-      setHeaders: (_request, reply, headers) => setFastifyHeaders(reply, headers),
+      setHeaders: (_request, reply, headers) => void reply.headers(headers),
       // The client left while waiting: the route never runs, and nothing is sent.
       left: (_request, reply) => reply.hijack(),
       onDenied: http.options.onDenied,

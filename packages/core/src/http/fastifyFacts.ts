@@ -106,24 +106,3 @@ export function fastifyRouteConfig(request: {
   const config = context === undefined ? request.routeOptions.config : context.config;
   return config as FastifyRouteConfig | undefined;
 }
-
-/** Header names lower-cased, kept for the next response (the limiter sends a few names, over and over). */
-const LOWER_CASED = new Map<string, string>();
-
-/**
- * Sets headers through Fastify's `reply.header`, each name lower-cased: Fastify lower-cases every name it is
- * given, a new string each time, and sends them so in any case.
- */
-export function setFastifyHeaders(
-  reply: { header(name: string, value: string): unknown },
-  headers: Readonly<Record<string, string>>,
-): void {
-  for (const name in headers) {
-    let lower = LOWER_CASED.get(name);
-    if (lower === undefined) {
-      lower = name.toLowerCase();
-      if (LOWER_CASED.size < 64) LOWER_CASED.set(name, lower);
-    }
-    reply.header(lower, headers[name]!);
-  }
-}

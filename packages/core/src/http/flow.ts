@@ -22,6 +22,7 @@ import {
   type RequestFlow,
   readsRoute,
 } from './requestFlow.js';
+import { DRAFT_NAMES, LOWER_CASE_NAMES } from './responses.js';
 import { compileRouteConfig, compileRouteRules, type RouteCompiling, routeScope } from './routeRules.js';
 import { limiterFor, routeRuleCompiler } from './rules-option.js';
 import type { Verdict } from './verdict.js';
@@ -50,6 +51,11 @@ export interface AdapterTraits<Req = never> {
    * hook): then nothing need be noted on the request object about what was checked or shown.
    */
   readonly checksOnce?: boolean;
+  /**
+   * True when the framework sends every header name in lower case, whatever it is given (Fastify): an allowed
+   * response's rate-limit fields are named so, and it need not lower-case each name of each response.
+   */
+  readonly lowerCaseHeaders?: boolean;
   /**
    * The object this limiter's notes on a request are kept on (see notes.ts); the request itself by default.
    * Express gives `res.locals` when it can: a property added to an Express request costs microseconds (its
@@ -162,6 +168,7 @@ function requestFlowOf<Req>(
     // takes them (see readsDescriptors) is given the request's descriptors.
     onlyUsed: options.decisionLog === undefined && !readsDescriptors(options.observer),
     checksOnce: traits.checksOnce === true,
+    headerNames: traits.lowerCaseHeaders === true ? LOWER_CASE_NAMES : DRAFT_NAMES,
     decide: hooked ? decideWithHooks : decideWithoutHooks,
     usedTable: undefined,
     usedGlobal: new Set(),

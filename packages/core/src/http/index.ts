@@ -33,7 +33,6 @@ export {
   type FastifyRouteConfig,
   fastifyRouteConfig,
   fastifyTrust,
-  setFastifyHeaders,
 } from './fastifyFacts.js';
 export { FetchFacts, type ForwardedTrust, forwardedTrust, requestTarget, type TrustProxy } from './fetch.js';
 export { type FetchFramework, type FetchNext, fetchVerdictWriter } from './fetchWriter.js';

@@ -11,7 +11,7 @@ import { retryJitterOf } from './jitter.js';
 import { ALL_RULES, type CheckScope, type RequestNotes, remainingScope } from './notes.js';
 import type { NoticeWatch } from './notices.js';
 import type { AdapterStage, ResolvedOptions } from './options.js';
-import type { HeaderValues } from './responses.js';
+import type { HeaderNames, HeaderValues } from './responses.js';
 import { withSettle } from './settle.js';
 import { shownResult } from './shown.js';
 import { stageOf, withStage } from './stages.js';
@@ -37,6 +37,8 @@ export interface RequestFlow<Req> {
   readonly onlyUsed: boolean;
   /** The adapter checks each request once, global and route rules together (Fastify): nothing noted. */
   readonly checksOnce: boolean;
+  /** The names an allowed response's rate-limit fields get (see AdapterTraits.lowerCaseHeaders). */
+  readonly headerNames: HeaderNames;
   /** Hooks first or not, chosen once from the options: a request pays only for the hooks the app gave. */
   readonly decide: (
     flow: RequestFlow<Req>,
@@ -118,7 +120,17 @@ export function decideWithoutHooks<Req>(
   scope: CheckScope,
 ): Maybe<Verdict> {
   const built = buildDescriptors(facts, flow.options, undefined, usedBy(flow, scope), flow.onlyUsed);
+  // Without `challenge` (the usual setup) the engine is next: no cost to check, no solution to look for.
+  if (flow.challenge === undefined)
+    return decideNow(flow, req, facts, built, checkOptionsOf(undefined, scope), scope);
   return judge(flow, req, facts, built, undefined, scope);
+}
+
+/** The engine's options of a check: none at all for the limiter's own rules at the code's cost. */
+function checkOptionsOf(cost: number | undefined, scope: CheckScope): CheckOptions {
+  return cost === undefined && scope.rules === undefined && scope.global !== false
+    ? NO_OPTIONS
+    : { cost, rules: scope.rules, global: scope.global };
 }
 
 /** The descriptor names the rules of this check read (the limiter's own and the route's). */
@@ -170,11 +182,7 @@ function judge<Req>(
   cost: number | undefined,
   scope: CheckScope,
 ): Maybe<Verdict> {
-  const valid = validCost(flow.report, cost);
-  const checkOptions: CheckOptions =
-    valid === undefined && scope.rules === undefined && scope.global !== false
-      ? NO_OPTIONS
-      : { cost: valid, rules: scope.rules, global: scope.global };
+  const checkOptions = checkOptionsOf(validCost(flow.report, cost), scope);
   // Only limiters given `challenge` look for a solution or a pass (challengeFlow.ts).
   if (flow.challenge !== undefined) {
     const redeemed = redeem(flow.challenge, facts, descriptors, checkOptions, scope);
@@ -271,7 +279,15 @@ function plainVerdictOf<Req>(
     return denyVerdict(decision, options.headers, clock, jitter);
   }
   const shown = shownFor(flow, req, decision);
-  const allowed = allowVerdict(decision, shown, options.headers, clock, limiter, flow.report);
+  const allowed = allowVerdict(
+    decision,
+    shown,
+    options.headers,
+    clock,
+    limiter,
+    flow.report,
+    flow.headerNames,
+  );
   return withSettle(allowed, limiter, options.settleHeader);
 }
 

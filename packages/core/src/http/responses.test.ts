@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { createLimiter } from '../engine/engine.js';
 import type { Decision, RuleResult } from '../observe/contract.js';
 import { compileRules } from '../rules/compile.js';
-import { deniedResponse, rateLimitHeaders, retryAfterSeconds } from './responses.js';
+import { deniedResponse, LOWER_CASE_NAMES, rateLimitHeaders, retryAfterSeconds } from './responses.js';
 
 function result(overrides: Partial<RuleResult> = {}): RuleResult {
   return {
@@ -186,5 +186,19 @@ describe('RateLimit t of an allowed sliding-window decision', () => {
     // The decision itself still says when the counter is empty (up to two windows): only the header is capped.
     expect(resets.every((t) => t >= 1 && t <= 2)).toBe(true);
     await limiter.close();
+  });
+});
+
+describe('rate-limit header names in lower case (Fastify)', () => {
+  it('names every field of every form in lower case, with the same values', () => {
+    const allowed = decision({ allowed: true, reason: 'allowed' }, [result({ allowed: true, remaining: 7 })]);
+    const clock = () => 1_700_000_000_000;
+    for (const format of ['draft', 'both', 'legacy', 'draft-6+legacy', 'draft-7', 'draft-8'] as const) {
+      const draft = rateLimitHeaders(allowed, format, undefined, clock);
+      const lower = rateLimitHeaders(allowed, format, undefined, clock, LOWER_CASE_NAMES);
+      const expected = Object.fromEntries(Object.entries(draft).map(([name, v]) => [name.toLowerCase(), v]));
+      expect(Object.keys(draft).length).toBeGreaterThan(0);
+      expect({ format, lower }).toEqual({ format, lower: expected });
+    }
   });
 });

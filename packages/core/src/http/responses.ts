@@ -69,6 +69,38 @@ const withModel = (format: HeaderFormat): boolean => format === 'model' || forma
 /** Header names and values to set on a response. */
 export type HeaderValues = Record<string, string>;
 
+/** The names of the rate-limit fields a response carries. */
+export interface HeaderNames {
+  readonly policy: string;
+  readonly rateLimit: string;
+  readonly limit: string;
+  readonly remaining: string;
+  readonly reset: string;
+  readonly legacyLimit: string;
+  readonly legacyRemaining: string;
+  readonly legacyReset: string;
+}
+
+/** The names as the drafts and the legacy fields write them. */
+export const DRAFT_NAMES: HeaderNames = Object.freeze({
+  policy: 'RateLimit-Policy',
+  rateLimit: 'RateLimit',
+  limit: 'RateLimit-Limit',
+  remaining: 'RateLimit-Remaining',
+  reset: 'RateLimit-Reset',
+  legacyLimit: 'X-RateLimit-Limit',
+  legacyRemaining: 'X-RateLimit-Remaining',
+  legacyReset: 'X-RateLimit-Reset',
+});
+
+/**
+ * The same names in lower case, for a framework that sends every name so (Fastify): given them, it need not
+ * lower-case each name of each response.
+ */
+export const LOWER_CASE_NAMES: HeaderNames = Object.freeze(
+  Object.fromEntries(Object.entries(DRAFT_NAMES).map(([field, name]) => [field, name.toLowerCase()])),
+) as HeaderNames;
+
 /** The JSON body of a denied request. */
 export interface DeniedBody {
   readonly error: 'rate_limited' | 'rate_limit_unavailable' | 'forbidden';
@@ -141,12 +173,13 @@ export function rateLimitHeaders(
   format: HeaderFormat,
   shown?: RuleResult,
   clock: () => number = Date.now,
+  names: HeaderNames = DRAFT_NAMES,
 ): HeaderValues {
   if (format === 'none') return {};
   if (!decision.allowed) return deniedHeaders(decision, format, retryAfterSeconds(decision), clock);
   const result = shown ?? shownResult(decision.results);
   if (result === undefined) return {};
-  const headers = limitHeaders(result, allowedReset(result), format, clock);
+  const headers = limitHeaders(result, allowedReset(result), format, clock, names);
   return withModel(format) ? Object.assign(headers, modelHeaders(decision)) : headers;
 }
 
@@ -188,27 +221,33 @@ const count = (value: number): number => (value > 0 ? Math.min(Math.floor(value)
 type Shown = Pick<RuleResult, 'rule' | 'limit' | 'remaining' | 'windowMs'>;
 
 /** The fields of one rule in `format` (never `none`). */
-function limitHeaders(shown: Shown, reset: number, format: HeaderFormat, clock: () => number): HeaderValues {
+function limitHeaders(
+  shown: Shown,
+  reset: number,
+  format: HeaderFormat,
+  clock: () => number,
+  names: HeaderNames = DRAFT_NAMES,
+): HeaderValues {
   const headers: HeaderValues = {};
   const forms = FORMS[format] ?? FORMS.draft;
   const text = ruleText(shown.rule, count(shown.limit), shown.windowMs);
   const remaining = count(shown.remaining);
   if (forms.standard === 'draft-8') {
-    headers['RateLimit-Policy'] = text.policy;
-    headers.RateLimit = text.remainingPrefix + remaining + RESET + reset;
+    headers[names.policy] = text.policy;
+    headers[names.rateLimit] = text.remainingPrefix + remaining + RESET + reset;
   } else if (forms.standard === 'draft-7') {
-    headers['RateLimit-Policy'] = text.numericPolicy;
-    headers.RateLimit = `limit=${text.limitText}, remaining=${remaining}, reset=${reset}`;
+    headers[names.policy] = text.numericPolicy;
+    headers[names.rateLimit] = `limit=${text.limitText}, remaining=${remaining}, reset=${reset}`;
   } else if (forms.standard === 'draft-6') {
-    headers['RateLimit-Policy'] = text.numericPolicy;
-    headers['RateLimit-Limit'] = text.limitText;
-    headers['RateLimit-Remaining'] = String(remaining);
-    headers['RateLimit-Reset'] = String(reset);
+    headers[names.policy] = text.numericPolicy;
+    headers[names.limit] = text.limitText;
+    headers[names.remaining] = String(remaining);
+    headers[names.reset] = String(reset);
   }
   if (forms.legacy) {
-    headers['X-RateLimit-Limit'] = text.limitText;
-    headers['X-RateLimit-Remaining'] = String(remaining);
-    headers['X-RateLimit-Reset'] = String(Math.ceil(clock() / 1000) + reset);
+    headers[names.legacyLimit] = text.limitText;
+    headers[names.legacyRemaining] = String(remaining);
+    headers[names.legacyReset] = String(Math.ceil(clock() / 1000) + reset);
   }
   return headers;
 }

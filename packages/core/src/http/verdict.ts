@@ -3,7 +3,14 @@ import type { Decision, RuleResult } from '../observe/contract.js';
 import type { AdapterReport } from './hooks.js';
 import { type RateLimitInfo, rateLimitInfo } from './info.js';
 import type { HeaderFormat } from './responses.js';
-import { type DeniedResponse, deniedResponse, type HeaderValues, rateLimitHeaders } from './responses.js';
+import {
+  type DeniedResponse,
+  DRAFT_NAMES,
+  deniedResponse,
+  type HeaderNames,
+  type HeaderValues,
+  rateLimitHeaders,
+} from './responses.js';
 
 /** What the adapter must do with a request. */
 export type Verdict =
@@ -68,8 +75,9 @@ export function allowVerdict(
   clock: () => number,
   limiter: OutcomeLimiter,
   report: AdapterReport,
+  names: HeaderNames = DRAFT_NAMES,
 ): Verdict {
-  const headers = rateLimitHeaders(decision, format, shown, clock);
+  const headers = rateLimitHeaders(decision, format, shown, clock, names);
   const info = rateLimitInfo(decision, shown);
   const holds = decision.leases.length > 0;
   // Nothing to hand back or observe (the usual case): no closures, and no listener in the adapter.
