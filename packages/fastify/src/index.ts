@@ -150,8 +150,9 @@ const plugin: FastifyPluginAsync<FastifyRateLimitOptions> = async (fastify, give
 
 /** An upgrade (Node's test: `Connection: upgrade` and an `Upgrade` header) to a route marked by onRoute. */
 function isWebsocketUpgrade(request: FastifyRequest, route: FastifyRouteConfig | undefined): boolean {
+  if (route === undefined || !(WEBSOCKET_ROUTE in route)) return false;
   const { connection = '', upgrade } = request.headers;
-  return upgrade !== undefined && /\bupgrade\b/i.test(connection) && WEBSOCKET_ROUTE in (route ?? {});
+  return upgrade !== undefined && /\bupgrade\b/i.test(connection);
 }
 
 /** A route's hooks of one kind as a list (Fastify takes one function or a list). */

@@ -94,7 +94,18 @@ interface Wanted {
 /** Worked out once per set of names (used.ts makes one per table): a request reads booleans, not sets. */
 const wantedBySet = new WeakMap<ReadonlySet<string>, Wanted>();
 
+/** The set asked for last and its answer: a table's requests ask with the same set, one after another. */
+let lastUsed: ReadonlySet<string> | undefined;
+let lastWanted: Wanted | undefined;
+
 function wantedOf(used: ReadonlySet<string>): Wanted {
+  if (used === lastUsed) return lastWanted!;
+  lastUsed = used;
+  lastWanted = wantedIn(used);
+  return lastWanted;
+}
+
+function wantedIn(used: ReadonlySet<string>): Wanted {
   let wanted = wantedBySet.get(used);
   if (wanted === undefined) {
     wanted = {
