@@ -33,4 +33,19 @@ describe('KoaFacts', () => {
     const all = context({ app: { proxy: true, maxIpsCount: 0 } });
     expect(new KoaFacts(all, undefined).proxyTrust).toBe('all');
   });
+
+  it('reads the address only when asked, once', () => {
+    let reads = 0;
+    const ctx = context();
+    const counted = Object.defineProperty({ ...ctx }, 'ip', {
+      get: () => {
+        reads++;
+        return ctx.ip;
+      },
+    });
+    const facts = new KoaFacts(counted, undefined);
+    expect(reads).toBe(0);
+    expect([facts.ip, facts.ip]).toEqual(['203.0.113.7', '203.0.113.7']);
+    expect(reads).toBe(1);
+  });
 });

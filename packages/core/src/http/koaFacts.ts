@@ -16,19 +16,23 @@ export interface KoaContextFields {
 }
 
 /**
- * What the limiter reads off a Koa context; a class, so no closure is made per request. The address at once
- * (most rule sets key by it), the rest when a rule or a notice reads it: each goes through Koa's delegates.
+ * What the limiter reads off a Koa context; a class, so no closure is made per request. Each field when a rule
+ * or a notice reads it: each goes through Koa's delegates, and the address through its proxy headers too.
  */
 export class KoaFacts implements RequestFacts {
-  readonly ip: string;
   readonly #ctx: KoaContextFields;
   readonly #template: string | undefined;
+  #ip: string | undefined;
 
   /** `template`: the route the global middleware found for the request, before the router ran. */
   constructor(ctx: KoaContextFields, template: string | undefined) {
-    this.ip = ctx.ip;
     this.#ctx = ctx;
     this.#template = template;
+  }
+
+  get ip(): string {
+    this.#ip ??= this.#ctx.ip;
+    return this.#ip;
   }
 
   get method(): string {
