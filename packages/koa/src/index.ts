@@ -43,7 +43,7 @@ export function rateLimit(options?: KoaRateLimitOptions): KoaRateLimit {
       setInfo: (ctx, _same, info) => {
         ctx.state.rateLimit = info;
       },
-      sent: (ctx) => ctx.headerSent,
+      sent: (ctx) => ctx.res.headersSent,
       onDenied: onDenied && ((ctx, _same, denied) => onDenied(ctx, denied)),
       // What onDenied set stands, as in Express and Fastify; one that threw gets the default.
       answered: (ctx, _same, _own, threw) => (!threw && setResponse(ctx) ? ctx : undefined),
