@@ -47,7 +47,7 @@ const PROXY_CODES = Object.keys(PROXY_NOTICES).length;
  * limiter stops paying two header reads per request for notices that never come.
  */
 export const PROXY_EVERY_REQUEST = 1024;
-export const PROXY_SAMPLE = 64;
+export const PROXY_SAMPLE = 1024;
 
 /**
  * Watches one limiter's requests and rules for misconfiguration and logs each notice once, with its code;
