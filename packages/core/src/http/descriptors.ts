@@ -59,16 +59,17 @@ export function buildDescriptors(
   const wanted = used === undefined ? undefined : wantedOf(used);
   const all = !onlyUsed || wanted === undefined;
   const ip = all || wanted.ip ? normalizeIp(facts.ip, settings.ipv6Subnet) : undefined;
-  put(result, 'ip', ip, max);
-  if (all || wanted.method) put(result, 'method', facts.method.toUpperCase(), max);
+  // The built-ins by name, not through `put`: a store of a fixed name stays fast, one of any name does not.
+  if (ip !== undefined) result.ip = bounded(ip, max);
+  if (all || wanted.method) result.method = bounded(facts.method.toUpperCase(), max);
   if (all || wanted.route) {
     const caseSensitive = facts.caseSensitive ?? settings.caseSensitiveRoutes;
-    put(result, 'route', facts.route ?? normalizePath(facts.url, { caseSensitive }), max);
+    result.route = bounded(facts.route ?? normalizePath(facts.url, { caseSensitive }), max);
   }
   const keyed = all || wanted.keyed;
   if (keyed) {
     const apiKey = extra && 'apiKey' in extra ? toValue(extra.apiKey) : headerApiKey(facts, settings);
-    put(result, 'api_key', apiKey, max);
+    if (apiKey !== undefined) result.api_key = bounded(apiKey, max);
   }
   if (wanted?.onDemand === true) putOnDemand(result, facts, settings, ip, used!);
   const source = settings.addressDescriptors;
@@ -188,7 +189,12 @@ function mergeOwn(result: Record<string, string>, own: Record<string, unknown>, 
 
 /** Sets a defined value, replaced by its hash when longer than `max`. */
 function put(result: Record<string, string>, name: string, value: string | undefined, max: number): void {
-  if (value !== undefined) result[name] = value.length > max ? `#${hashText(value)}` : value;
+  if (value !== undefined) result[name] = bounded(value, max);
+}
+
+/** A value as a descriptor holds it: replaced by its hash when longer than `max`. */
+function bounded(value: string, max: number): string {
+  return value.length > max ? `#${hashText(value)}` : value;
 }
 
 /** A descriptor value: strings (empty is none), numbers, booleans and bigints as text; anything else none. */

@@ -30,13 +30,14 @@ export function adapterReporter(
  * Runs a user hook; a throw or a rejection is reported and reads as undefined. A synchronous answer stays
  * synchronous, so a request whose hooks are all synchronous waits on no promise but the store's.
  */
-export function runHook<T>(
+export function runHook<T, A = undefined>(
   report: AdapterReport,
   stage: AdapterStage,
-  call: () => T | Promise<T>,
+  call: (arg: A) => T | Promise<T>,
+  arg?: A,
 ): Maybe<T | undefined> {
   try {
-    const value = call();
+    const value = call(arg as A);
     if (!isThenable(value)) return value;
     return value.then(undefined, (error: unknown) => {
       report(error, stage);

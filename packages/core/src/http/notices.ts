@@ -49,6 +49,11 @@ const PROXY_CODES = Object.keys(PROXY_NOTICES).length;
 export const PROXY_EVERY_REQUEST = 1024;
 export const PROXY_SAMPLE = 1024;
 
+/** Whether the `seen`-th request (from 0) is looked at: all of the first, then one in PROXY_SAMPLE. */
+function sampled(seen: number): boolean {
+  return seen < PROXY_EVERY_REQUEST || seen % PROXY_SAMPLE === 0;
+}
+
 /**
  * Watches one limiter's requests and rules for misconfiguration and logs each notice once, with its code;
  * silenced codes never. Text names a rule or a descriptor, never a key, an address or a header value.
@@ -60,6 +65,8 @@ export class NoticeWatch {
   #proxyGiven: number;
   /** Requests seen, for the proxy notices' sampling. */
   #requests = 0;
+  /** Descriptor sets the app's hook returned, for their notice's sampling. */
+  #descriptorSets = 0;
   /** The global table last looked at: each table is looked at once. */
   #smelled: CompiledRules | undefined;
 
@@ -75,7 +82,7 @@ export class NoticeWatch {
    * paths, rules matching or keyed by route.
    */
   request(facts: RequestFacts, globalTable: CompiledRules | undefined): void {
-    if (this.#proxyGiven < PROXY_CODES && this.#looksAtProxy()) this.#proxy(facts);
+    if (this.#proxyGiven < PROXY_CODES && sampled(this.#requests++)) this.#proxy(facts);
     if (globalTable === undefined || globalTable === this.#smelled) return;
     const pathsOnly = this.#settings.globalSeesPaths && facts.route === undefined;
     // Until a request arrives without a template, a router-mounted limiter may still see templates.
@@ -92,20 +99,16 @@ export class NoticeWatch {
     if (this.#settings.rawKeys) this.#rules('SLUICE_UNVALIDATED_API_KEY', ruleSmells(rules).apiKeyed);
   }
 
-  /** What `descriptors(req)` returned: a raw IPv6 address in it. */
+  /** What `descriptors(req)` returned: a raw IPv6 address in it (sampled as the proxy headers are). */
   descriptors(own: unknown): void {
-    if (own === undefined || this.#given.has('SLUICE_RAW_IPV6_KEY')) return;
+    if (own === undefined || !sampled(this.#descriptorSets++) || this.#given.has('SLUICE_RAW_IPV6_KEY'))
+      return;
     const name = rawIpv6Descriptor(own);
     if (name !== undefined)
       this.#give(
         'SLUICE_RAW_IPV6_KEY',
         `descriptor ${JSON.stringify(name)} ${ADAPTER_NOTICES.SLUICE_RAW_IPV6_KEY}`,
       );
-  }
-
-  #looksAtProxy(): boolean {
-    const seen = this.#requests++;
-    return seen < PROXY_EVERY_REQUEST || seen % PROXY_SAMPLE === 0;
   }
 
   #proxy(facts: RequestFacts): void {

@@ -91,3 +91,16 @@ describe('NoticeWatch proxy notices', () => {
     expect(warnings).toHaveLength(1);
   });
 });
+
+describe('NoticeWatch descriptor notices', () => {
+  it("looks at the app's descriptors as at the proxy headers: every set at first, then one in PROXY_SAMPLE", () => {
+    const { watch, warnings } = watching();
+    const raw = { client: '2001:db8::1' };
+    for (let i = 0; i <= PROXY_EVERY_REQUEST; i++) watch.descriptors({ client: '203.0.113.7' });
+    for (let i = 0; i < PROXY_SAMPLE - 1; i++) watch.descriptors(raw);
+    expect(warnings).toEqual([]);
+    watch.descriptors(raw);
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatch(/\[SLUICE_RAW_IPV6_KEY\]$/);
+  });
+});

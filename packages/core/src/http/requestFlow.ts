@@ -61,12 +61,14 @@ function then<T, U>(value: Maybe<T>, next: (value: T) => Maybe<U>): Maybe<U> {
   return isThenable(value) ? value.then(next) : next(value);
 }
 
-function hook<T>(
+/** An app's hook called with the request; no closure is made for the call. */
+function hook<T, Req>(
   flow: Pick<RequestFlow<unknown>, 'report'>,
   stage: AdapterStage,
-  call: () => T | Promise<T>,
+  call: (req: Req) => T | Promise<T>,
+  req: Req,
 ): Maybe<T | undefined> {
-  return runHook(flow.report, stage, call);
+  return runHook(flow.report, stage, call, req);
 }
 
 /** Decides one request: what is left to check of it, the `skip` hook, then the decision; never throws. */
@@ -81,35 +83,71 @@ export function checkRequest<Req>(
   if (scope === undefined) return SKIP;
   const { skip } = flow.options;
   const verdict = skip
-    ? then(
-        hook(flow, 'skip', () => skip(req)),
-        (skipped) => (skipped === true ? SKIP : flow.decide(flow, req, facts, scope)),
+    ? then(hook(flow, 'skip', skip, req), (skipped) =>
+        skipped === true ? SKIP : flow.decide(flow, req, facts, scope),
       )
     : flow.decide(flow, req, facts, scope);
   // A user hook may return any thenable: adapters get a verdict or a native promise, nothing else.
   return isThenable(verdict) && !(verdict instanceof Promise) ? Promise.resolve(verdict) : verdict;
 }
 
-/** Hooks in order (api key and its validation, descriptors, cost), then the engine; the verdict. */
+/**
+ * Hooks in order (api key and its validation, descriptors, cost), then the engine; the verdict. Each step
+ * goes on to the next at once when its hook answered at once: a continuation only after a promise.
+ */
 export function decideWithHooks<Req>(
   flow: RequestFlow<Req>,
   req: Req,
   facts: RequestFacts,
   scope: CheckScope,
 ): Maybe<Verdict> {
-  const { descriptors, cost } = flow.options;
-  return then(apiKeyOf(flow, req, facts), (keyValue) => {
-    const own = descriptors ? hook(flow, 'descriptors', () => descriptors(req)) : undefined;
-    return then(own, (ownValue) => {
-      flow.notices.descriptors(ownValue);
-      const extra = flow.rawKeys ? { descriptors: ownValue } : { apiKey: keyValue, descriptors: ownValue };
-      const costOf = cost ? hook(flow, 'cost', () => cost(req)) : undefined;
-      return then(costOf, (costValue) => {
-        const built = buildDescriptors(facts, flow.options, extra, usedBy(flow, scope), flow.onlyUsed);
-        return judge(flow, req, facts, built, costValue, scope);
-      });
-    });
-  });
+  const key = apiKeyOf(flow, req, facts);
+  if (isThenable(key)) return then(key, (value) => withApiKey(flow, req, facts, scope, value));
+  return withApiKey(flow, req, facts, scope, key);
+}
+
+/** The `descriptors` hook's step, the API key known. */
+function withApiKey<Req>(
+  flow: RequestFlow<Req>,
+  req: Req,
+  facts: RequestFacts,
+  scope: CheckScope,
+  apiKey: unknown,
+): Maybe<Verdict> {
+  const { descriptors } = flow.options;
+  const own = descriptors ? hook(flow, 'descriptors', descriptors, req) : undefined;
+  if (isThenable(own)) return then(own, (value) => withOwn(flow, req, facts, scope, apiKey, value));
+  return withOwn(flow, req, facts, scope, apiKey, own);
+}
+
+/** The `cost` hook's step, the app's own descriptors known. */
+function withOwn<Req>(
+  flow: RequestFlow<Req>,
+  req: Req,
+  facts: RequestFacts,
+  scope: CheckScope,
+  apiKey: unknown,
+  own: unknown,
+): Maybe<Verdict> {
+  flow.notices.descriptors(own);
+  const extra = flow.rawKeys ? { descriptors: own } : { apiKey, descriptors: own };
+  const { cost } = flow.options;
+  const costOf = cost ? hook(flow, 'cost', cost, req) : undefined;
+  if (isThenable(costOf)) return then(costOf, (value) => withCost(flow, req, facts, scope, extra, value));
+  return withCost(flow, req, facts, scope, extra, costOf);
+}
+
+/** The engine's step, every hook answered. */
+function withCost<Req>(
+  flow: RequestFlow<Req>,
+  req: Req,
+  facts: RequestFacts,
+  scope: CheckScope,
+  extra: { readonly apiKey?: unknown; readonly descriptors: unknown },
+  cost: number | undefined,
+): Maybe<Verdict> {
+  const built = buildDescriptors(facts, flow.options, extra, usedBy(flow, scope), flow.onlyUsed);
+  return judge(flow, req, facts, built, cost, scope);
 }
 
 /** No hook configured (no API key reader or validator, no descriptors, no cost): no continuation at all. */
@@ -157,7 +195,7 @@ export function readsRoute<Req>(flow: RequestFlow<Req>): boolean {
 function apiKeyOf<Req>(flow: RequestFlow<Req>, req: Req, facts: RequestFacts): Maybe<unknown> {
   const { apiKey, validateApiKey } = flow.options;
   if (flow.rawKeys) return undefined;
-  const key = apiKey ? hook(flow, 'api_key', () => apiKey(req)) : headerApiKey(facts, flow.options);
+  const key = apiKey ? hook(flow, 'api_key', apiKey, req) : headerApiKey(facts, flow.options);
   if (validateApiKey === undefined) return key;
   return then(key, (value) => {
     if (typeof value !== 'string' || value === '') return undefined;
@@ -165,7 +203,7 @@ function apiKeyOf<Req>(flow: RequestFlow<Req>, req: Req, facts: RequestFacts): M
     const judged = notes?.judgedKey;
     if (judged !== undefined && judged.key === value) return judged.valid ? value : undefined;
     // A validator that throws refuses the key: failing towards the per-IP rules is the safe side.
-    const valid = hook(flow, 'validate_api_key', () => validateApiKey(value, req));
+    const valid = hook(flow, 'validate_api_key', (r: Req) => validateApiKey(value, r), req);
     return then(valid, (ok) => {
       if (notes !== undefined) notes.judgedKey = { key: value, valid: ok === true };
       return ok === true ? value : undefined;

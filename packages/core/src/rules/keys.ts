@@ -82,6 +82,8 @@ export class TagCache {
   readonly #global = new Map<string, CachedTag>();
   readonly #secret: string | undefined;
   readonly #maxSize: number;
+  /** The same maps by the names array itself, a compiled rule's own: found without building its signature. */
+  readonly #byNames = new WeakMap<readonly string[], Generations>();
   #lastNames: readonly string[] | undefined;
   #lastTags: Generations | undefined;
 
@@ -150,7 +152,11 @@ export class TagCache {
   #tagsOf(names: readonly string[]): Generations {
     // Most tables key on one set of names: the last one asked for answers with no lookup at all.
     if (names === this.#lastNames) return this.#lastTags!;
-    const tags = this.#tagsBySignature(names);
+    let tags = this.#byNames.get(names);
+    if (tags === undefined) {
+      tags = this.#tagsBySignature(names);
+      this.#byNames.set(names, tags);
+    }
     this.#lastNames = names;
     this.#lastTags = tags;
     return tags;
