@@ -26,19 +26,14 @@ export function decidePlain(
   codeCost: number,
   now: number,
 ): Decision {
-  const matched = path.table.match(descriptors, now, path.lists);
-  let rules = matched;
-  let checks: Check[] = new Array(matched.length);
-  for (let i = 0; i < matched.length; i++) {
-    const rule = matched[i]!;
+  const rules: CompiledRule[] = [];
+  const checks: Check[] = [];
+  for (const rule of path.table.match(descriptors, now, path.lists)) {
     const cached = path.tags.cachedTagFor(rule, descriptors);
-    if (cached !== undefined)
-      checks[i] = plainCheck(rule, cached.tag, descriptors, codeCost, path.dryRun, cached);
-  }
-  // A rule whose key has no tag counts nothing (as in planChecks); matched rules always have one.
-  if (checks.includes(undefined as never)) {
-    rules = matched.filter((_, i) => checks[i] !== undefined);
-    checks = checks.filter((check) => check !== undefined);
+    // A rule whose key has no tag counts nothing, as in planChecks (a matched rule always has one).
+    if (cached === undefined) continue;
+    rules.push(rule);
+    checks.push(plainCheck(rule, cached.tag, descriptors, codeCost, path.dryRun, cached));
   }
   const decision = decided(path, rules, checks, descriptors, now);
   path.observer.onDecision(decision, descriptors);

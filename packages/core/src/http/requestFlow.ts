@@ -14,7 +14,7 @@ import type { AdapterStage, ResolvedOptions } from './options.js';
 import type { HeaderNames, HeaderValues } from './responses.js';
 import { withSettle } from './settle.js';
 import { shownResult } from './shown.js';
-import { stageOf, withStage } from './stages.js';
+import { hasStages, stageOf, withStage } from './stages.js';
 import { type UsedDescriptors, usedByBoth, usedDescriptors } from './used.js';
 import { allowVerdict, denyVerdict, type Verdict } from './verdict.js';
 
@@ -281,6 +281,8 @@ function verdictOf<Req>(
   scope: CheckScope,
 ): Verdict {
   const verdict = plainVerdictOf(flow, req, decision, scope);
+  // Tables without stages (the usual case) answer as they are.
+  if (!hasStages(flow.limiter.rules) && !hasStages(scope.rules)) return verdict;
   const tables = [flow.limiter.rules, scope.rules];
   const stage = stageOf(decision, tables);
   if (stage === undefined) return verdict;

@@ -36,6 +36,11 @@ function stagedRules(table: CompiledRules | undefined): ReadonlyMap<string, Comp
   return byName;
 }
 
+/** Whether a table has a rule with a stage of its own (`warn_at`, `challenge`); false for none. */
+export function hasStages(table: CompiledRules | undefined): boolean {
+  return stagedRules(table) !== null;
+}
+
 /**
  * The stage of a decision denied or allowed by a rule with `warn_at` or `challenge`: a ban, a challenge or a
  * plain 429 when denied, a warning when an enforcing rule with `warn_at` is past its share; undefined
