@@ -32,9 +32,19 @@ describe('Fastify internals @sluice/fastify reads', () => {
     ]);
   });
 
-  it('falls back to routeOptions for a request without a route context', () => {
+  it('falls back to routeOptions for a request without a route context, or a context without a config', async () => {
     const config = { rateLimit: false };
     expect(fastifyRouteConfig({ routeOptions: { config } })).toBe(config);
     expect(fastifyRouteConfig({ routeOptions: {} })).toBeUndefined();
+    const app = Fastify();
+    let key: symbol | undefined;
+    app.get('/', async (req) => {
+      key = Object.getOwnPropertySymbols(req).find((s) => s.description === 'fastify.context');
+      return 'ok';
+    });
+    await app.inject('/');
+    await app.close();
+    expect(key).toBeDefined();
+    expect(fastifyRouteConfig({ [key!]: {}, routeOptions: { config } } as never)).toBe(config);
   });
 });

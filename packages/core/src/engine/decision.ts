@@ -12,7 +12,8 @@ export type StoreOutcome =
 /** Retry time given when a rule fails closed: the store cannot say, so ask for a short pause. */
 const FAIL_CLOSED_RETRY_MS = 1000;
 
-const NO_LEASES: readonly Lease[] = Object.freeze([]);
+/** The leases of a decision that holds none. */
+export const NO_LEASES: readonly Lease[] = Object.freeze([]);
 
 const REASON_BY_KIND: Record<StoreErrorKind, DecisionReason> = {
   timeout: 'timeout',

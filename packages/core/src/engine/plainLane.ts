@@ -6,14 +6,13 @@ import {
   buildDecision,
   countedResult,
   decideRequest,
+  NO_LEASES,
   type PlannedRequest,
   type StoreOutcome,
 } from './decision.js';
 import { effectiveMode, type PlannedCheck } from './plan.js';
 import type { RequestPath } from './requestPath.js';
 import { NOTHING_DONE } from './storeCall.js';
-
-const NO_LEASES = Object.freeze([]);
 
 /**
  * The lean way through a check, for a plain table (`CompiledRules.plain`: every rule only counts) whose store

@@ -103,6 +103,8 @@ export function fastifyRouteConfig(request: {
     contextKey === null
       ? undefined
       : (request as unknown as Record<symbol, { config?: unknown } | undefined>)[contextKey];
-  const config = context === undefined ? request.routeOptions.config : context.config;
+  // Fastify gives every route context a config: none found means its internals moved, and the public read
+  // keeps a route's own rules in view.
+  const config = context?.config ?? request.routeOptions.config;
   return config as FastifyRouteConfig | undefined;
 }
