@@ -12,16 +12,18 @@ const NONE: number = LIST_END;
  */
 export const KEYS_PER_SHARD = 4096;
 
-/** PAGE_SIZE slots: the counter each holds (rule and tag), and the next slot holding the same tag. */
+/**
+ * PAGE_SIZE slots: the counter each holds, its rule and tag side by side (`ids[2 * at]`, `ids[2 * at + 1]`: a
+ * lookup checks both in one cache line), and the next slot holding the same tag.
+ */
 interface IdentityPage {
-  readonly rules: (string | undefined)[];
-  readonly tags: (string | undefined)[];
+  readonly ids: (string | undefined)[];
   readonly next: Int32Array;
 }
 
 function identityPage(): IdentityPage {
-  // Grown as slots are taken (in order, so they stay packed): a small store stays small.
-  return { rules: [], tags: [], next: new Int32Array(PAGE_SIZE) };
+  // Grown as slots are taken (in order, so it stays packed): a small store stays small.
+  return { ids: [], next: new Int32Array(PAGE_SIZE) };
 }
 
 /**
@@ -45,7 +47,7 @@ export class SlotIndex {
     let slot = this.#shardOf(tag).get(tag) ?? NONE;
     while (slot !== NONE) {
       const page = this.#page(slot);
-      if (page.rules[slot & MASK] === rule) return slot;
+      if (page.ids[2 * (slot & MASK)] === rule) return slot;
       slot = page.next[slot & MASK]!;
     }
     return NONE;
@@ -59,10 +61,10 @@ export class SlotIndex {
   findNear(near: number, rule: string, tag: string): number {
     if (near < 0 || near >= this.#pages.length << BITS) return NONE;
     let page = this.#page(near);
-    if (page.tags[near & MASK] !== tag) return NONE;
+    if (page.ids[2 * (near & MASK) + 1] !== tag) return NONE;
     let slot = near;
     // Every slot of a chain holds the same tag: from one that holds it, the chain is the tag's.
-    while (page.rules[slot & MASK] !== rule) {
+    while (page.ids[2 * (slot & MASK)] !== rule) {
       slot = page.next[slot & MASK]!;
       if (slot === NONE) return NONE;
       page = this.#page(slot);
@@ -73,7 +75,7 @@ export class SlotIndex {
   /** Whether `slot` holds this counter. */
   holds(slot: number, rule: string, tag: string): boolean {
     const page = this.#page(slot);
-    return page.rules[slot & MASK] === rule && page.tags[slot & MASK] === tag;
+    return page.ids[2 * (slot & MASK)] === rule && page.ids[2 * (slot & MASK) + 1] === tag;
   }
 
   /** Records that `slot` (a free one, below the count given to `grow`) holds the counter. */
@@ -82,8 +84,8 @@ export class SlotIndex {
     const page = this.#page(slot);
     const at = slot & MASK;
     const first = shard.get(tag);
-    page.rules[at] = rule;
-    page.tags[at] = tag;
+    page.ids[2 * at] = rule;
+    page.ids[2 * at + 1] = tag;
     page.next[at] = first ?? NONE;
     shard.set(tag, slot);
     if (first === undefined && ++this.#tags > this.#shards.length * KEYS_PER_SHARD) this.#splitOne();
@@ -93,7 +95,7 @@ export class SlotIndex {
   remove(slot: number): void {
     const page = this.#page(slot);
     const at = slot & MASK;
-    const tag = page.tags[at]!;
+    const tag = page.ids[2 * at + 1]!;
     const shard = this.#shardOf(tag);
     const next = page.next[at]!;
     const first = shard.get(tag)!;
@@ -106,8 +108,8 @@ export class SlotIndex {
         before = this.#page(before).next[before & MASK]!;
       this.#page(before).next[before & MASK] = next;
     }
-    page.rules[at] = undefined;
-    page.tags[at] = undefined;
+    page.ids[2 * at] = undefined;
+    page.ids[2 * at + 1] = undefined;
   }
 
   /** Makes room for slots numbered below `count`. */
