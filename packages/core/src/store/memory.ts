@@ -9,7 +9,6 @@ import {
   type StateTable,
   toResult,
 } from './evaluate.js';
-import { heldAfter } from './heldState.js';
 import { MemoryFactors } from './memoryFactors.js';
 import { addPages, PAGE_SIZE, pageBits } from './pages.js';
 import { NONE as LIST_END, protectedLimit, SegmentedLru } from './segmentedLru.js';
@@ -62,8 +61,7 @@ const NONE: number = LIST_END;
  * already made, so no key string is built per check) maps to a slot number through small Maps
  * ({@link SlotIndex}: a big Map stalls the loop when V8 rebuilds it); per slot, the state, expiry and links
  * live in parallel arrays (numbers unboxed in typed arrays), so an entry has no wrapper object, in pages
- * made as needed (never one big array to copy). A write copies a state into the one its counter holds
- * ({@link heldAfter}).
+ * made as needed (never one big array to copy).
  */
 export class MemoryStore implements Store, StateTable {
   readonly #maxKeys: number;
@@ -163,7 +161,7 @@ export class MemoryStore implements Store, StateTable {
       if (hint !== undefined) hint.slot = slot;
     }
     const page = this.#page(slot);
-    page.states[slot & MASK] = heldAfter(page.states[slot & MASK], state);
+    page.states[slot & MASK] = state;
     if (expiresAt !== undefined) this.#expireAt(page, slot & MASK, expiresAt);
   }
 
