@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { compileRules } from '../rules/index.js';
 import { buildDescriptors, type DescriptorSettings, type RequestFacts, retryAttempt } from './descriptors.js';
+import { usedDescriptors } from './used.js';
 
 const settings: DescriptorSettings = {
   ipv6Subnet: 64,
@@ -142,6 +144,51 @@ describe('buildDescriptors with onlyUsed', () => {
     );
     expect(Object.keys(idempotent)).toEqual(['idempotency_key']);
     expect(idempotent.idempotency_key).not.toContain('order-7');
+  });
+
+  it('reads the address of a request with an API key only when a rule other than the anonymous ones reads it', () => {
+    const userStyle = usedDescriptors(
+      compileRules({
+        rules: [
+          { name: 'anon', match: { auth: 'anonymous' }, key: ['ip'], limit: { requests: 1, per: '1s' } },
+          { name: 'keyed', match: { auth: 'api_key' }, key: ['api_key'], limit: { requests: 1, per: '1s' } },
+        ],
+      }),
+    );
+    let reads = 0;
+    const counted = (headers: Record<string, string>) => ({
+      ...facts({}, headers),
+      get ip() {
+        reads++;
+        return '::ffff:10.0.0.1';
+      },
+    });
+    const keyed = buildDescriptors(counted({ 'x-api-key': 'k1' }), settings, undefined, userStyle, true);
+    expect(keyed).toEqual({ api_key: 'k1', auth: 'api_key' });
+    expect(reads).toBe(0);
+    const anonymous = buildDescriptors(counted({}), settings, undefined, userStyle, true);
+    expect(anonymous).toEqual({ auth: 'anonymous', ip: '10.0.0.1' });
+    expect(reads).toBe(1);
+    // The app marks a keyed request anonymous: its address counts again.
+    const marked = { descriptors: { auth: 'anonymous' } };
+    expect(buildDescriptors(counted({ 'x-api-key': 'k1' }), settings, marked, userStyle, true).ip).toBe(
+      '10.0.0.1',
+    );
+    // The app's own `ip` wins, as it does when the address is read first.
+    const own = { descriptors: { ip: '192.0.2.9' } };
+    expect(buildDescriptors(counted({}), settings, own, userStyle, true).ip).toBe('192.0.2.9');
+
+    const everyone = usedDescriptors(
+      compileRules({
+        rules: [
+          { name: 'anon', match: { auth: 'anonymous' }, key: ['ip'], limit: { requests: 1, per: '1s' } },
+          { name: 'all', key: ['ip'], limit: { requests: 1, per: '1s' } },
+        ],
+      }),
+    );
+    expect(buildDescriptors(counted({ 'x-api-key': 'k1' }), settings, undefined, everyone, true).ip).toBe(
+      '10.0.0.1',
+    );
   });
 
   it('builds every built-in without it', () => {

@@ -3,6 +3,7 @@ import type { Descriptors } from '../rules/contract.js';
 import { hashText, IDEMPOTENCY_DESCRIPTOR, idempotencyDescriptor } from '../rules/keys.js';
 import type { RequestFacts } from './facts.js';
 import { normalizePath } from './route.js';
+import { ANONYMOUS_IP } from './used.js';
 
 /** Still importable from here, where adapters and http/index.ts have always found it. */
 export type { RequestFacts } from './facts.js';
@@ -78,12 +79,19 @@ export function buildDescriptors(
   const own = extra?.descriptors;
   if (typeof own === 'object' && own !== null) mergeOwn(result, own as Record<string, unknown>, max);
   if (keyed) result.auth ??= result.api_key === undefined ? 'anonymous' : 'api_key';
+  // Read by rules of anonymous requests alone: a request with an API key never reads its address.
+  if (!all && !wanted.ip && wanted.anonymousIp && result.auth === 'anonymous' && result.ip === undefined) {
+    const address = normalizeIp(facts.ip, settings.ipv6Subnet);
+    if (address !== undefined) result.ip = bounded(address, max);
+  }
   return result;
 }
 
 /** Which built-in descriptors a set of names read asks for. */
 interface Wanted {
   readonly ip: boolean;
+  /** `ip` for anonymous requests only (used.ts's ANONYMOUS_IP). */
+  readonly anonymousIp: boolean;
   readonly method: boolean;
   readonly route: boolean;
   /** `api_key`, and `auth` from it. */
@@ -111,6 +119,7 @@ function wantedIn(used: ReadonlySet<string>): Wanted {
   if (wanted === undefined) {
     wanted = {
       ip: used.has('ip') || used.has('client_ip'),
+      anonymousIp: used.has(ANONYMOUS_IP),
       method: used.has('method'),
       route: used.has('route'),
       keyed: used.has('api_key') || used.has('auth'),

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { compileRules } from '../rules/index.js';
-import { usedByBoth, usedDescriptors } from './used.js';
+import { ANONYMOUS_IP, usedByBoth, usedDescriptors } from './used.js';
 
 describe('usedDescriptors', () => {
   it('names what match, conditions, key and cost read; an address condition reads client_ip too', () => {
@@ -21,6 +21,21 @@ describe('usedDescriptors', () => {
       ['api_key', 'auth', 'client_ip', 'ip', 'retry', 'size', 'tenant'].sort(),
     );
     expect(usedDescriptors(rules)).toBe(usedDescriptors(rules));
+  });
+
+  it('names the address a rule of anonymous requests alone reads apart', () => {
+    const rules = compileRules({
+      rules: [
+        { name: 'anon', match: { auth: 'anonymous' }, key: ['ip'], limit: { requests: 1, per: '1s' } },
+        {
+          name: 'both',
+          match: { auth: ['anonymous', 'api_key'] },
+          key: ['route'],
+          limit: { requests: 1, per: '1s' },
+        },
+      ],
+    });
+    expect([...usedDescriptors(rules)].sort()).toEqual([ANONYMOUS_IP, 'auth', 'route'].sort());
   });
 
   it("names the descriptor a rule's priority class is read from", () => {

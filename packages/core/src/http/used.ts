@@ -8,6 +8,13 @@ import { IDEMPOTENCY_DESCRIPTOR } from '../rules/keys.js';
  */
 export type UsedDescriptors = ReadonlySet<string>;
 
+/**
+ * What a rule that applies only to anonymous requests (`match: {auth: [anonymous]}`) records instead of `ip`
+ * when it reads the client address: a request with an API key then has its address read only when some other
+ * rule reads it (descriptors.ts). Not a descriptor name a rules file can write.
+ */
+export const ANONYMOUS_IP = 'ip (anonymous requests only)';
+
 /** Names each table's rules read; worked out once per table. */
 const usedByTable = new WeakMap<CompiledRules, UsedDescriptors>();
 
@@ -26,6 +33,8 @@ export function usedDescriptors(rules: CompiledRules): UsedDescriptors {
 
 function namesRead(rule: CompiledRule): string[] {
   const names = [...Object.keys(rule.match), ...rule.key];
+  if (anonymousOnly(rule))
+    for (let i = 0; i < names.length; i++) if (names[i] === 'ip') names[i] = ANONYMOUS_IP;
   for (const field of Object.keys(rule.conditions ?? {})) {
     names.push(field);
     if (ADDRESS_FIELDS.has(field)) names.push('client_ip');
@@ -35,6 +44,11 @@ function namesRead(rule: CompiledRule): string[] {
   if (rule.idempotentMs !== undefined) names.push(IDEMPOTENCY_DESCRIPTOR);
   if (rule.priority?.descriptor !== undefined) names.push(rule.priority.descriptor);
   return names;
+}
+
+function anonymousOnly(rule: CompiledRule): boolean {
+  const auth = rule.match.auth;
+  return auth !== undefined && auth.length === 1 && auth[0] === 'anonymous';
 }
 
 /** Unions made so far, by route table's names then the limiter's: made once per pair of tables. */
