@@ -57,7 +57,7 @@ const NONE: number = LIST_END;
  * the second) protects it. The victim is the least recently used counter on probation, so a flood of fresh
  * keys evicts only fresh keys and never frees a client that is limited (see {@link SegmentedLru}).
  *
- * Layout, for memory (under 200 bytes per sliding_window key): the counter tag (the string the engine
+ * Layout, for memory (about 200 bytes per sliding_window key): the counter tag (the string the engine
  * already made, so no key string is built per check) maps to a slot number through small Maps
  * ({@link SlotIndex}: a big Map stalls the loop when V8 rebuilds it); per slot, the state, expiry and links
  * live in parallel arrays (numbers unboxed in typed arrays), so an entry has no wrapper object, in pages
