@@ -2,7 +2,7 @@
 import fastifyRateLimit from '@fastify/rate-limit';
 import { rateLimit } from '@sluice/fastify';
 import Fastify, { type FastifyInstance, type FastifyPluginAsync, type FastifyRequest } from 'fastify';
-import type { ServerSpec } from '../lib/spec.js';
+import { ROTATING_KEYS, type ServerSpec } from '../lib/spec.js';
 import {
   headerOf,
   isSluice,
@@ -35,6 +35,13 @@ export async function fastifyApp(spec: ServerSpec, tally: Tally): Promise<Fastif
 }
 
 /**
+ * Keys @fastify/rate-limit's in-memory store holds. Its default (`cache: 5000`) is below the bench's rotating
+ * keys: each key's counter was evicted before its next request, so the peer counted every request as a key's
+ * first (never limiting, and allocating a new counter each time). Sluice's MemoryStore holds them all.
+ */
+const PEER_CACHE = 2 * ROTATING_KEYS;
+
+/**
  * @fastify/rate-limit runs once per request per registration: stacking three limiters means three nested
  * registrations, each with its own key generator (and its own store).
  */
@@ -52,7 +59,7 @@ function peerLayer(
       keyGenerator: (req) => key(req.headers),
       ...(spec.limiter === 'peer-redis'
         ? { redis: redisClient(spec, tally), nameSpace: `${spec.prefix}-${layer}-` }
-        : {}),
+        : { cache: PEER_CACHE }),
     });
     await scope.register(
       layer + 1 < peerLayers(spec.rules) ? peerLayer(spec, tally, layer + 1, route) : route,
