@@ -13,13 +13,21 @@ const NONE: number = LIST_END;
 export const KEYS_PER_SHARD = 4096;
 
 /**
- * PAGE_SIZE slots: the counter each holds, its rule and tag side by side (`ids[2 * at]`, `ids[2 * at + 1]`: a
- * lookup checks both in one cache line), and the next slot holding the same tag.
+ * PAGE_SIZE slots: the counter each holds, its rule and tag side by side in `ids` (a lookup checks both in one
+ * cache line), and the next slot holding the same tag.
  */
 interface IdentityPage {
   readonly ids: (string | undefined)[];
   readonly next: Int32Array;
 }
+
+/** A slot's fields in `ids`: its rule, then its tag. */
+const RULE = 0;
+const TAG = 1;
+const IDS = 2;
+
+/** Where slot `slot`'s field `field` (RULE, TAG) sits in its page's `ids`. */
+const idAt = (slot: number, field: number): number => IDS * (slot & MASK) + field;
 
 function identityPage(): IdentityPage {
   // Grown as slots are taken (in order, so it stays packed): a small store stays small.
@@ -47,7 +55,7 @@ export class SlotIndex {
     let slot = this.#shardOf(tag).get(tag) ?? NONE;
     while (slot !== NONE) {
       const page = this.#page(slot);
-      if (page.ids[2 * (slot & MASK)] === rule) return slot;
+      if (page.ids[idAt(slot, RULE)] === rule) return slot;
       slot = page.next[slot & MASK]!;
     }
     return NONE;
@@ -61,10 +69,10 @@ export class SlotIndex {
   findNear(near: number, rule: string, tag: string): number {
     if (near < 0 || near >= this.#pages.length << BITS) return NONE;
     let page = this.#page(near);
-    if (page.ids[2 * (near & MASK) + 1] !== tag) return NONE;
+    if (page.ids[idAt(near, TAG)] !== tag) return NONE;
     let slot = near;
     // Every slot of a chain holds the same tag: from one that holds it, the chain is the tag's.
-    while (page.ids[2 * (slot & MASK)] !== rule) {
+    while (page.ids[idAt(slot, RULE)] !== rule) {
       slot = page.next[slot & MASK]!;
       if (slot === NONE) return NONE;
       page = this.#page(slot);
@@ -75,7 +83,7 @@ export class SlotIndex {
   /** Whether `slot` holds this counter. */
   holds(slot: number, rule: string, tag: string): boolean {
     const page = this.#page(slot);
-    return page.ids[2 * (slot & MASK)] === rule && page.ids[2 * (slot & MASK) + 1] === tag;
+    return page.ids[idAt(slot, RULE)] === rule && page.ids[idAt(slot, TAG)] === tag;
   }
 
   /** Records that `slot` (a free one, below the count given to `grow`) holds the counter. */
@@ -84,8 +92,8 @@ export class SlotIndex {
     const page = this.#page(slot);
     const at = slot & MASK;
     const first = shard.get(tag);
-    page.ids[2 * at] = rule;
-    page.ids[2 * at + 1] = tag;
+    page.ids[idAt(slot, RULE)] = rule;
+    page.ids[idAt(slot, TAG)] = tag;
     page.next[at] = first ?? NONE;
     shard.set(tag, slot);
     if (first === undefined && ++this.#tags > this.#shards.length * KEYS_PER_SHARD) this.#splitOne();
@@ -95,7 +103,7 @@ export class SlotIndex {
   remove(slot: number): void {
     const page = this.#page(slot);
     const at = slot & MASK;
-    const tag = page.ids[2 * at + 1]!;
+    const tag = page.ids[idAt(slot, TAG)]!;
     const shard = this.#shardOf(tag);
     const next = page.next[at]!;
     const first = shard.get(tag)!;
@@ -108,8 +116,8 @@ export class SlotIndex {
         before = this.#page(before).next[before & MASK]!;
       this.#page(before).next[before & MASK] = next;
     }
-    page.ids[2 * at] = undefined;
-    page.ids[2 * at + 1] = undefined;
+    page.ids[idAt(slot, RULE)] = undefined;
+    page.ids[idAt(slot, TAG)] = undefined;
   }
 
   /** Makes room for slots numbered below `count`. */
