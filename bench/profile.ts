@@ -14,68 +14,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildForBench } from './lib/build.js';
 import { startLoad } from './lib/children.js';
+import { type CpuProfile, ownCodeOf, ownMicros, processMicros } from './lib/ownCode.js';
 import { startBenchRedis } from './lib/redis.js';
 import { CONTENDERS, type Framework, type LimiterKind, type Scenario } from './lib/spec.js';
-
-interface ProfileNode {
-  id: number;
-  callFrame: { functionName: string; url: string; lineNumber: number };
-  children?: number[];
-}
-interface Profile {
-  nodes: ProfileNode[];
-  samples: number[];
-  timeDeltas: number[];
-}
-
-/** The files of each limiter's own code. */
-const OWN_CODE: Record<string, RegExp> = {
-  sluice: /packages\/(core|fastify|express|koa|redis)\/dist\//,
-  fastify: /@fastify\/rate-limit|toad-cache/,
-  express: /express-rate-limit|rate-limit-redis/,
-  koa: /koa-ratelimit/,
-  rlflex: /rate-limiter-flexible/,
-};
-
-/** Frames where the framework goes on to the route: a middleware's `next()` runs the rest under it. */
-const DOWNSTREAM =
-  /fastify\/lib\/(hooks|handle-request|wrap-thenable|route)\.js|router\/lib\/(layer|route)\.js|express\/lib\/router|koa-compose|bench\/dist\/apps/;
-
-/**
- * µs per request of the samples whose stack reaches the limiter's own code before a frame that goes on to the
- * route: its own functions and what they call (header writes, hashing, its promise continuations).
- */
-function ownMicros(profile: Profile, own: RegExp, requests: number): number {
-  const byId = new Map(profile.nodes.map((node) => [node.id, node]));
-  const parent = new Map<number, number>();
-  for (const node of profile.nodes) for (const child of node.children ?? []) parent.set(child, node.id);
-  let micros = 0;
-  profile.samples.forEach((sample, i) => {
-    for (let id: number | undefined = sample; id !== undefined; id = parent.get(id)) {
-      const url = byId.get(id)?.callFrame.url ?? '';
-      if (own.test(url)) micros += profile.timeDeltas[i + 1] ?? 0;
-      if (own.test(url) || DOWNSTREAM.test(url)) break;
-    }
-  });
-  return micros / requests;
-}
-
-/**
- * The whole process per request: µs not idle (the profiler's own included, alike for every contender) and the
- * share of them in the garbage collector, which the own-code figure leaves out.
- */
-function processMicros(profile: Profile, requests: number): { busy: number; collecting: number } {
-  const nameOf = new Map(profile.nodes.map((node) => [node.id, node.callFrame.functionName]));
-  let busy = 0;
-  let collecting = 0;
-  profile.samples.forEach((sample, i) => {
-    const name = nameOf.get(sample);
-    const delta = profile.timeDeltas[i + 1] ?? 0;
-    if (name !== '(idle)') busy += delta;
-    if (name === '(garbage collector)') collecting += delta;
-  });
-  return { busy: busy / requests, collecting: collecting / requests };
-}
 
 const [framework = 'fastify', limiter = 'sluice-memory', scenario = 'three', seconds = '6'] =
   process.argv.slice(2);
@@ -135,13 +76,12 @@ await new Promise<void>((resolve) => {
 await load.stop();
 await redis.stop();
 
-const profile = JSON.parse(readFileSync(file, 'utf8')) as Profile;
+const profile = JSON.parse(readFileSync(file, 'utf8')) as CpuProfile;
 const { busy, collecting } = processMicros(profile, requests);
 console.log(
   `the process: ${busy.toFixed(2)} µs busy per request, ${collecting.toFixed(2)} of them collecting garbage`,
 );
-const ownKey = limiter.startsWith('sluice') ? 'sluice' : limiter === 'rlflex-redis' ? 'rlflex' : framework;
-const ownCode = OWN_CODE[ownKey]!;
+const ownCode = ownCodeOf(framework as Framework, limiter as LimiterKind);
 console.log(
   `the limiter's own code: ${ownMicros(profile, ownCode, requests).toFixed(2)} µs per request (${ownCode.source})`,
 );

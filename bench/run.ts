@@ -3,13 +3,17 @@
  * and a private redis-server to CPU 1; contenders of a framework run side by side and are measured
  * round-robin, seconds apart, over several rounds; medians with min–max go to bench/results/latest.{md,json}.
  */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { buildForBench } from './lib/build.js';
 import { type BenchServer, type LoadGenerator, startLoad, startServer } from './lib/children.js';
 import { runMicroBenchmarks } from './lib/micro.js';
+import { type CpuProfile, ownCodeOf, ownMicros, processMicros } from './lib/ownCode.js';
 import { type Settings, settingsFrom } from './lib/plan.js';
 import { type BenchRedis, startBenchRedis } from './lib/redis.js';
-import { describeMachine, type Measurement, writeResults } from './lib/report.js';
+import { describeMachine, type Measurement, type OwnCode, writeResults } from './lib/report.js';
 import {
   CONTENDERS,
   type Framework,
@@ -27,6 +31,7 @@ interface Context {
   readonly redis: BenchRedis;
   readonly load: LoadGenerator;
   readonly measurements: Measurement[];
+  readonly ownCode: OwnCode[];
 }
 
 /** One measured run: load, Redis commands and the server's decision counters before and after. */
@@ -115,6 +120,7 @@ async function group(ctx: Context, framework: Framework, rules: RuleSet): Promis
       }
     }
     if (rules === 'three' && ctx.settings.halfLoad) await halfLoad(ctx, framework, servers);
+    if (rules !== 'three' && ctx.settings.ownCode) await ownCodeRounds(ctx, servers, scenarios);
   } finally {
     await Promise.all(servers.map((server) => server.stop()));
   }
@@ -134,6 +140,69 @@ async function halfLoad(ctx: Context, framework: Framework, servers: readonly Be
   }
 }
 
+/** The memory contenders' own code per request, in profiled rounds of their own (see ownCode.ts). */
+async function ownCodeRounds(
+  ctx: Context,
+  servers: readonly BenchServer[],
+  scenarios: readonly Scenario[],
+): Promise<void> {
+  const profiled = servers.filter(
+    (s) => s.spec.limiter === 'sluice-memory' || s.spec.limiter === 'peer-memory',
+  );
+  const measured = scenarios.filter((scenario) => scenario !== 'hot');
+  if (profiled.length === 0 || measured.length === 0) return;
+  const dir = mkdtempSync(join(tmpdir(), 'sluice-own-'));
+  try {
+    for (let round = 1; round <= ctx.settings.rounds; round++) {
+      for (const scenario of measured) {
+        for (const server of rotate(profiled, round))
+          ctx.ownCode.push(await ownCodeRun(ctx, server, scenario, round, dir));
+      }
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function ownCodeRun(
+  ctx: Context,
+  server: BenchServer,
+  scenario: Scenario,
+  round: number,
+  dir: string,
+): Promise<OwnCode> {
+  const { framework, limiter } = server.spec;
+  const file = join(dir, `${framework}-${limiter}-${scenario}-${round}.cpuprofile`);
+  const before = await server.stats();
+  const job = {
+    url: server.url,
+    scenario,
+    connections: ctx.settings.connections,
+    durationS: ctx.settings.durationS,
+  };
+  const result = await server.profiled(() => ctx.load.run(job), file);
+  const requests = Math.max(1, (await server.stats()).requests - before.requests);
+  const profile = JSON.parse(readFileSync(file, 'utf8')) as CpuProfile;
+  rmSync(file);
+  const { busy, collecting } = processMicros(profile, requests);
+  const own: OwnCode = {
+    framework,
+    limiter,
+    scenario,
+    round,
+    rps: result.rps,
+    ownMicros: ownMicros(profile, ownCodeOf(framework, limiter), requests),
+    busyMicros: busy,
+    collectingMicros: collecting,
+  };
+  console.log(
+    `  r${round} ${scenario.padEnd(8)} ${limiter.padEnd(22)} profiled: own code ${own.ownMicros.toFixed(2)} µs/req` +
+      `  busy ${busy.toFixed(1)}  gc ${collecting.toFixed(2)} µs/req  ${Math.round(result.rps)} req/s`,
+  );
+  await sleep(ctx.settings.pauseMs);
+  return own;
+}
+
 // Ctrl-C: exit through process.exit, whose handlers stop the servers, the load generator and redis-server.
 process.once('SIGINT', () => process.exit(130));
 
@@ -143,7 +212,7 @@ async function main(): Promise<void> {
   if (settings.build) buildForBench();
   const redis = await startBenchRedis();
   const load = startLoad();
-  const ctx: Context = { settings, redis, load, measurements: [] };
+  const ctx: Context = { settings, redis, load, measurements: [], ownCode: [] };
   try {
     const machine = await describeMachine(redis);
     console.log(`bench: ${settings.quick ? 'quick' : 'full'} run on ${machine.summary}`);
@@ -155,6 +224,7 @@ async function main(): Promise<void> {
       settings,
       machine,
       measurements: ctx.measurements,
+      ownCode: ctx.ownCode,
       micro,
       seconds: Math.round((Date.now() - started) / 1000),
     });

@@ -59,6 +59,8 @@ export interface BenchServer {
   readonly spec: ServerSpec;
   readonly url: string;
   stats(): Promise<ServerStats>;
+  /** Runs `during` under V8's profiler in the server, and writes the profile to `path` (a .cpuprofile). */
+  profiled<T>(during: () => Promise<T>, path: string): Promise<T>;
   stop(): Promise<void>;
 }
 
@@ -84,6 +86,18 @@ export async function startServer(
       );
       child.send('stats');
       return reply;
+    },
+    async profiled(during, path) {
+      const answer = (type: string) =>
+        nextMessage(child, (m) => ((m as { type?: string }).type === type ? true : undefined));
+      const started = answer('profiling');
+      child.send('profile-start');
+      await started;
+      const result = await during();
+      const written = answer('profiled');
+      child.send({ profileTo: path });
+      await written;
+      return result;
     },
     stop: () => stop(child),
   };

@@ -17,6 +17,11 @@ export interface Settings {
   readonly connections: number;
   /** Also measure latency at half of Sluice-on-Redis's maximum, three-rule scenario. */
   readonly halfLoad: boolean;
+  /**
+   * Profiled rounds of the memory contenders (one rule, the user-style file) after the measured ones: the
+   * limiter's own code per request, the measure of the memory targets (see ownCode.ts).
+   */
+  readonly ownCode: boolean;
   /** Micro-benchmarks (rules, MemoryStore bytes, leases) besides the HTTP suite. */
   readonly micro: boolean;
   /** Pause between measured runs, ms. */
@@ -38,6 +43,7 @@ const FULL: Settings = {
   warmupS: 2,
   connections: 32,
   halfLoad: true,
+  ownCode: true,
   micro: true,
   pauseMs: 500,
   build: true,
@@ -53,6 +59,7 @@ const QUICK: Settings = {
   durationS: 1,
   warmupS: 1,
   halfLoad: false,
+  ownCode: false,
   micro: false,
   pauseMs: 100,
 };
@@ -63,7 +70,7 @@ function list<T extends string>(value: string, allowed: readonly T[], what: stri
   return items as T[];
 }
 
-/** Reads `--quick`, `--only=a,b`, `--frameworks=a,b`, `--scenarios=...`, `--rounds=N`, `--duration=S`, `--connections=N`, `--no-micro`, `--no-half`, `--half`, `--no-build`, `--out=name`. */
+/** Reads `--quick`, `--only=a,b`, `--frameworks=a,b`, `--scenarios=...`, `--rounds=N`, `--duration=S`, `--connections=N`, `--no-micro`, `--no-half`, `--half`, `--no-own`, `--own`, `--no-build`, `--out=name`. */
 export function settingsFrom(argv: readonly string[]): Settings {
   let settings: Settings = argv.includes('--quick') ? QUICK : FULL;
   for (const arg of argv) {
@@ -80,6 +87,8 @@ export function settingsFrom(argv: readonly string[]): Settings {
     else if (name === 'no-micro') settings = { ...settings, micro: false };
     else if (name === 'no-half') settings = { ...settings, halfLoad: false };
     else if (name === 'half') settings = { ...settings, halfLoad: true };
+    else if (name === 'no-own') settings = { ...settings, ownCode: false };
+    else if (name === 'own') settings = { ...settings, ownCode: true };
     else if (name === 'no-build') settings = { ...settings, build: false };
     else if (name === 'out' && /^[\w-]+$/.test(value)) settings = { ...settings, out: value };
     else if (name === 'only') settings = { ...settings, only: list(value, ALL_LIMITERS, 'contender') };
