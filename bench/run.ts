@@ -164,6 +164,7 @@ async function ownCodeRounds(
   }
 }
 
+/** One profiled run of a memory contender: its own code, busy and collecting µs per request. */
 async function ownCodeRun(
   ctx: Context,
   server: BenchServer,
