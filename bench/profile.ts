@@ -6,17 +6,15 @@
  * code per request (see {@link ownMicros}), the whole process's busy and garbage-collection time per request
  * (see {@link processMicros}), and the files and functions with the most self time.
  */
-import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { buildForBench } from './lib/build.js';
-import { startLoad } from './lib/children.js';
+import { startLoad, startServer } from './lib/children.js';
 import { type CpuProfile, ownCodeOf, ownMicros, processMicros } from './lib/ownCode.js';
 import { startBenchRedis } from './lib/redis.js';
-import { CONTENDERS, type Framework, type LimiterKind, type Scenario } from './lib/spec.js';
+import { CONTENDERS, type Framework, type LimiterKind, type Scenario, type ServerSpec } from './lib/spec.js';
 
 const [framework = 'fastify', limiter = 'sluice-memory', scenario = 'three', seconds = '6'] =
   process.argv.slice(2);
@@ -25,54 +23,24 @@ if (!process.argv.includes('--no-build')) buildForBench();
 const redis = await startBenchRedis();
 const load = startLoad();
 const dir = await mkdtemp(join(tmpdir(), 'sluice-prof-'));
-const spec = {
+const spec: ServerSpec = {
   framework: framework as Framework,
   limiter: limiter as LimiterKind,
   rules: scenario === 'three' || scenario === 'user' ? scenario : 'one',
   redisPort: redis.server.port,
   prefix: 'prof',
 };
-const script = fileURLToPath(new URL('dist/server.js', import.meta.url));
-const child = spawn('taskset', ['-c', '0', process.execPath, script], {
-  stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-  env: { ...process.env, BENCH_SPEC: JSON.stringify(spec) },
-});
-const port = await new Promise<number>((resolve) =>
-  child.once('message', (m) => resolve((m as { port: number }).port)),
-);
-const url = `http://127.0.0.1:${port}/`;
-/** Sends the server a message and waits for its answer of type `answer`. */
-const ask = (message: unknown, answer: string) =>
-  new Promise<Record<string, unknown>>((resolve) => {
-    const listen = (m: unknown) => {
-      const reply = m as { type?: string };
-      if (reply.type !== answer) return;
-      child.off('message', listen);
-      resolve(reply as Record<string, unknown>);
-    };
-    child.on('message', listen);
-    child.send(message as never);
-  });
-const served = async () => ((await ask('stats', 'stats')).stats as { requests: number }).requests;
+const server = await startServer(spec);
+const job = { url: server.url, scenario: scenario as Scenario, connections: 32 };
 // The warm-up (every key's first request, the code's optimisation) stays out of the profile.
-await load.run({ url, scenario: scenario as Scenario, connections: 32, durationS: 2 });
-await ask('profile-start', 'profiling');
-const before = await served();
-const result = await load.run({
-  url,
-  scenario: scenario as Scenario,
-  connections: 32,
-  durationS: Number(seconds),
-});
-console.log(`${framework} ${limiter} ${scenario}: ${Math.round(result.rps)} req/s, p99 ${result.p99} ms`);
-const requests = (await served()) - before;
+await load.run({ ...job, durationS: 2 });
 const file = join(dir, 'served.cpuprofile');
-await ask({ profileTo: file }, 'profiled');
+const before = (await server.stats()).requests;
+const result = await server.profiled(() => load.run({ ...job, durationS: Number(seconds) }), file);
+const requests = (await server.stats()).requests - before;
+console.log(`${framework} ${limiter} ${scenario}: ${Math.round(result.rps)} req/s, p99 ${result.p99} ms`);
 console.log(`requests profiled: ${requests}`);
-await new Promise<void>((resolve) => {
-  child.once('exit', () => resolve());
-  child.kill('SIGINT');
-});
+await server.stop();
 await load.stop();
 await redis.stop();
 
