@@ -426,12 +426,14 @@ function ownCodeTable(ownCode: readonly OwnCode[]): string[] {
     '| framework | scenario | contender | own µs/req | busy µs/req | gc µs/req | req/s | rounds |',
     '|---|---|---|---|---|---|---|---|',
   ];
-  const keys = [...new Set(ownCode.map((o) => `${o.framework}|${o.scenario}|${o.limiter}`))];
-  for (const key of keys) {
-    const [framework, scenario, limiter] = key.split('|') as [Framework, Scenario, LimiterKind];
-    const runs = ownCode.filter(
-      (o) => o.framework === framework && o.scenario === scenario && o.limiter === limiter,
-    );
+  // One row per contender and scenario, in the order they were first profiled.
+  const rows = new Map<string, OwnCode[]>();
+  for (const o of ownCode) {
+    const key = `${o.framework} ${o.scenario} ${o.limiter}`;
+    rows.set(key, [...(rows.get(key) ?? []), o]);
+  }
+  for (const runs of rows.values()) {
+    const { framework, scenario, limiter } = runs[0]!;
     const cells = [
       framework,
       scenario,
