@@ -203,19 +203,16 @@ export class ScriptStore implements Store {
 
   /**
    * Sends one script call with the time limit, for `counted` pending requests that stop counting when
-   * Redis answers. `inTurn`: the call is made during the turn of its requests (see RedisTransport).
+   * Redis answers. `inTurn`: the call is made during the turn of its requests (see RedisTransport). Before
+   * the client's first connection is up, the call waits for it (within the time limit, see FirstConnection)
+   * and is left out of the stall watchdog: it waits for the connection, not for Redis to answer.
    */
   #run(script: RedisScript, args: ScriptArgs, counted: number, inTurn: boolean): Promise<unknown> {
-    return this.#calls.track(this.#send(script, args, inTurn), counted);
-  }
-
-  /** Sends now, or, before the client's first connection is up, once it is (within the time limit). */
-  #send(script: RedisScript, args: ScriptArgs, inTurn: boolean): Promise<unknown> {
-    if (this.#firstConnection === undefined || this.#transport.state() !== 'connecting') {
-      return this.#transport.runScript(script, args, inTurn);
+    const first = this.#firstConnection;
+    if (first === undefined || this.#transport.state() !== 'connecting') {
+      return this.#calls.track(this.#transport.runScript(script, args, inTurn), counted);
     }
-    return this.#firstConnection
-      .wait(this.#calls.timeoutMs)
-      .then(() => this.#transport.runScript(script, args, false));
+    const sent = first.wait(this.#calls.timeoutMs).then(() => this.#transport.runScript(script, args, false));
+    return this.#calls.track(sent, counted, false);
   }
 }

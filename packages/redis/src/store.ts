@@ -29,7 +29,7 @@ import {
   NodeRedisTransport,
 } from './nodeRedisTransport.js';
 import { ScriptStore } from './scriptStore.js';
-import type { RedisTransport } from './transport.js';
+import type { ConnectionState, RedisTransport } from './transport.js';
 
 export { strandedAfterMs };
 
@@ -45,7 +45,7 @@ export interface RedisStoreOptions {
   client: Redis | Cluster | NodeRedisClient | NodeRedisCluster | NodeRedisSentinel;
   /** First part of every key; no braces. Default `sluice`. */
   prefix?: string;
-  /** Default `app`: the limiter's clock. Use `redis` when gateway clocks drift. */
+  /** Default `app`: the limiter's clock (by default one that never steps back). Use `redis` when gateway clocks drift. */
   clock?: RedisClock;
   /**
    * Time limit of each Redis call, ms: given alone, a fixed limit. With the defaults, the limit while Redis
@@ -181,10 +181,20 @@ export class RedisStore implements Store {
     },
     clientReady: () => {
       this.#firstConnection.ready();
+      this.#resilient.connectionReady();
       this.#checkEviction();
     },
   };
   readonly #unwatch: () => void;
+  /**
+   * The connection's state for the resilient store: a first connection that did not come up within the
+   * first wait counts as down (calls fail at once, the breaker opens) until the client is ready: a Redis
+   * that has never answered is not busy, and waiting again per request would only repeat that wait.
+   */
+  readonly #connection = (): ConnectionState => {
+    const state = this.#transport.state();
+    return state === 'connecting' && this.#firstConnection.gaveUp ? 'down' : state;
+  };
 
   constructor(options: RedisStoreOptions) {
     checkOptionNames('RedisStore', options, OPTION_NAMES);
@@ -224,7 +234,7 @@ export class RedisStore implements Store {
     this.#resilient = resilientStore(scripts, {
       name: 'Redis',
       calls: this.#calls,
-      connection: () => transport.state(),
+      connection: this.#connection,
       answered,
       logger: this.#logger,
       ...(options.breaker === undefined ? {} : { breaker: options.breaker }),

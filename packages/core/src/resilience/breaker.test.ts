@@ -36,4 +36,15 @@ describe('Breaker', () => {
     expect(breaker.admit(1_000_050)).toBe(false);
     expect(breaker.admit(10)).toBe(true);
   });
+
+  it('probeNow: a connection back up lets the next call probe before the cool-down ends', () => {
+    const breaker = new Breaker({ failures: 1, cooldownMs: 1000 });
+    breaker.failed(100);
+    expect(breaker.admit(200)).toBe(false);
+    breaker.probeNow();
+    expect(breaker.admit(201)).toBe(true);
+    expect(breaker.admit(202)).toBe(false); // one probe at a time
+    breaker.succeeded();
+    expect(breaker.open).toBe(false);
+  });
 });

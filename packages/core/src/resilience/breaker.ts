@@ -43,6 +43,14 @@ export class Breaker {
     return true;
   }
 
+  /**
+   * The store's connection came (back) up: an open breaker lets the next call through as a probe now, rather
+   * than at the end of its cool-down, so counting resumes as soon as the store can answer.
+   */
+  probeNow(): void {
+    if (this.open && !this.#probing) this.#openedAt = Number.NEGATIVE_INFINITY;
+  }
+
   succeeded(): void {
     this.#consecutive = 0;
     this.#probing = false;

@@ -111,3 +111,62 @@ describe('InFlight with a TimeLimit', () => {
     expect(limit.ms).toBe(300);
   });
 });
+
+describe('InFlight with a stall watchdog', () => {
+  it('a store that answers nothing: every waiting call is given up after stallMs, not the ceiling', async () => {
+    const limit = new TimeLimit(20, 2000);
+    const freed: number[] = [];
+    const inFlight = new InFlight(limit, 60_000, (n) => freed.push(n), 'Redis', 100);
+    const started = performance.now();
+    const first = inFlight.track(command<string>().promise, 1);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const second = inFlight.track(command<string>().promise, 2);
+    const outcomes = await Promise.allSettled([first, second]);
+    const waited = performance.now() - started;
+    expect(outcomes.map((o) => o.status === 'rejected' && (o.reason as StoreError).message)).toEqual([
+      'Redis answered nothing for 100 ms',
+      'Redis answered nothing for 100 ms',
+    ]);
+    expect(waited).toBeGreaterThanOrEqual(95);
+    expect(waited).toBeLessThan(1000);
+    expect(limit.suspect).toBe(true);
+    expect(freed).toEqual([]); // their slots wait for a late answer, or the backstop
+    expect(inFlight.size).toBe(2);
+  });
+
+  it('a store that keeps answering: a call waits past stallMs, up to the ceiling', async () => {
+    const limit = new TimeLimit(20, 2000);
+    const inFlight = new InFlight(limit, 60_000, () => {}, 'Redis', 100);
+    const slow = command<string>();
+    const waited = inFlight.track(slow.promise, 1);
+    // Other calls answered every 60 ms: the store makes progress, so the slow call is not given up.
+    for (let i = 0; i < 6; i += 1) {
+      const other = command<string>();
+      const answered = inFlight.track(other.promise, 1);
+      await new Promise((resolve) => setTimeout(resolve, 60));
+      other.resolve('ok');
+      await answered;
+    }
+    slow.resolve('late but answered');
+    await expect(waited).resolves.toBe('late but answered');
+    expect(limit.suspect).toBe(false);
+  });
+
+  it('a call left unwatched (waiting for a first connection) keeps its own time limit', async () => {
+    const inFlight = new InFlight(new TimeLimit(20, 400), 60_000, () => {}, 'Redis', 50);
+    const started = performance.now();
+    await expect(inFlight.track(command<string>().promise, 1, false)).rejects.toMatchObject({
+      message: 'Redis did not answer within 400 ms',
+    });
+    expect(performance.now() - started).toBeGreaterThanOrEqual(390);
+  });
+
+  it('a fixed limit has no watchdog', async () => {
+    const inFlight = new InFlight(300, 60_000, () => {}, 'Redis', 50);
+    const started = performance.now();
+    await expect(inFlight.track(command<string>().promise, 1)).rejects.toMatchObject({
+      message: 'Redis did not answer within 300 ms',
+    });
+    expect(performance.now() - started).toBeGreaterThanOrEqual(290);
+  });
+});

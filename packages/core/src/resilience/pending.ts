@@ -1,6 +1,7 @@
 import { ConfigError, StoreError } from '../base/errors.js';
 import { checkOptionNames } from '../base/optionNames.js';
 import { InFlight } from './inflight.js';
+import { DEFAULT_STALL_MS } from './progress.js';
 import { TimeLimit } from './timeLimit.js';
 
 /** Default time limit of a remote store call, ms (Redis's: see @sluice/redis). */
@@ -29,16 +30,21 @@ export function positive(name: string, value: number, integer = false): number {
 /** Options of {@link PendingCalls}. */
 export interface PendingCallsOptions {
   /**
-   * Time limit of each call, ms; with `maxTimeoutMs` above it, the limit while the store is suspected hung.
-   * Default {@link DEFAULT_TIMEOUT_MS}.
+   * Time limit of each call, ms; with `maxTimeoutMs` above it, the limit while the store is suspected hung
+   * (calls were given up, and nothing has answered since). Default {@link DEFAULT_TIMEOUT_MS}.
    */
   readonly timeoutMs?: number;
   /**
-   * The time limit while the store has answered every call (see {@link TimeLimit}): a busy store is waited
-   * for this long; once a call goes unanswered past it, calls get `timeoutMs` until an answer comes back.
-   * Default `timeoutMs` (a fixed limit).
+   * The time limit while the store keeps answering (see {@link TimeLimit}): a busy store is waited for this
+   * long, as long as some call comes back at least every `stallMs`; once calls are given up, new ones get
+   * `timeoutMs` until an answer comes back. Default `timeoutMs` (a fixed limit).
    */
   readonly maxTimeoutMs?: number;
+  /**
+   * With `maxTimeoutMs` above `timeoutMs`: how long calls may wait with no answer from the store in between
+   * before they are all given up (a hung store, not a busy one: see Progress). Default {@link DEFAULT_STALL_MS}.
+   */
+  readonly stallMs?: number;
   /**
    * Requests counted at most; beyond it they are refused at once. `false`: no bound (they are still
    * counted). Default {@link DEFAULT_MAX_PENDING}.
@@ -65,6 +71,7 @@ export class PendingCalls {
     checkOptionNames('PendingCalls', options, [
       'timeoutMs',
       'maxTimeoutMs',
+      'stallMs',
       'maxPending',
       'name',
     ] satisfies (keyof PendingCallsOptions)[]);
@@ -77,7 +84,14 @@ export class PendingCalls {
     const max = options.maxPending ?? DEFAULT_MAX_PENDING;
     this.#max = max === false ? Number.POSITIVE_INFINITY : positive('maxPending', max, true);
     this.#name = options.name ?? 'store';
-    this.#inFlight = new InFlight(this.#limit, strandedAfterMs(maxTimeoutMs), this.#free, this.#name);
+    const stallMs = positive('stallMs', options.stallMs ?? DEFAULT_STALL_MS);
+    this.#inFlight = new InFlight(
+      this.#limit,
+      strandedAfterMs(maxTimeoutMs),
+      this.#free,
+      this.#name,
+      stallMs,
+    );
   }
 
   /** The time limit of a call sent now, ms: `maxTimeoutMs`, or `timeoutMs` while the store is suspected hung. */
@@ -104,9 +118,12 @@ export class PendingCalls {
     this.#count -= count;
   }
 
-  /** Follows a call carrying `count` reserved requests: settles once, within the time limit. */
-  track<T>(sent: Promise<T>, count: number): Promise<T> {
-    return this.#inFlight.track(sent, count);
+  /**
+   * Follows a call carrying `count` reserved requests: settles once, within the time limit, or sooner when the
+   * store stalls. `watched` false: it waits for something other than the store (see InFlight.track).
+   */
+  track<T>(sent: Promise<T>, count: number, watched = true): Promise<T> {
+    return this.#inFlight.track(sent, count, watched);
   }
 
   /** The connection of every call in flight closed for good: each fails now and stops counting. */

@@ -66,6 +66,8 @@ export interface ResilientStore extends Store {
   renew(leases: readonly Lease[], now: number): Promise<void>;
   /** Tells the wrapper an error the client reported (a failed reconnect), to name it in the notice. */
   clientError(error: Error): void;
+  /** Tells the wrapper the client's connection is (back) up: an open breaker probes with the next call. */
+  connectionReady(): void;
 }
 
 const RESILIENCE_OPTIONS: readonly (keyof ResilienceOptions)[] = [
@@ -179,6 +181,10 @@ class Resilient implements ResilientStore {
 
   clientError(error: Error): void {
     this.#monitor.clientError(error);
+  }
+
+  connectionReady(): void {
+    this.#breaker?.probeNow();
   }
 
   async evaluate(checks: readonly Check[], now: number): Promise<CheckResult[]> {

@@ -1,14 +1,14 @@
 /**
- * How long a remote store call may take. A store that has answered every call so far (late answers
- * included) is only busy: its calls get `ceilingMs`, so a saturated machine waits instead of failing open.
- * Once a call reaches its limit unanswered, the store is suspected hung: calls get `floorMs` until any
- * answer comes back, so an outage fails fast after the first call's wait. `ceilingMs` equal to `floorMs`:
- * a fixed limit.
+ * How long a remote store call may take. A store that keeps answering (late answers included) is only busy:
+ * its calls get `ceilingMs`, so a saturated machine waits instead of failing open (InFlight gives up sooner
+ * the calls of a store that stopped answering altogether: see Progress). Once a call is given up unanswered,
+ * the store is suspected hung: calls get `floorMs` until any answer comes back, so an outage fails fast after
+ * the first wait. `ceilingMs` equal to `floorMs`: a fixed limit.
  */
 export class TimeLimit {
   readonly floorMs: number;
   readonly ceilingMs: number;
-  /** A call reached its limit unanswered, and nothing has answered since. */
+  /** A call was given up unanswered, and nothing has answered since. */
   #suspect = false;
 
   constructor(floorMs: number, ceilingMs = floorMs) {
@@ -36,7 +36,7 @@ export class TimeLimit {
     this.#suspect = false;
   }
 
-  /** A call reached its limit unanswered. */
+  /** A call was given up unanswered (its limit passed, or the store stalled). */
   timedOut(): void {
     if (this.adaptive) this.#suspect = true;
   }
