@@ -136,6 +136,8 @@ const plugin: FastifyPluginAsync<FastifyRateLimitOptions> = async (fastify, give
         request.rateLimit = info;
       },
       sent: (_request, reply) => reply.sent,
+      // `reply.header()` keeps headers on the reply until Fastify hands them to writeHead: read them there.
+      responseHeader: (_request, reply) => (name) => reply.getHeader(name),
       setHeaders: (_request, reply, headers) => void reply.headers(headers),
       // The client left while waiting: the route never runs, and nothing is sent.
       left: (_request, reply) => reply.hijack(),

@@ -215,11 +215,33 @@ function collectResults(
   outcome: StoreOutcome,
 ): number {
   let delayMs = 0;
+  const refused = outcome.ok && committedNothing(outcome.results, (i) => planned[i]?.check.mode);
   for (let i = 0; i < planned.length; i++) {
-    results[offset + i] = ruleResult(planned[i]!, outcome, i);
+    const result = ruleResult(planned[i]!, outcome, i);
+    results[offset + i] = refused ? uncounted(result, planned[i]!.check.cost) : result;
     if (outcome.ok) delayMs = Math.max(delayMs, outcome.results[i]?.delayMs ?? 0);
   }
   return delayMs;
+}
+
+/** Whether a store's answers committed nothing: one of its enforced checks denied (the evaluator writes none). */
+export function committedNothing(
+  answers: readonly CheckResult[],
+  modeAt: (index: number) => Mode | undefined,
+): boolean {
+  for (let i = 0; i < answers.length; i++)
+    if (!answers[i]!.allowed && modeAt(i) === 'enforce' && answers[i]!.degraded === undefined) return true;
+  return false;
+}
+
+/**
+ * A store answers each allowed check of a refused call as if it had counted, yet commits none: such a result
+ * gets its cost back, so a refused request shows what each other rule really has left.
+ */
+export function uncounted(result: RuleResult, cost: number): RuleResult {
+  if (!result.allowed || result.shadowDenied || result.failed || result.replayed === true || !(cost > 0))
+    return result;
+  return { ...result, remaining: Math.min(result.limit, result.remaining + cost) };
 }
 
 /**

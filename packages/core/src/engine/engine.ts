@@ -264,9 +264,10 @@ export function createLimiter(options: LimiterOptions): Limiter {
     },
     hold: (decision) => keeper.hold(decision),
     settle(decision, actual) {
-      const { settlement, leases } = settlements.plan(decision, actual);
+      const now = clock();
+      const { settlement, leases } = settlements.plan(decision, actual, now);
       if (leases.length === 0) return Promise.resolve(settlement);
-      return releaseLeases(path, leases, clock()).then(() => settlement);
+      return releaseLeases(path, leases, now).then(() => settlement);
     },
     explain: (descriptors, opts = NO_OPTIONS) =>
       explainRequest(path.table, descriptors, opts, clock(), explained),

@@ -4,11 +4,13 @@ import type { Check, CheckResult } from '../store/contract.js';
 import { costFor } from './cost.js';
 import {
   buildDecision,
+  committedNothing,
   countedResult,
   decideRequest,
   NO_LEASES,
   type PlannedRequest,
   type StoreOutcome,
+  uncounted,
 } from './decision.js';
 import { effectiveMode, type PlannedCheck } from './plan.js';
 import type { RequestPath } from './requestPath.js';
@@ -85,6 +87,8 @@ function decided(
       return generally(rules, checks, { ok: true, results: answers }, descriptors, version, now);
     results[i] = countedResult(rules[i]!, checks[i]!.mode, answer);
   }
+  if (committedNothing(answers, (i) => checks[i]?.mode))
+    for (let i = 0; i < results.length; i++) results[i] = uncounted(results[i]!, checks[i]!.cost);
   return buildDecision({ results, delayMs: 0, leases: NO_LEASES, failure: undefined, version });
 }
 

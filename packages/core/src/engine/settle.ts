@@ -1,3 +1,4 @@
+import { type AlgorithmName, undrained } from '../algorithms/index.js';
 import type { Decision } from '../observe/contract.js';
 import type { Lease } from '../store/contract.js';
 
@@ -20,11 +21,21 @@ export type ActualCosts = number | Readonly<Record<string, number>>;
  */
 export type SettleOutcome = 'settled' | 'already_settled' | 'not_reserved' | 'invalid_cost';
 
+/** What `limiter.settle` answers; never thrown. */
 export interface Settlement {
+  /** How the settle went (see {@link SettleOutcome}); every other outcome than `settled` did nothing. */
   readonly outcome: SettleOutcome;
-  /** Units charged on top of the estimates, summed over the decision's rules. */
+  /**
+   * Units charged on top of the estimates (actual above estimate), summed over the decision's rules. They are
+   * spent: charged without a limit check, what the key has no room for becoming debt. 0 when none.
+   */
   readonly charged: number;
-  /** Units of the estimates given back, summed over the decision's rules. */
+  /**
+   * Units of the estimates really given back (actual below estimate), summed over the decision's rules: only
+   * what the rule still counts at the settle, as its algorithm gives back. A window that rolled over since
+   * the admission gives nothing back (0: the estimate was counted in a window that is gone), a bucket only
+   * what has not drained yet, a sliding log only while the charge's entry is in its window. 0 when none.
+   */
   readonly givenBack: number;
 }
 
@@ -72,6 +83,32 @@ function settleLease(lease: Lease, cost: number): Lease | undefined {
   return undefined;
 }
 
+/**
+ * The units of a give-back the store really takes off at `now`, as each algorithm's refund does (the state
+ * aside: a key emptied meanwhile gives back less): a window's count only within the charge's window, a
+ * bucket's only what has not drained yet, a log's only while the charge's entry is in the window.
+ */
+function givenBackAt(algorithm: AlgorithmName, refund: NonNullable<Lease['refund']>, now: number): number {
+  const { cost, at, params } = refund;
+  if (at === undefined) return cost;
+  const t = Math.floor(now);
+  const size = params.windowMs;
+  switch (algorithm) {
+    case 'gcra':
+    case 'token_bucket':
+    case 'leaky_bucket':
+      return size > 0 ? Math.min(cost, Math.floor(undrained(refund, t, params) / size)) : 0;
+    case 'fixed_window':
+    case 'sliding_window':
+      return Math.floor(t / size) === Math.floor(Math.floor(at) / size) ? cost : 0;
+    case 'sliding_log':
+      return t - Math.floor(at) < size ? cost : 0;
+    default:
+      // Period counters (quota, first_request_window): until the period's end, when the charge's count reset.
+      return refund.resetMs === undefined || t < at + refund.resetMs ? cost : 0;
+  }
+}
+
 /** The reservations each decision holds, settled at most once (a cancel counts as settling at zero). */
 export class Settlements {
   readonly #done = new WeakSet<Decision>();
@@ -81,8 +118,12 @@ export class Settlements {
     this.#done.add(decision);
   }
 
-  /** The leases to send for `settle(decision, actual)`, and the answer; never throws. */
-  plan(decision: Decision, actual: unknown): { settlement: Settlement; leases: readonly Lease[] } {
+  /** The leases to send for `settle(decision, actual)` at `now`, and the answer; never throws. */
+  plan(
+    decision: Decision,
+    actual: unknown,
+    now: number,
+  ): { settlement: Settlement; leases: readonly Lease[] } {
     const reserved = (decision?.leases ?? []).filter((lease) => lease.reserved === true);
     if (reserved.length === 0) return { settlement: nothing('not_reserved'), leases: [] };
     if (this.#done.has(decision)) return { settlement: nothing('already_settled'), leases: [] };
@@ -98,7 +139,7 @@ export class Settlements {
       if (settled === undefined) continue;
       leases.push(settled);
       charged += settled.owed?.cost ?? 0;
-      givenBack += settled.refund?.cost ?? 0;
+      if (settled.refund !== undefined) givenBack += givenBackAt(settled.algorithm, settled.refund, now);
     }
     return { settlement: { outcome: 'settled', charged, givenBack }, leases };
   }

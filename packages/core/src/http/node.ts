@@ -15,16 +15,21 @@ export function isResponseClosed(res: ServerResponse): boolean {
   return res.writableEnded || res.destroyed || res.socket?.destroyed === true;
 }
 
+/** A response header's value as a Node framework keeps it (Node's `getHeader` shape). */
+export type ResponseHeader = (name: string) => number | string | readonly string[] | undefined;
+
 /**
  * Reports how the response ended, once: on 'finish' its status; on 'close' first (the client went away before
  * the response was sent: a handler that throws still ends in an error response, which finishes) undefined.
- * A response that has ended already is reported at once.
+ * A response that has ended already is reported at once. Headers are read with `responseHeader`, by default
+ * the Node response's own `getHeader` (a framework that hands its headers to `writeHead` gives its own).
  */
 export function reportWhenDone(
   res: ServerResponse,
   onResponse: (status: number | undefined, header: (name: string) => string | undefined) => void,
+  responseHeader: ResponseHeader = (name) => res.getHeader(name),
 ): void {
-  const header = (name: string) => headerText(res.getHeader(name));
+  const header = (name: string) => headerText(responseHeader(name));
   if (res.writableFinished) {
     onResponse(res.statusCode, header);
     return;

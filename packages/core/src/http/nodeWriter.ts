@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import { sendChallengePage } from './challengePage.js';
 import type { RateLimitInfo } from './info.js';
-import { reportWhenDone, setHeaders, waitUnlessClosed } from './node.js';
+import { type ResponseHeader, reportWhenDone, setHeaders, waitUnlessClosed } from './node.js';
 import type { AdapterStage } from './options.js';
 import type { DeniedResponse, HeaderValues } from './responses.js';
 import { type VerdictIO, type VerdictWriter, verdictWriter } from './writer.js';
@@ -22,6 +22,12 @@ export interface NodeFramework<A, B, N> {
   sendDenied(a: A, b: B, denied: DeniedResponse): unknown;
   /** True once a response was sent; default: the Node response's headers are sent. */
   sent?(a: A, b: B): boolean;
+  /**
+   * Reads a header the app set on its response, once it has ended (the `settleHeader`); default: the Node
+   * response's `getHeader`. A framework that keeps headers of its own and hands them to `writeHead` (Fastify's
+   * `reply.header()`) reads them where it keeps them.
+   */
+  responseHeader?(a: A, b: B): ResponseHeader;
   /** Sets the RateLimit headers; default: Node's own `setHeader` on the Node response. */
   setHeaders?(a: A, b: B, headers: HeaderValues): void;
   /** After `onDenied`: the answer it gave, or undefined to send the default; default: `b` once sent. */
@@ -87,7 +93,7 @@ export function nodeVerdictWriter<A, B, N, R>(
       sent,
       setHeaders: framework.setHeaders ?? ((a, b, headers) => setHeaders(response(a, b), headers)),
       whenDone: (a, b, next, onResponse) => {
-        reportWhenDone(response(a, b), onResponse);
+        reportWhenDone(response(a, b), onResponse, framework.responseHeader?.(a, b));
         return next;
       },
       wait: (a, b, ms) => waitUnlessClosed(response(a, b), ms),
