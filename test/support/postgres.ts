@@ -40,6 +40,8 @@ export interface PostgresServer {
   resume(): void;
   /** Immediate shutdown (SIGQUIT: backends killed, shared memory freed), awaited; the data dir stays. */
   kill(): Promise<void>;
+  /** Starts the server again on its port and data dir (after {@link kill}, or killing it first). */
+  restart(): Promise<void>;
   /** Stops the server and removes its directory. */
   stop(): Promise<void>;
 }
@@ -112,8 +114,14 @@ function initDb(bin: string, dir: string, owner: { uid: number; gid: number } | 
   return data;
 }
 
+/** Options of {@link startPostgres}. */
+export interface StartPostgresOptions {
+  /** Port to listen on; a free one by default (a closed port a store was pointed at before, say). */
+  port?: number;
+}
+
 /** Starts a private PostgreSQL server and resolves once it answers a query. */
-export async function startPostgres(): Promise<PostgresServer> {
+export async function startPostgres(options: StartPostgresOptions = {}): Promise<PostgresServer> {
   const bin = binDir();
   const owner = runAs();
   const dir = mkdtempSync(join(tmpdir(), 'sluice-pg-'));
@@ -122,7 +130,7 @@ export async function startPostgres(): Promise<PostgresServer> {
   const socketDir = join(dir, 'socket');
   mkdirSync(socketDir);
   if (owner !== undefined) chownSync(socketDir, owner.uid, owner.gid);
-  const port = await freePort();
+  const port = options.port ?? (await freePort());
   if (port === SHARED_PORT) throw new Error('refusing the machine PostgreSQL port 5432');
   const settings = [
     'listen_addresses=127.0.0.1',
@@ -130,40 +138,50 @@ export async function startPostgres(): Promise<PostgresServer> {
     'synchronous_commit=off',
     'max_connections=200',
   ];
-  const child = spawn(
-    join(bin, 'postgres'),
-    ['-D', data, '-p', String(port), '-k', socketDir, ...settings.flatMap((s) => ['-c', s])],
-    { stdio: 'ignore', ...(owner ?? {}) },
-  );
-  running.add(child);
-  const exit = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const url = `postgres://${USER}@${HOST}:${port}/postgres`;
-  const deadline = Date.now() + START_TIMEOUT_MS;
-  while (!(await canConnect(url))) {
-    if (child.exitCode !== null || Date.now() > deadline)
-      throw new Error(`postgres on ${port} did not start`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  const pid = child.pid!;
-  const kill = async () => {
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    signalServer(pid, 'SIGCONT');
-    process.kill(pid, 'SIGQUIT');
-    const forced = setTimeout(() => signalServer(pid, 'SIGKILL'), 10_000);
-    await exit;
-    clearTimeout(forced);
-    running.delete(child);
+  const launch = async (): Promise<{ pid: number; kill(): Promise<void> }> => {
+    const child = spawn(
+      join(bin, 'postgres'),
+      ['-D', data, '-p', String(port), '-k', socketDir, ...settings.flatMap((s) => ['-c', s])],
+      { stdio: 'ignore', ...(owner ?? {}) },
+    );
+    running.add(child);
+    const exit = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    const deadline = Date.now() + START_TIMEOUT_MS;
+    while (!(await canConnect(url))) {
+      if (child.exitCode !== null || Date.now() > deadline)
+        throw new Error(`postgres on ${port} did not start`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    const pid = child.pid!;
+    const kill = async () => {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      signalServer(pid, 'SIGCONT');
+      process.kill(pid, 'SIGQUIT');
+      const forced = setTimeout(() => signalServer(pid, 'SIGKILL'), 10_000);
+      await exit;
+      clearTimeout(forced);
+      running.delete(child);
+    };
+    return { pid, kill };
   };
+  let current = await launch();
   return {
     host: HOST,
     port,
-    pid,
+    get pid() {
+      return current.pid;
+    },
     url,
-    pause: () => signalServer(pid, 'SIGSTOP'),
-    resume: () => signalServer(pid, 'SIGCONT'),
-    kill,
+    pause: () => signalServer(current.pid, 'SIGSTOP'),
+    resume: () => signalServer(current.pid, 'SIGCONT'),
+    kill: () => current.kill(),
+    restart: async () => {
+      await current.kill();
+      current = await launch();
+    },
     stop: async () => {
-      await kill();
+      await current.kill();
       rmSync(dir, { recursive: true, force: true });
     },
   };

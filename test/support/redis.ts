@@ -168,13 +168,16 @@ export async function redisCli(port: number, ...args: string[]): Promise<string>
   return stdout;
 }
 
-/** Starts `masters` cluster-enabled servers, joins them with `redis-cli --cluster create`, waits for state ok. */
-export async function startCluster(masters = 3): Promise<RedisClusterHandle> {
+/**
+ * Starts `masters` cluster-enabled servers (on `ports` when given: addresses a client was pointed at before),
+ * joins them with `redis-cli --cluster create`, waits for state ok.
+ */
+export async function startCluster(masters = 3, ports?: readonly number[]): Promise<RedisClusterHandle> {
   const dir = mkdtempSync(join(tmpdir(), 'sluice-cluster-'));
   const servers: RedisServer[] = [];
   try {
     for (let i = 0; i < masters; i++) {
-      const port = await freePort(true);
+      const port = ports?.[i] ?? (await freePort(true));
       servers.push(
         await startRedis({
           port,
