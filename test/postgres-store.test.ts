@@ -6,7 +6,7 @@
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { compileRules, createLimiter, parseRules, type RuleSpec, StoreError } from '@sluice/core';
-import type { Check } from '@sluice/core/store';
+import { type Check, DEFAULT_STALL_MS } from '@sluice/core/store';
 import { DEFAULT_MAX_TIMEOUT_MS, migrate, PostgresStore, type PostgresStoreOptions } from '@sluice/postgres';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -521,7 +521,7 @@ describe('faults: never a hang, never a throw into a request', () => {
     }
   });
 
-  it('the default time limit: a paused database holds the first call for maxTimeoutMs, the next for timeoutMs', async () => {
+  it('the default time limit: a paused database holds the first call for the stall time (not maxTimeoutMs), the next for timeoutMs', async () => {
     const server = await startPostgres();
     const own = new pg.Pool({ connectionString: server.url, max: 4 });
     own.on('error', () => {});
@@ -538,7 +538,8 @@ describe('faults: never a hang, never a throw into a request', () => {
       await expect(store.evaluate([check('d', 5)], Date.now())).rejects.toMatchObject({
         code: 'ERR_SLUICE_STORE_TIMEOUT',
       });
-      expect(Date.now() - started).toBeGreaterThanOrEqual(DEFAULT_MAX_TIMEOUT_MS - 5);
+      expect(Date.now() - started).toBeGreaterThanOrEqual(DEFAULT_STALL_MS - 5);
+      expect(Date.now() - started).toBeLessThan(DEFAULT_MAX_TIMEOUT_MS / 2);
       started = Date.now();
       await expect(store.evaluate([check('d', 5)], Date.now())).rejects.toMatchObject({
         code: 'ERR_SLUICE_STORE_TIMEOUT',
@@ -555,6 +556,58 @@ describe('faults: never a hang, never a throw into a request', () => {
       );
     } finally {
       server.resume();
+      await store.close();
+      await own.end();
+      await server.stop();
+    }
+  });
+
+  it('paused (SIGSTOP) under traffic: no call waits much past the stall time; counting resumes after SIGCONT', async () => {
+    const server = await startPostgres();
+    const own = new pg.Pool({ connectionString: server.url, max: 4 });
+    own.on('error', () => {});
+    const store = new PostgresStore({
+      pool: own,
+      tablePrefix: randomTablePrefix(),
+      createTable: true,
+      sweepEveryMs: false,
+      logger: { warn: () => {} },
+    });
+    const outcomes: { at: number; ms: number; ok: boolean }[] = [];
+    let running = true;
+    const t0 = performance.now();
+    const loops = Array.from({ length: 10 }, async (_, i) => {
+      while (running) {
+        const started = performance.now();
+        const ok = await store
+          .evaluate([check('t', 1_000_000, `tag${i}AAAAAAAAAAAAAAAAAA`)], Date.now())
+          .then(
+            () => true,
+            () => false,
+          );
+        outcomes.push({ at: started - t0, ms: performance.now() - started, ok });
+        await sleep(5);
+      }
+    });
+    try {
+      await sleep(500);
+      server.pause();
+      await sleep(1500);
+      server.resume();
+      await sleep(2500);
+    } finally {
+      server.resume();
+      running = false;
+      await Promise.all(loops);
+    }
+    try {
+      // Target 300 ms (bench/outage.ts measures it); room here for a shared machine.
+      expect(Math.max(...outcomes.map((o) => o.ms))).toBeLessThan(700);
+      expect(outcomes.some((o) => !o.ok)).toBe(true);
+      const last = outcomes.filter((o) => o.at > 3500);
+      expect(last.length).toBeGreaterThan(0);
+      expect(last.every((o) => o.ok)).toBe(true);
+    } finally {
       await store.close();
       await own.end();
       await server.stop();
