@@ -53,6 +53,11 @@ export interface Hit {
   readonly attempt: string | undefined;
   /** The `Retry-Attempt` header @sluice/client sends on retries. */
   readonly retry: string | undefined;
+  /** Whether it carried a challenge's solution (`Sluice-Solution`) or a pass (`Sluice-Pass`). */
+  readonly solution: boolean;
+  readonly pass: boolean;
+  /** When it arrived (Date.now()). */
+  readonly at: number;
 }
 
 /** What `POST /orders` answers when the limiter lets it through: the body and key it got. */
@@ -95,6 +100,9 @@ function hitOf(req: IncomingMessage): Hit {
     idempotencyKey: header(req, 'idempotency-key'),
     attempt: header(req, 'x-attempt'),
     retry: header(req, 'retry-attempt'),
+    solution: req.headers['sluice-solution'] !== undefined,
+    pass: req.headers['sluice-pass'] !== undefined,
+    at: Date.now(),
   };
 }
 

@@ -21,17 +21,20 @@ const MAX_PACING_ROUNDS = 100;
 /**
  * Waits for the request's pacing slot (when pacing); answers its reservation number. While a policy is
  * spent, waits for its reset and asks again. A wait past the longest allowed is not made: the request
- * goes at once, and the server's answer says what to do.
+ * goes at once, and the server's answer says what to do. `atOnce` (a challenge's solution, which the server
+ * decides with the spent rule left out) takes a slot without waiting, so the answer is still applied in order.
  */
 export async function paced(
   settings: ResolvedClientOptions,
   state: OriginState,
   target: Target,
   attempt: number,
+  atOnce = false,
 ): Promise<number> {
   if (!settings.pacing) return 0;
   const path = target.url.pathname;
   const start = settings.now();
+  if (atOnce) return state.pacer.reserve(path, start, true).seq;
   for (let round = 1; ; round++) {
     const now = settings.now();
     let slot = state.pacer.reserve(path, now);
@@ -132,6 +135,30 @@ export function nextWait(
   }
   emit(events.retry, { ...refused, delayMs });
   return delayMs;
+}
+
+/**
+ * Spends a retry from the origin's budget for sending a challenge's solution: true when there was one.
+ * A solution is a retry of the refused request, so a client that keeps being challenged is bounded as one
+ * that keeps being refused; when the budget is spent the 429 goes back (the `budgetExhausted` event).
+ */
+export function spendOnSolution(
+  settings: ResolvedClientOptions,
+  state: OriginState,
+  target: Target,
+  attempt: number,
+): boolean {
+  if (state.budget === undefined || state.budget.spend()) return true;
+  const event = {
+    origin: target.url.origin,
+    method: target.method,
+    status: 429,
+    attempt,
+    reason: 'budget_exhausted' as const,
+  };
+  emit(settings.events.budgetExhausted, event);
+  emit(settings.events.giveUp, event);
+  return false;
 }
 
 /** Waits before attempt `attempt` (a retry), telling the `wait` hook. */

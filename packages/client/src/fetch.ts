@@ -1,4 +1,4 @@
-import { nextWait, observe, paced, tokensPaced, waitToRetry } from './attempts.js';
+import { nextWait, observe, paced, spendOnSolution, tokensPaced, waitToRetry } from './attempts.js';
 import { challengeOf, PASS_HEADER, PASS_OVER_HEADER, SOLUTION_HEADER, solveChallenge } from './challenge.js';
 import { emit } from './events.js';
 import { type ClientOptions, type ResolvedClientOptions, resolveOptions } from './options.js';
@@ -41,14 +41,21 @@ async function send(
 ): Promise<Response> {
   state.budget?.earn();
   let solution: string | undefined;
+  let justSolved = false;
   for (let attempt = 1; ; attempt++) {
     const extra = challengeHeaders(state, solution);
-    const { response, infos } = await sendOne(settings, state, plan, attempt, cost, extra);
+    const sent = await sendOne(settings, state, plan, { attempt, cost, extra, atOnce: justSolved });
+    const { response, infos } = sent;
+    justSolved = false;
     if (!settings.retryOn.has(response.status)) return keepPass(state, response, extra);
-    // A challenge, solved once per request: sent again at once with the solution, as the same attempt.
+    // A challenge, solved once per request: sent again at once with the solution, as the same attempt. Not
+    // paced: the server decides it with the spent rule left out, so the 429's reset does not apply to it.
     if (solution === undefined && response.status === 429) {
-      solution = await solved(settings, state, plan, response, extra);
-      if (solution !== undefined) {
+      const solving = await solved(settings, state, plan, { response, attempt, sent: extra });
+      if (solving === BUDGET_SPENT) return response;
+      if (solving !== undefined) {
+        solution = solving;
+        justSolved = true;
         attempt--;
         continue;
       }
@@ -84,21 +91,32 @@ function keepPass(
   return response;
 }
 
+/** `solved` found a challenge, but the origin's retry budget had no retry left to send its solution. */
+const BUDGET_SPENT = Symbol('budget spent');
+
+/** A 429 that may carry a challenge: the response, the attempt it answered, the challenge headers it was sent with. */
+interface Refused {
+  readonly response: Response;
+  readonly attempt: number;
+  readonly sent: Readonly<Record<string, string>> | undefined;
+}
+
 /**
- * The solution of the 429's challenge, when it carries one the client takes (see `challenge`); the pass sent
- * with it, used up, is forgotten. Undefined when there is none to solve.
+ * The solution of the 429's challenge, when it carries one the client takes (see `challenge`) and the retry
+ * budget has a retry for it; the pass sent with it, used up, is forgotten. Undefined when there is none to
+ * solve; BUDGET_SPENT when the budget is spent (the 429 goes back as it is, its body unread).
  */
 async function solved(
   settings: ResolvedClientOptions,
   state: OriginState,
   plan: RequestPlan,
-  response: Response,
-  sent: Readonly<Record<string, string>> | undefined,
-): Promise<string | undefined> {
+  { response, attempt, sent }: Refused,
+): Promise<string | typeof BUDGET_SPENT | undefined> {
   if (sent?.[PASS_HEADER] !== undefined && state.pass === sent[PASS_HEADER]) state.pass = undefined;
   if (settings.maxDifficulty === 0 || plan.noRetry !== undefined) return undefined;
   const challenge = challengeOf(response.headers, settings.maxDifficulty);
   if (challenge === undefined) return undefined;
+  if (!spendOnSolution(settings, state, plan, attempt)) return BUDGET_SPENT;
   await response.body?.cancel().catch(() => {});
   const started = settings.now();
   const solution = await solveChallenge(challenge, plan.signal);
@@ -113,6 +131,15 @@ interface Sent {
   readonly infos: readonly RateLimitInfo[];
 }
 
+/** One attempt to send: its number, its token estimate, its challenge headers, and whether it skips pacing waits. */
+interface AttemptSpec {
+  readonly attempt: number;
+  readonly cost: number;
+  readonly extra: Readonly<Record<string, string>> | undefined;
+  /** A challenge's solution: sent without a pacing wait (see `paced`). */
+  readonly atOnce: boolean;
+}
+
 /**
  * Sends one attempt in its pacing slot. While pacing, the first request to an origin goes alone (see
  * FirstAnswer), and the others take their slots once its answer has said how fast to go.
@@ -121,15 +148,13 @@ async function sendOne(
   settings: ResolvedClientOptions,
   state: OriginState,
   plan: RequestPlan,
-  attempt: number,
-  cost: number,
-  extra?: Readonly<Record<string, string>>,
+  { attempt, cost, extra, atOnce }: AttemptSpec,
 ): Promise<Sent> {
   const probe = settings.pacing && (await state.firstAnswer.turn(plan.signal));
   let answered = false;
   let tokenSeq = 0;
   try {
-    const seq = await paced(settings, state, plan, attempt);
+    const seq = await paced(settings, state, plan, attempt, atOnce);
     if (cost > 0 && settings.pacing) tokenSeq = await tokensPaced(settings, state, plan, attempt, cost);
     const response = await settings.fetch(...plan.args(attempt, extra));
     // Applied before the probe lets the others go: they take their slots from this answer.

@@ -98,17 +98,37 @@ export function verifySolution(
   keyHash: string,
   now: number,
 ): SolutionVerdict {
+  const read = readSolution(secret, solution);
+  if (typeof read === 'string') return read;
+  const { token, counter, fields } = read;
+  if (!(now <= fields.expiresAt)) return 'expired';
+  if (fields.keyHash !== keyHash) return 'wrong_key';
+  if (fields.rule !== Buffer.from(rule).toString('base64url')) return 'wrong_rule';
+  return leadingZeroBits(workHash(token, counter)) >= fields.difficulty ? 'ok' : 'unsolved';
+}
+
+/** A solution's parts, its token's signature checked; 'malformed' or 'forged' when it is no solution of this server's. */
+function readSolution(
+  secret: string,
+  solution: string,
+): { token: string; counter: string; fields: TokenFields } | 'malformed' | 'forged' {
   const colon = solution.lastIndexOf(':');
   if (colon <= 0 || solution.length > 512) return 'malformed';
   const token = solution.slice(0, colon);
   const counter = solution.slice(colon + 1);
   if (!/^\d{1,16}$/.test(counter)) return 'malformed';
   const fields = readToken(secret, token);
-  if (typeof fields === 'string') return fields;
-  if (!(now <= fields.expiresAt)) return 'expired';
-  if (fields.keyHash !== keyHash) return 'wrong_key';
-  if (fields.rule !== Buffer.from(rule).toString('base64url')) return 'wrong_rule';
-  return leadingZeroBits(workHash(token, counter)) >= fields.difficulty ? 'ok' : 'unsolved';
+  return typeof fields === 'string' ? fields : { token, counter, fields };
+}
+
+/**
+ * Why a solution naming no challenge rule of the check is refused: `malformed` (not `token:counter`, or a token
+ * of no known shape) or `forged` (not signed with this secret). Undefined for one this server signed: its rule is
+ * another check's (a route's, seen by the global check) and that check redeems it.
+ */
+export function strayFault(secret: string, solution: string): 'malformed' | 'forged' | undefined {
+  const read = readSolution(secret, solution);
+  return typeof read === 'string' ? read : undefined;
 }
 
 /** The hash a solution's work is judged by. */

@@ -6,12 +6,13 @@ import type { CheckOptions, Limiter } from '../engine/engine.js';
 import type { Decision } from '../observe/contract.js';
 import type { CompiledRule, CompiledRules, Descriptors } from '../rules/contract.js';
 import { tagFor } from '../rules/keys.js';
-import { type SolutionVerdict, tokenNonce, tokenRule, verifySolution } from './challenge.js';
+import { type SolutionVerdict, strayFault, tokenNonce, tokenRule, verifySolution } from './challenge.js';
 import { issuePass, passRule, readPass } from './challengePass.js';
 import type { RequestFacts } from './facts.js';
 import type { CheckScope } from './notes.js';
 import type { AdapterObserver } from './options.js';
 import type { HeaderValues } from './responses.js';
+import { shownResult } from './shown.js';
 import { STAGE_HEADER } from './stages.js';
 
 /*
@@ -116,6 +117,12 @@ interface Credential {
   readonly cookie: boolean;
 }
 
+/** A solution header that names no challenge rule of the check and is no token of this server's: refused. */
+interface Stray {
+  readonly kind: 'stray';
+  readonly fault: 'malformed' | 'forged';
+}
+
 function headerText(facts: RequestFacts, name: string): string | undefined {
   const value = facts.header(name);
   return typeof value === 'string' ? value : value?.[0];
@@ -135,20 +142,31 @@ export function cookieValue(facts: RequestFacts, name: string): string | undefin
 /**
  * The credentials a request carries for challenge rules of this check, in the order they are tried: a solution
  * header (sent once, after a 429), a pass (header, then cookie), a solution cookie (the challenge page's, tried
- * when the pass beside it is used up). Usually none: two header reads.
+ * when the pass beside it is used up). A solution header that is garbage, names no rule or fails the signature
+ * comes first as a Stray, refused. Usually none: two header reads.
  */
-function credentialsOf(facts: RequestFacts, tables: readonly (CompiledRules | undefined)[]): Credential[] {
+function credentialsOf(
+  facts: RequestFacts,
+  tables: readonly (CompiledRules | undefined)[],
+  secret: string,
+): (Credential | Stray)[] {
   const solution = headerText(facts, SOLUTION_HEADER);
   const pass = headerText(facts, PASS_HEADER);
   const cookies = facts.header('cookie') !== undefined;
   // The usual request: nothing to look for, nothing made.
   if (solution === undefined && pass === undefined && !cookies) return NONE;
-  const found: Credential[] = [];
+  const found: (Credential | Stray)[] = [];
   const add = (kind: Credential['kind'], value: string | undefined, cookie: boolean): void => {
-    if (value === undefined || value === '') return;
+    if (value === undefined) return;
     const name = kind === 'pass' ? passRule(value) : tokenRule(value.slice(0, value.lastIndexOf(':')));
     const rule = challengeRule(name, tables);
     if (rule !== undefined) found.push({ kind, value, rule, cookie });
+    else if (kind === 'solution' && !cookie) {
+      // A header is sent on purpose, once, after a 429: one that is no solution at all is answered, not
+      // ignored (ignored, the request would be counted and its key take a violation). A cookie may be stale.
+      const fault = strayFault(secret, value);
+      if (fault !== undefined) found.push({ kind: 'stray', fault });
+    }
   };
   add('solution', solution?.trim(), false);
   add('pass', pass?.trim(), false);
@@ -159,7 +177,7 @@ function credentialsOf(facts: RequestFacts, tables: readonly (CompiledRules | un
   return found;
 }
 
-const NONE: Credential[] = [];
+const NONE: (Credential | Stray)[] = [];
 
 /** What the request flow needs for a redemption. */
 export interface RedeemContext {
@@ -174,7 +192,8 @@ export interface RedeemContext {
 /** How a redemption ends: a decision (with headers for its response), a refusal, or nothing to redeem after all. */
 export type Redemption =
   | { readonly kind: 'decided'; readonly decision: Decision; readonly headers: HeaderValues | undefined }
-  | { readonly kind: 'refused'; readonly rule: string; readonly reason: SolutionRefusal }
+  /** `rule` undefined: the solution named none (garbage, or not signed with this secret). */
+  | { readonly kind: 'refused'; readonly rule: string | undefined; readonly reason: SolutionRefusal }
   /** Decided as usual; `headers` tell the client a pass it sent is over (it stops sending it). */
   | { readonly kind: 'plain'; readonly headers?: HeaderValues };
 
@@ -193,10 +212,15 @@ export function redeem(
   scope: CheckScope,
 ): Maybe<Redemption> | undefined {
   const global = scope.global === false ? undefined : context.limiter.rules;
-  const credentials = credentialsOf(facts, [global, scope.rules]);
+  const credentials = credentialsOf(facts, [global, scope.rules], context.setup.secret);
   if (credentials.length === 0) return undefined;
+  const first = credentials[0]!;
+  if (first.kind === 'stray') return refuse(context, undefined, first.fault, false);
   const tryFrom = (at: number): Maybe<Redemption> => {
-    const redeemed = redeemOne(context, credentials[at]!, descriptors, options, global, scope.rules);
+    const credential = credentials[at]!;
+    // Only the first can be a stray (a solution header is looked at first).
+    if (credential.kind === 'stray') return PLAIN;
+    const redeemed = redeemOne(context, credential, descriptors, options, global, scope.rules);
     // A pass used up, or not good here, leaves the next credential its turn (a page's new solution cookie).
     const next = (r: Redemption): Maybe<Redemption> =>
       r.kind === 'plain' && at + 1 < credentials.length ? tryFrom(at + 1) : r;
@@ -221,7 +245,7 @@ function redeemOne(
   let nonce: string;
   if (credential.kind === 'solution') {
     const verdict = verifySolution(secret, credential.value, rule.name, keyHash, now);
-    if (verdict !== 'ok') return refuse(context, credential, verdict);
+    if (verdict !== 'ok') return refuse(context, rule.name, verdict, credential.cookie);
     nonce = tokenNonce(credential.value.slice(0, credential.value.lastIndexOf(':')));
   } else {
     const pass = readPass(secret, credential.value, keyHash, now);
@@ -244,21 +268,28 @@ function redeemOne(
   return isThenable(decided) ? decided.then(settle, () => PLAIN) : settle(decided);
 }
 
-/** A refused solution: counted and logged with its reason; refused when sent in a header. */
-function refuse(context: RedeemContext, credential: Credential, reason: SolutionRefusal): Redemption {
-  const rule = credential.rule.name;
+/**
+ * A refused solution: counted and logged with its reason; refused when sent in a header. `rule` undefined for
+ * one that names none (counted under the rule label '', logged with `rule: null`: never the text it sent).
+ */
+function refuse(
+  context: RedeemContext,
+  rule: string | undefined,
+  reason: SolutionRefusal,
+  cookie: boolean,
+): Redemption {
   try {
-    context.observer?.onStage?.('refused', rule, reason);
+    context.observer?.onStage?.('refused', rule ?? '', reason);
   } catch {
     // An observer bug must not reach the request path.
   }
   context.log?.({
     event: 'challenge_refused',
-    rule,
+    rule: rule ?? null,
     reason,
-    carrier: credential.cookie ? 'cookie' : 'header',
+    carrier: cookie ? 'cookie' : 'header',
   });
-  return credential.cookie ? PLAIN : { kind: 'refused', rule, reason };
+  return cookie ? PLAIN : { kind: 'refused', rule, reason };
 }
 
 function redeemed(
@@ -273,11 +304,12 @@ function redeemed(
   const [marker, budget] = credential.kind === 'solution' ? counters : [undefined, counters[0]];
   const deniedBy = (counter: CompiledRule | undefined) =>
     counter !== undefined && decision.results.some((r) => r.rule === counter.name && !r.allowed && !r.failed);
-  if (deniedBy(marker)) return refuse(context, credential, 'replayed');
+  if (deniedBy(marker)) return refuse(context, credential.rule.name, 'replayed', credential.cookie);
   // A pass used up: the rule counts this request again, as any other, and the client is told to drop it.
   if (deniedBy(budget)) return credential.kind === 'pass' ? passOver(credential) : PLAIN;
-  if (!decision.allowed || credential.kind === 'pass')
-    return { kind: 'decided', decision, headers: undefined };
+  const shown = withoutCounters(decision, counters);
+  if (!shown.allowed || credential.kind === 'pass')
+    return { kind: 'decided', decision: shown, headers: undefined };
   const rule = credential.rule;
   const passMs = rule.challenge!.passMs;
   const pass = issuePass(context.setup.secret, {
@@ -299,7 +331,29 @@ function redeemed(
   if (credential.cookie)
     headers['Set-Cookie'] =
       `${PASS_COOKIE}=${pass}; Path=/; Max-Age=${Math.ceil(passMs / 1000)}; HttpOnly; SameSite=Lax`;
-  return { kind: 'decided', decision, headers };
+  return { kind: 'decided', decision: shown, headers };
+}
+
+/**
+ * The decision as its response shows it: the counters are the server's bookkeeping, not a quota. Shown as a
+ * RateLimit policy, a spent marker (`api.solved`, r=0) or a used-up pass (`api.pass`, r=0) would tell a client
+ * to wait for a reset, where its next request is only decided by the rule again (and, over it, challenged).
+ * The response shows the other rules' numbers, or none.
+ */
+function withoutCounters(decision: Decision, counters: readonly CompiledRule[]): Decision {
+  const isCounter = (name: string | undefined) => counters.some((counter) => counter.name === name);
+  const results = decision.results.filter((result) => !isCounter(result.rule));
+  if (!isCounter(decision.rule)) return { ...decision, results };
+  const shown = shownResult(results);
+  const limit = shown?.limit ?? Number.POSITIVE_INFINITY;
+  return {
+    ...decision,
+    results,
+    rule: shown?.rule,
+    limit,
+    remaining: shown?.remaining ?? limit,
+    resetMs: shown?.resetMs ?? 0,
+  };
 }
 
 /** Header telling a client that the pass it sent is used up or over: `Sluice-Pass-Over: ?1`. */

@@ -59,8 +59,11 @@ function acceptsHtml(facts: RequestFacts): boolean {
   return text?.includes('text/html') === true;
 }
 
-/** A solution refused (sent in a header): 403, with the reason; nothing was counted. */
-export function refusedVerdict(rule: string, reason: SolutionRefusal, version: string): Verdict {
+/**
+ * A solution refused (sent in a header): 403, with the reason; nothing was counted. `rule` undefined for a
+ * solution that names none (garbage, or not signed with this secret): the body's `rule` is null.
+ */
+export function refusedVerdict(rule: string | undefined, reason: SolutionRefusal, version: string): Verdict {
   const decision: Decision = {
     allowed: false,
     rule,
@@ -80,8 +83,11 @@ export function refusedVerdict(rule: string, reason: SolutionRefusal, version: s
     action: 'deny',
     denied: {
       status: 403,
-      headers: { 'Cache-Control': 'no-store', 'X-RateLimit-Rule': rule },
-      body: { error: 'forbidden', rule, retryAfter: null, refused: reason },
+      headers:
+        rule === undefined
+          ? { 'Cache-Control': 'no-store' }
+          : { 'Cache-Control': 'no-store', 'X-RateLimit-Rule': rule },
+      body: { error: 'forbidden', rule: rule ?? null, retryAfter: null, refused: reason },
       decision,
     },
     info: rateLimitInfo(decision, undefined),
