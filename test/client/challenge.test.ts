@@ -6,7 +6,13 @@
  * On the default options (pacing on) the solution goes at once, though the 429 said the window resets in 50 s,
  * and a used-up pass meets its next challenge with no pacing wait; the retry budget bounds the solving.
  */
-import { type ClientOptions, createFetch, type GiveUpEvent, type SolvedEvent, type WaitEvent } from '@sluice/client';
+import {
+  type ClientOptions,
+  createFetch,
+  type GiveUpEvent,
+  type SolvedEvent,
+  type WaitEvent,
+} from '@sluice/client';
 import type { RuleSpec } from '@sluice/core';
 import { prometheusObserver } from '@sluice/prometheus';
 import { afterEach, describe, expect, it } from 'vitest';
