@@ -5,7 +5,7 @@
 export type { Charge } from './algorithms/charge.js';
 export { ALGORITHM_NAMES, type AlgorithmName, descriptorOf, holderName } from './algorithms/index.js';
 export type { LimitParams, Outcome } from './algorithms/limits.js';
-export { ConfigError, StoreError } from './base/errors.js';
+export { ConfigError, DecisionError, StoreError } from './base/errors.js';
 export { checkOptionNames } from './base/optionNames.js';
 export type { ValueList } from './lists/contract.js';
 export { valueSetInSteps } from './lists/valueList.js';

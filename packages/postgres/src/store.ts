@@ -4,6 +4,7 @@ import {
   type CheckResult,
   ConfigError,
   checkOptionNames,
+  DecisionError,
   type Lease,
   type ResilientStore,
   resilientStore,
@@ -197,6 +198,8 @@ export class PostgresStore implements Store {
       timeoutMs,
       maxTimeoutMs,
       logger: this.#logger,
+      // The evaluator failed on a row PostgreSQL gave: that request fails open, the database is not unreachable.
+      answered: (error) => error instanceof DecisionError,
       ...(options.maxPending === undefined
         ? {}
         : { maxPending: positive('maxPending', options.maxPending, true) }),

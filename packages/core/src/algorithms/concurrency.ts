@@ -1,4 +1,4 @@
-import { type AlgorithmDescriptor, isRecord } from './descriptor.js';
+import { type AlgorithmDescriptor, hasRecords } from './descriptor.js';
 import type { LimitParams, Outcome } from './limits.js';
 import { storedCount } from './stored.js';
 
@@ -87,7 +87,7 @@ export const concurrency: AlgorithmDescriptor<'concurrency', ConcurrencyState, C
   release: 'lease',
   withLease: (params, leaseId) => ({ ...params, leaseId }),
   releaseLease,
-  isState: (value): value is ConcurrencyState => isRecord(value) && Array.isArray(value.leases),
+  isState: (value): value is ConcurrencyState => hasRecords(value, 'leases'),
   decide(state, now, params, cost) {
     const t = Math.floor(now);
     const window = params.windowMs;

@@ -22,7 +22,10 @@ interface AlgorithmCore<N extends string, S, P extends LimitParams> {
   readonly calendar: boolean;
   /** Whether a gateway may take units in a batch and spend them later (`lease: {batch}`). */
   readonly leasable: boolean;
-  /** Whether a value read back from a store is this algorithm's state. */
+  /**
+   * Whether a value read back from a store is this algorithm's state; stores decide on any other value as on
+   * none (decideByName), so it must reject every value `decide` cannot read without throwing.
+   */
   isState(value: unknown): value is S;
   /** The pure decision over explicit state and time. No clock, no I/O. */
   decide(state: S | undefined, now: number, params: P, cost: number): Outcome<S>;
@@ -74,4 +77,11 @@ export function hasNumbers(value: unknown, ...fields: readonly string[]): boolea
   if (!isRecord(value)) return false;
   for (const field of fields) if (typeof value[field] !== 'number') return false;
   return true;
+}
+
+/** True when `value[field]` is a list of plain objects (a log, leases): a null or a number inside is not a state. */
+export function hasRecords(value: unknown, field: string): boolean {
+  if (!isRecord(value)) return false;
+  const list = value[field];
+  return Array.isArray(list) && list.every(isRecord);
 }

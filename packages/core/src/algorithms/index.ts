@@ -82,9 +82,9 @@ export function namesWhere(trait: (descriptor: AnyDescriptor) => boolean): reado
 }
 
 /**
- * Runs algorithm `name` on a state kept opaquely by a store. `state` must be undefined or a state this
- * same algorithm returned (stores key counters by rule, and a rule's algorithm is part of its identity).
- * `leaseId` is read only by algorithms whose requests hold a lease.
+ * Runs algorithm `name` on a state kept opaquely by a store. A state that is not this algorithm's (the rule was
+ * reloaded with another algorithm under its name, or something else wrote the key) is stale: the key counts
+ * afresh, as on Redis. `leaseId` is read only by algorithms whose requests hold a lease.
  */
 export function decideByName(
   name: AlgorithmName,
@@ -106,13 +106,18 @@ type Decider = (
   leaseId: string,
 ) => Outcome<unknown>;
 
-/** Each algorithm's decide with its lease id applied: a plain function per name (no descriptor read per check). */
+/**
+ * Each algorithm's decide with its lease id applied and another algorithm's state read as none: a plain function
+ * per name (no descriptor read per check).
+ */
 function deciderOf(descriptor: AnyDescriptor): Decider {
+  const { decide, isState } = descriptor;
+  const own = (state: unknown) => (state === undefined || isState(state) ? state : undefined);
   if (descriptor.release === 'lease') {
-    const { decide, withLease } = descriptor;
-    return (state, now, params, cost, leaseId) => decide(state, now, withLease(params, leaseId), cost);
+    const { withLease } = descriptor;
+    return (state, now, params, cost, leaseId) => decide(own(state), now, withLease(params, leaseId), cost);
   }
-  return descriptor.decide;
+  return (state, now, params, cost) => decide(own(state), now, params, cost);
 }
 
 const DECIDERS = Object.fromEntries(

@@ -1,5 +1,5 @@
 import type { Charge } from './charge.js';
-import { type AlgorithmDescriptor, isRecord } from './descriptor.js';
+import { type AlgorithmDescriptor, hasRecords } from './descriptor.js';
 import type { LimitParams, Outcome } from './limits.js';
 import { storedCount } from './stored.js';
 
@@ -109,7 +109,7 @@ export const slidingLog: AlgorithmDescriptor<'sliding_log', SlidingLogState> = {
   leasable: true,
   release: 'refund',
   refund: refundEntry,
-  isState: (value): value is SlidingLogState => isRecord(value) && Array.isArray(value.entries),
+  isState: (value): value is SlidingLogState => hasRecords(value, 'entries'),
   decide(state, now, params, cost) {
     const t = Math.floor(now);
     const entries = live(state, t, params.windowMs);

@@ -45,6 +45,22 @@ export class StoreError extends Error {
   }
 }
 
+/**
+ * The evaluator failed while deciding a rule's keys (a state it could not read, a bug), after the store had
+ * answered: that request fails open, but the store is not unreachable, so a store's breaker and its notices do
+ * not count it. Names the rule, never a key; the error thrown is the `cause`.
+ */
+export class DecisionError extends StoreError {
+  readonly rule: string;
+
+  constructor(rule: string, cause: unknown) {
+    const what = cause instanceof Error ? cause.name : typeof cause;
+    super('ERR_SLUICE_STORE', `deciding rule ${rule} failed (${what}); the store answered`, { cause });
+    this.name = 'DecisionError';
+    this.rule = rule;
+  }
+}
+
 /** The kind of store failure an error stands for, as observers and metrics report it. */
 export function storeErrorKind(error: unknown): StoreErrorKind {
   if (error instanceof StoreError) {

@@ -1,6 +1,7 @@
 import { concurrency, renewLease } from '../algorithms/concurrency.js';
 import { decideByName, releasedState } from '../algorithms/index.js';
 import type { Outcome } from '../algorithms/limits.js';
+import { DecisionError } from '../base/errors.js';
 import type { Check, CheckResult, Lease, SlotHint } from './contract.js';
 import { type BanState, decidePolicy, isBanState } from './policies.js';
 import { chargeOwed, clearDebt, debtKey, debtOf, decideInDebt } from './settle.js';
@@ -8,7 +9,8 @@ import { chargeOwed, clearDebt, debtKey, debtOf, decideInDebt } from './settle.j
 /*
  * The evaluator: every store's decision, over a table of key states the store provides (MemoryStore's slots, a
  * PostgreSQL transaction's locked rows, a Map). A store makes the call atomic; the evaluator decides what the
- * call reads and writes. States are plain JSON values.
+ * call reads and writes. States are plain JSON values. A state the evaluator cannot decide on throws a
+ * DecisionError naming the rule: the store answered, so that request fails open and the store stays reachable.
  */
 
 /** One key of a store: a counter, a ban state or an idempotency marker. */
@@ -84,13 +86,17 @@ export function evaluateOutcomes(
     const check = checks[i]!;
     const state = table.get(check.rule, check.tag, check.hint);
     let outcome: Outcome<unknown>;
-    if (check.policy === undefined)
-      outcome = decideByName(check.algorithm, state, now, check.params, check.cost, check.leaseId);
-    else {
-      skip ??= [];
-      const step = decideWithPolicy(check, state, now, table);
-      skip[i] = !step.commit;
-      outcome = step.outcome;
+    try {
+      if (check.policy === undefined)
+        outcome = decideByName(check.algorithm, state, now, check.params, check.cost, check.leaseId);
+      else {
+        skip ??= [];
+        const step = decideWithPolicy(check, state, now, table);
+        skip[i] = !step.commit;
+        outcome = step.outcome;
+      }
+    } catch (error) {
+      throw new DecisionError(check.rule, error);
     }
     outcomes[i] = outcome;
     if (!outcome.allowed && check.mode === 'enforce') blocked = true;
@@ -145,11 +151,16 @@ function decideWithPolicy(check: Check, state: unknown, now: number, table: Stat
 /** Gives back what the leases hold (releases, refunds), through the table. */
 export function releaseLeases(leases: readonly Lease[], now: number, table: StateTable): void {
   for (const lease of leases) {
-    if (lease.owed !== undefined) {
-      chargeOwed(lease, now, table);
-      continue;
+    let released: ReturnType<typeof releasedState>;
+    try {
+      if (lease.owed !== undefined) {
+        chargeOwed(lease, now, table);
+        continue;
+      }
+      released = releasedState(table.get(lease.rule, lease.tag), lease, now);
+    } catch (error) {
+      throw new DecisionError(lease.rule, error);
     }
-    const released = releasedState(table.get(lease.rule, lease.tag), lease, now);
     if (released === undefined) continue;
     table.set(
       lease.rule,
@@ -169,7 +180,12 @@ export function renewLeases(leases: readonly Lease[], now: number, table: StateT
     if (lease.refund !== undefined || lease.leaseMs === undefined || lease.algorithm !== 'concurrency')
       continue;
     const state = table.get(lease.rule, lease.tag);
-    const renewed = renewLease(concurrency.isState(state) ? state : undefined, lease.id, now, lease.leaseMs);
+    let renewed: ReturnType<typeof renewLease>;
+    try {
+      renewed = renewLease(concurrency.isState(state) ? state : undefined, lease.id, now, lease.leaseMs);
+    } catch (error) {
+      throw new DecisionError(lease.rule, error);
+    }
     if (renewed !== undefined) table.set(lease.rule, lease.tag, renewed.state, now + renewed.ttlMs);
   }
 }
