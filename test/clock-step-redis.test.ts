@@ -6,7 +6,7 @@
  * the stored count allows, and the key repaired by the next allowed request.
  */
 
-import { hashText } from '@sluice/core';
+import { compileRules, createLimiter, hashText } from '@sluice/core';
 import {
   ALGORITHM_NAMES,
   type AlgorithmName,
@@ -17,7 +17,7 @@ import {
 import { luaAlgorithms, RedisStore } from '@sluice/redis';
 import fc from 'fast-check';
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { decideByName } from '../packages/core/src/algorithms/index.js';
 import { type RedisServer, randomPrefix, startRedis } from './support/redis.js';
 
@@ -578,4 +578,40 @@ describe('RedisStore reads any corrupt state exactly as core reads the same numb
       { numRuns: Number(process.env.SLUICE_FC_RUNS ?? 150) },
     );
   });
+});
+
+describe('a limiter on RedisStore, every option on its default, when the system clock steps back an hour', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it.each(['fixed_window', 'sliding_window'] as const)(
+    '%s: an exhausted window stays exhausted, during the step and after the clock returns',
+    async (algorithm) => {
+      // Only Date is faked: Redis, its client and the monotonic clock run for real.
+      vi.useFakeTimers({ toFake: ['Date'], now: T + 30_000 });
+      const rules = compileRules({
+        domain: `clock_${algorithm}`,
+        rules: [{ name: 'r', key: ['ip'], algorithm, limit: { requests: 5, per: '1m' } }],
+      });
+      const limiter = createLimiter({
+        rules,
+        store: new RedisStore({ client, prefix: randomPrefix('step') }),
+      });
+      const ip = { ip: '192.0.2.7' };
+      for (let i = 0; i < 5; i++) expect((await limiter.check(ip)).allowed).toBe(true);
+      expect((await limiter.check(ip)).allowed).toBe(false);
+
+      vi.setSystemTime(T + 30_000 - HOUR);
+      const stepped = await limiter.check(ip);
+      expect(stepped).toMatchObject({ allowed: false, remaining: 0, failedOpen: false });
+      // Decided as the window it is in: no hour-long lock-out either.
+      expect(stepped.retryAfterMs).toBeGreaterThan(0);
+      expect(stepped.retryAfterMs).toBeLessThanOrEqual(2 * W);
+
+      vi.setSystemTime(T + 31_000); // the clock returns, within the same window
+      expect(await limiter.check(ip)).toMatchObject({ allowed: false, remaining: 0 });
+      await limiter.close();
+    },
+  );
 });

@@ -27,7 +27,7 @@ import {
 } from './requestPath.js';
 import { type ActualCosts, type Settlement, Settlements } from './settle.js';
 import { steadyClock } from './steadyClock.js';
-import { answersInProcess, StoreCaller } from './storeCall.js';
+import { StoreCaller } from './storeCall.js';
 import { unbanKey } from './unban.js';
 
 export type { CheckManyOptions, CheckSet } from './checkMany.js';
@@ -44,8 +44,8 @@ export interface LimiterOptions {
   /** Counters of `scope: local` rules; default: a MemoryStore of this process. */
   localStore?: Store;
   /**
-   * Milliseconds since the epoch; default `Date.now`, and with an in-process store (MemoryStore) `Date.now`
-   * that never steps back (see steadyClock.ts).
+   * Milliseconds since the epoch; default `Date.now` that never steps back (see steadyClock.ts), whatever the
+   * store. An injected clock is used as given.
    */
   clock?: () => number;
   observer?: Observer;
@@ -167,9 +167,9 @@ export function createLimiter(options: LimiterOptions): Limiter {
   const given = { store: options.store ?? new MemoryStore(), local: options.localStore ?? new MemoryStore() };
   assertStore(given.store, 'store');
   assertStore(given.local, 'localStore');
-  // In process, every counter was written on this clock, so it must not step back; a shared store's counters
-  // are written by other gateways too, on their wall clocks (or Redis TIME), which a steady clock would leave.
-  const clock = options.clock ?? (answersInProcess(given.store) ? steadyClock() : Date.now);
+  // Never back, whatever the store: a shared store's counters were written on this clock too, and a stepped-back
+  // one would read them as far ahead, that is as stale, and open a second window (README, Time and numbers).
+  const clock = options.clock ?? steadyClock();
   const observer = guardObserver(options.observer);
   const logger = options.logger ?? console;
   assertRules(options.rules);

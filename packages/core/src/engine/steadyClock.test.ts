@@ -1,5 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { compileRules } from '../rules/compile.js';
+import type { Store } from '../store/contract.js';
+import { MemoryStore } from '../store/memory.js';
 import { createLimiter } from './engine.js';
 import { steadyClock } from './steadyClock.js';
 
@@ -79,4 +81,39 @@ describe('a limiter on the default MemoryStore when the system clock steps back 
       await limiter.close();
     },
   );
+});
+
+describe('a limiter on a store of its own (not in process) when the system clock steps back an hour', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('hands the store times that never go back, so its counters are not read as stale', async () => {
+    vi.useFakeTimers({ toFake: ['Date'], now: T });
+    const seen: number[] = [];
+    const memory = new MemoryStore();
+    // A remote store as the engine sees one: no evaluateNow, answers by promise.
+    const store: Store = {
+      evaluate: (checks, now) => {
+        seen.push(now);
+        return memory.evaluate(checks, now);
+      },
+      release: (leases, now) => memory.release(leases, now),
+      close: () => memory.close(),
+    };
+    const rules = compileRules({
+      domain: 'clock_remote',
+      rules: [{ name: 'r', key: ['ip'], algorithm: 'fixed_window', limit: { requests: 2, per: '1m' } }],
+    });
+    const limiter = createLimiter({ rules, store, logger: { warn() {} } });
+    const ip = { ip: '192.0.2.2' };
+    expect((await limiter.check(ip)).allowed).toBe(true);
+    expect((await limiter.check(ip)).allowed).toBe(true);
+    vi.setSystemTime(T - HOUR);
+    expect((await limiter.check(ip)).allowed).toBe(false);
+    expect(seen.length).toBe(3);
+    expect(seen[2]).toBeGreaterThanOrEqual(seen[1]!);
+    expect(seen[2]! - seen[1]!).toBeLessThan(60_000);
+    await limiter.close();
+  });
 });
