@@ -17,21 +17,39 @@ const T = Date.UTC(2026, 11, 1, 12, 0, 10);
 /** Settled at: 2 s later (all counted), 12 s later (a bucket drained 200 of 400), 55 s later (window gone). */
 const AT = [2_000, 12_000, 55_000] as const;
 
-/** What each algorithm gives back of 300 at each moment of AT (1000 tokens a minute, 400 reserved). */
-const EXPECTED: Readonly<Record<string, readonly [number, number, number]>> = {
-  fixed_window: [300, 300, 0],
-  sliding_window: [300, 300, 0],
-  sliding_log: [300, 300, 300],
-  gcra: [300, 200, 0],
-  token_bucket: [300, 200, 0],
-};
+/** 1000 tokens a `per`, 400 reserved at `start`, settled at 100 at each moment: what is given back of 300. */
+interface Case {
+  readonly algorithm: AlgorithmName;
+  readonly per: string;
+  readonly start: number;
+  readonly at: readonly number[];
+  readonly expected: readonly number[];
+}
 
-function tokenRule(name: string, algorithm: AlgorithmName) {
+const CASES: readonly Case[] = [
+  { algorithm: 'fixed_window', per: '1m', start: T, at: AT, expected: [300, 300, 0] },
+  { algorithm: 'sliding_window', per: '1m', start: T, at: AT, expected: [300, 300, 0] },
+  { algorithm: 'sliding_log', per: '1m', start: T, at: [...AT, 61_000], expected: [300, 300, 300, 0] },
+  { algorithm: 'gcra', per: '1m', start: T, at: AT, expected: [300, 200, 0] },
+  { algorithm: 'token_bucket', per: '1m', start: T, at: AT, expected: [300, 200, 0] },
+  // Its window opens with the key's first request: still open 55 s later, gone 61 s later.
+  { algorithm: 'first_request_window', per: '1m', start: T, at: [55_000, 61_000], expected: [300, 0] },
+  // A daily quota reserved 10 s before midnight (UTC): settled 5 s before, and 5 s after.
+  {
+    algorithm: 'quota',
+    per: 'day',
+    start: Date.UTC(2026, 11, 1, 23, 59, 50),
+    at: [5_000, 15_000],
+    expected: [300, 0],
+  },
+];
+
+function tokenRule(name: string, algorithm: AlgorithmName, per = '1m') {
   return {
     name,
     key: ['api_key'],
     algorithm,
-    limit: { requests: 1000, per: '1m' },
+    limit: { requests: 1000, per },
     cost: { descriptor: 'max_tokens', max: 1000 },
     settle: true,
   };
@@ -41,14 +59,14 @@ const ask = (tokens: number) => ({ api_key: 'k1', max_tokens: String(tokens) });
 
 /** Each algorithm's givenBack at each moment, with the change of remaining it made. */
 async function givenBackAgainstRemaining(store: () => Store) {
-  for (const algorithm of Object.keys(EXPECTED) as AlgorithmName[]) {
-    for (const [i, offset] of AT.entries()) {
-      let now = T;
-      const rules = compileRules({ rules: [tokenRule('tpm', algorithm)] });
+  for (const { algorithm, per, start, at, expected } of CASES) {
+    for (const [i, offset] of at.entries()) {
+      let now = start;
+      const rules = compileRules({ rules: [tokenRule('tpm', algorithm, per)] });
       const limiter = createLimiter({ rules, store: store(), clock: () => now });
       const admitted = await limiter.check(ask(400));
       expect(admitted.allowed).toBe(true);
-      now = T + offset;
+      now = start + offset;
       const before = (await limiter.check(ask(0))).remaining;
       const settlement = await limiter.settle(admitted, 100);
       const after = (await limiter.check(ask(0))).remaining;
@@ -56,7 +74,7 @@ async function givenBackAgainstRemaining(store: () => Store) {
       expect({ label, outcome: settlement.outcome, givenBack: settlement.givenBack }).toEqual({
         label,
         outcome: 'settled',
-        givenBack: EXPECTED[algorithm]![i],
+        givenBack: expected[i],
       });
       expect({ label, given: after - before }).toEqual({ label, given: settlement.givenBack });
       expect(settlement.charged).toBe(0);

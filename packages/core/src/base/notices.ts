@@ -17,6 +17,7 @@ export const NOTICE_CODES = {
     'SLUICE_RAW_IPV6_KEY',
     'SLUICE_ROUTE_TEMPLATE_UNSEEN',
     'SLUICE_ROUTE_KEY_PATH',
+    'SLUICE_COST_BEFORE_BODY',
   ],
   /** Proxy trust smells (http/proxy.ts). */
   proxy: ['SLUICE_XFF_UNTRUSTED', 'SLUICE_TRUST_ALL_PROXIES', 'SLUICE_FORWARDED_IGNORED'],

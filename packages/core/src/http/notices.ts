@@ -1,6 +1,8 @@
 import type { NOTICE_CODES } from '../base/notices.js';
 import type { CompiledRules } from '../rules/contract.js';
+import type { RouteScope } from './afterBody.js';
 import type { RequestFacts } from './facts.js';
+import type { CheckScope } from './notes.js';
 import { PROXY_NOTICES, proxyNotice } from './proxy.js';
 import { rawIpv6Descriptor, ruleSmells } from './smells.js';
 
@@ -23,6 +25,11 @@ export const ADAPTER_NOTICES = {
   SLUICE_ROUTE_KEY_PATH:
     'is keyed by route, which the global middleware sees as the path: every distinct path (/users/1, ' +
     '/users/2, ...) gets a counter of its own. Key it by route in limiter.route() to count per template.',
+  SLUICE_COST_BEFORE_BODY:
+    'gave no cost (undefined or NaN, or it threw) for a request with a body, decided before its body was ' +
+    "parsed: the rule's own cost was charged (1 unless the rule says). If the cost comes from the body (a " +
+    "batch's operations), give the route afterBody: true (limiter.route(rules, {afterBody: true}), Fastify's " +
+    'config.rateLimit.afterBody): it is then decided once the body is parsed.',
 } as const satisfies Record<(typeof NOTICE_CODES.adapter)[number], string>;
 
 /** An adapter notice code. */
@@ -111,6 +118,19 @@ export class NoticeWatch {
       );
   }
 
+  /**
+   * What `cost(req)` answered, for a request decided before its body was parsed (a scope without
+   * `afterBody`): no number for a request that has a body most likely means a cost read from a body that is
+   * not there yet, and the request was charged the rule's cost instead. Once per limiter.
+   */
+  cost(value: unknown, facts: RequestFacts, scope: CheckScope): void {
+    if (typeof value === 'number' && !Number.isNaN(value)) return;
+    if (this.#given.has('SLUICE_COST_BEFORE_BODY') || (scope as RouteScope).afterBody === true) return;
+    if (!hasBody(facts)) return;
+    const where = facts.route === undefined ? facts.method : `${facts.method} ${facts.route}`;
+    this.#give('SLUICE_COST_BEFORE_BODY', `cost(req) on ${where} ${ADAPTER_NOTICES.SLUICE_COST_BEFORE_BODY}`);
+  }
+
   #proxy(facts: RequestFacts): void {
     const code = proxyNotice(facts, this.#given);
     if (code === undefined) return;
@@ -127,4 +147,11 @@ export class NoticeWatch {
     this.#given.add(code);
     this.#settings.logger.warn(`sluice: ${text} [${code}]`);
   }
+}
+
+/** Whether the request carries a body: a Content-Length above 0, or a Transfer-Encoding (chunked). */
+function hasBody(facts: RequestFacts): boolean {
+  if (facts.header('transfer-encoding') !== undefined) return true;
+  const length = facts.header('content-length');
+  return typeof length === 'string' && length !== '0' && length !== '';
 }

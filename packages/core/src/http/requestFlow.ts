@@ -146,6 +146,7 @@ function withCost<Req>(
   extra: { readonly apiKey?: unknown; readonly descriptors: unknown },
   cost: number | undefined,
 ): Maybe<Verdict> {
+  if (flow.options.cost !== undefined) flow.notices.cost(cost, facts, scope);
   const built = buildDescriptors(facts, flow.options, extra, usedBy(flow, scope), flow.onlyUsed);
   return judge(flow, req, facts, built, cost, scope);
 }

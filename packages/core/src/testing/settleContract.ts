@@ -64,6 +64,22 @@ export function describeSettleContract(test: TestApi, current: () => Store): voi
       });
     }
 
+    // limiter.settle answers `givenBack` from these rules (engine/settle.ts): every store must keep them.
+    it('gives nothing back once the window the estimate was charged in rolled over (fixed_window)', async () => {
+      const charged = await ask('fixed_window', 50, T0 + 50_000);
+      await current().release([givenBack('fixed_window', 40, T0 + 50_000, charged)], T0 + 60_000);
+      expect((await ask('fixed_window', 0, T0 + 60_000)).remaining).toBe(100);
+      expect((await ask('fixed_window', 60, T0 + 60_000)).remaining).toBe(40);
+    });
+
+    it('gives back only what has not drained yet, later charges aside (gcra)', async () => {
+      const first = await ask('gcra', 50, T0);
+      await ask('gcra', 30, T0);
+      // 36 s later 60 have drained: the first charge (drained by 30 s) weighs nothing, 20 of the second do.
+      await current().release([givenBack('gcra', 40, T0, first)], T0 + 36_000);
+      expect((await ask('gcra', 0, T0 + 36_000)).remaining).toBe(80);
+    });
+
     it('carries a debt into the next window (fixed_window)', async () => {
       await ask('fixed_window', 100, T0);
       await current().release([owed('fixed_window', 50)], T0);
