@@ -5,7 +5,7 @@
  * afterBody (and not for a request without a body); with `afterBody: true` no notice and the batch is charged
  * its 100 operations.
  */
-import { createServer, type Server } from 'node:http';
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Router from '@koa/router';
 import type { RateLimitInfo, RuleSpec } from '@sluice/core';
@@ -16,6 +16,7 @@ import express from 'express';
 import Fastify from 'fastify';
 import Koa from 'koa';
 import { afterEach, describe, expect, it } from 'vitest';
+import { closeBoth, listen } from './app-spec.js';
 
 const T0 = Date.UTC(2026, 11, 1, 12, 0, 0);
 const BATCH: RuleSpec = { name: 'batch_ops', key: ['ip'], limit: { requests: 1000, per: '1m' } };
@@ -35,18 +36,6 @@ interface Running {
   close(): Promise<void>;
 }
 
-const listen = (server: Server): Promise<string> =>
-  new Promise((resolve) =>
-    server.listen(0, '127.0.0.1', () =>
-      resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`),
-    ),
-  );
-const closing = (server: Server) => () =>
-  new Promise<void>((resolve) => {
-    server.closeAllConnections();
-    server.close(() => resolve());
-  });
-
 /** Each framework's app: a global limiter, and POST /batch with a JSON body parser and the batch rule. */
 const FRAMEWORKS: Record<string, (afterBody: boolean) => Promise<Running>> = {
   async express(afterBody) {
@@ -65,7 +54,7 @@ const FRAMEWORKS: Record<string, (afterBody: boolean) => Promise<Running>> = {
     });
     app.get('/plain', (req, res) => void res.json(left(req.rateLimit)));
     const server = createServer(app);
-    return { url: await listen(server), warnings, close: closing(server) };
+    return { url: await listen(server), warnings, close: () => closeBoth(server, limiter.limiter) };
   },
   async koa(afterBody) {
     const warnings: string[] = [];
@@ -87,7 +76,7 @@ const FRAMEWORKS: Record<string, (afterBody: boolean) => Promise<Running>> = {
     });
     app.use(router.routes());
     const server = createServer(app.callback());
-    return { url: await listen(server), warnings, close: closing(server) };
+    return { url: await listen(server), warnings, close: () => closeBoth(server, limiter.limiter) };
   },
   async fastify(afterBody) {
     const warnings: string[] = [];
