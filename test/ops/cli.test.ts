@@ -37,10 +37,42 @@ describe('sluice', () => {
       expect(help.stdout).toContain(`  ${name}`);
     expect(help.stdout).toContain('Exit codes: 0 ok; 1 findings');
     expect((await sluice()).code).toBe(2);
-    const unknown = await sluice('frobnicate');
-    expect(unknown.code).toBe(2);
-    expect(unknown.stderr).toContain('unknown command "frobnicate"');
+    const [typo, unknown] = await Promise.all([sluice('valdate', 'rules.yaml'), sluice('frobnicate')]);
+    expect(typo).toMatchObject({ code: 2, stdout: '' });
+    expect(typo.stderr).toBe(
+      'sluice: unknown command "valdate" (did you mean "validate"?)\n' +
+        'Run `sluice --help` for what each command does.\n',
+    );
+    // Nothing close: the commands are named.
+    expect(unknown).toMatchObject({ code: 2, stdout: '' });
+    expect(unknown.stderr.split('\n')[0]).toBe(
+      'sluice: unknown command "frobnicate" (commands: validate, explain, test, report, replay, simulate, capacity, push, unban, migrate, rls)',
+    );
   }, 120_000);
+
+  test('a misspelled flag of every command gets a did-you-mean, exit 2, on stderr', async () => {
+    const typos: [command: string, typo: string, meant: string][] = [
+      ['validate', '--tday', '--today'],
+      ['explain', '--key-secrt', '--key-secret'],
+      ['test', '--lst', '--list'],
+      ['report', '--hmtl', '--html'],
+      ['replay', '--compre', '--compare'],
+      ['simulate', '--patern', '--pattern'],
+      ['capacity', '--shard-memroy', '--shard-memory'],
+      ['push', '--domian', '--domain'],
+      ['unban', '--glbal', '--global'],
+      ['migrate', '--table-prefx', '--table-prefix'],
+      ['rls', '--redsi', '--redis'],
+    ];
+    const runs = await Promise.all(typos.map(([command, typo]) => sluice(command, typo, 'x')));
+    for (const [i, run] of runs.entries()) {
+      const [command, typo, meant] = typos[i] ?? [];
+      expect(run).toMatchObject({ code: 2, stdout: '' });
+      expect(run.stderr.split('\n')[0]).toBe(
+        `sluice ${command}: unknown option "${typo}" (did you mean "${meant}"?)`,
+      );
+    }
+  }, 240_000);
 
   test('every command has --help; a bad option is a usage error', async () => {
     const names = ['validate', 'explain', 'test', 'report', 'replay', 'simulate', 'capacity', 'push'];
@@ -52,7 +84,19 @@ describe('sluice', () => {
     }
     const bad = await sluice('validate', '--nope', `${FIXTURES}/rules.yaml`);
     expect(bad.code).toBe(2);
-    expect(bad.stderr).toContain("Unknown option '--nope'");
+    // Nothing close: the command's flags are named.
+    expect(bad.stderr.split('\n')[0]).toBe(
+      'sluice validate: unknown option "--nope" (options: --today, --format, --help)',
+    );
+    const short = await sluice('validate', '-x', `${FIXTURES}/rules.yaml`);
+    expect(short).toMatchObject({ code: 2, stdout: '' });
+    expect(short.stderr).toContain(
+      'sluice validate: unknown option "-x" (options: --today, --format, --help)',
+    );
+    // A missing value is still parseArgs's own usage error.
+    const missing = await sluice('validate', `${FIXTURES}/rules.yaml`, '--today');
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain("Option '--today <value>' argument missing");
   }, 240_000);
 });
 

@@ -1,4 +1,5 @@
 import { type ParseArgsConfig, parseArgs } from 'node:util';
+import { unknownName } from '@sluice/core';
 import { UsageError } from './io.js';
 
 type Options = NonNullable<ParseArgsConfig['options']>;
@@ -9,18 +10,46 @@ export interface ParsedArgs {
   readonly positionals: readonly string[];
 }
 
-/** node:util parseArgs, strict, with its errors turned into UsageErrors. */
-export function parseCommandArgs(args: readonly string[], options: Options): ParsedArgs {
+/**
+ * node:util parseArgs, strict, with its errors turned into UsageErrors; an unknown flag is named with a
+ * did-you-mean (or the command's flags when none is close). `taken`: flags the command took out of the arguments
+ * itself (replay's two-value `--compare`), known for the did-you-mean.
+ */
+export function parseCommandArgs(
+  args: readonly string[],
+  options: Options,
+  taken: readonly string[] = [],
+): ParsedArgs {
+  const all: Options = { ...options, help: { type: 'boolean', short: 'h' } };
+  checkFlagNames(args, all, taken);
   try {
     const { values, positionals } = parseArgs({
       args: [...args],
-      options: { ...options, help: { type: 'boolean', short: 'h' } },
+      options: all,
       allowPositionals: true,
       strict: true,
     });
     return { values: values as ParsedArgs['values'], positionals };
   } catch (error) {
     throw new UsageError(error instanceof Error ? error.message : String(error));
+  }
+}
+
+/** Refuses the first flag the command does not know, before parseArgs words it without a suggestion. */
+function checkFlagNames(args: readonly string[], options: Options, taken: readonly string[]): void {
+  const { tokens } = parseArgs({
+    args: [...args],
+    options,
+    allowPositionals: true,
+    strict: false,
+    tokens: true,
+  });
+  const names = [...Object.keys(options), ...taken];
+  // A known short flag comes back under its long name; an unknown one (`-x`) as itself.
+  const unknown = tokens.find((token) => token.kind === 'option' && !names.includes(token.name));
+  if (unknown?.kind === 'option') {
+    const flags = names.map((name) => `--${name}`);
+    throw new UsageError(unknownName(unknown.rawName, flags, { listKnown: true }));
   }
 }
 

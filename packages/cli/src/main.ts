@@ -1,3 +1,4 @@
+import { unknownName } from '@sluice/core';
 import { capacityCommand } from './commands/capacity.js';
 import { explainCommand } from './commands/explain.js';
 import { migrateCommand } from './commands/migrate.js';
@@ -48,7 +49,9 @@ export async function main(argv: readonly string[], io: Io): Promise<ExitCode> {
   }
   const command = COMMANDS.find((c) => c.name === name);
   if (!command) {
-    io.err(`sluice: unknown command "${name}"\n\n${usage()}`);
+    const names = COMMANDS.map((c) => c.name);
+    io.err(`sluice: ${unknownName(name, names, { kind: 'command', listKnown: true })}`);
+    io.err('Run `sluice --help` for what each command does.');
     return EXIT.usage;
   }
   if (args.includes('--help') || args.includes('-h')) {

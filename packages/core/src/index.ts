@@ -6,7 +6,7 @@ export { scaled } from './adaptive/priority.js';
 export type { AlgorithmName } from './algorithms/index.js';
 export { parseDuration } from './base/duration.js';
 export { ConfigError, formatProblem, type RuleProblem, RulesError, StoreError } from './base/errors.js';
-export { checkOptionNames } from './base/optionNames.js';
+export { checkOptionNames, type UnknownNameOptions, unknownName } from './base/optionNames.js';
 export { costFor } from './engine/cost.js';
 export {
   type ActualCosts,

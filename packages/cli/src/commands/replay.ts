@@ -167,13 +167,17 @@ export const replayCommand: Command = {
   help: HELP,
   async run(args, io) {
     const { rest, compare: files } = takeCompare(args);
-    const parsed = parseCommandArgs(rest, {
-      ...REPORT_OPTIONS,
-      format: { type: 'string' },
-      field: { type: 'string', multiple: true },
-      'ipv6-subnet': { type: 'string' },
-      'case-sensitive-routes': { type: 'boolean' },
-    });
+    const parsed = parseCommandArgs(
+      rest,
+      {
+        ...REPORT_OPTIONS,
+        format: { type: 'string' },
+        field: { type: 'string', multiple: true },
+        'ipv6-subnet': { type: 'string' },
+        'case-sensitive-routes': { type: 'boolean' },
+      },
+      ['compare'],
+    );
     if (parsed.positionals.length === 0) throw new UsageError('replay needs at least one log file');
     const rulesPath = stringOption(parsed, 'rules');
     if (files !== undefined) {

@@ -12,9 +12,27 @@ export function checkOptionNames(owner: string, options: object | undefined, kno
   throw new ConfigError(`${owner}: ${unknown.map((name) => unknownName(name, known)).join('; ')}`);
 }
 
-function unknownName(name: string, known: readonly string[]): string {
+/** How {@link unknownName} words its message. */
+export interface UnknownNameOptions {
+  /** What the name is: `option` (default), `command`, `field`. */
+  readonly kind?: string;
+  /** When no known name is close, list them all (a short, fixed set such as a program's commands). */
+  readonly listKnown?: boolean;
+}
+
+/**
+ * The one wording of a name nobody knows, with a did-you-mean: `unknown option "timeoutMS" (did you mean
+ * "timeoutMs"?)`; with `listKnown`, `unknown command "zz" (commands: validate, explain)` when none is close.
+ */
+export function unknownName(
+  name: string,
+  known: readonly string[],
+  options: UnknownNameOptions = {},
+): string {
+  const { kind = 'option', listKnown = false } = options;
+  const said = `unknown ${kind} "${name}"`;
   const hint = closest(name, known);
-  return hint === undefined
-    ? `unknown option "${name}"`
-    : `unknown option "${name}" (did you mean "${hint}"?)`;
+  if (hint !== undefined) return `${said} (did you mean "${hint}"?)`;
+  if (!listKnown || known.length === 0) return said;
+  return `${said} (${kind}s: ${known.join(', ')})`;
 }

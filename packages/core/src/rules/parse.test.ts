@@ -28,10 +28,15 @@ function problemsOf(name: string): string[] {
 
 describe('parseRules rejects each class of error with file:line:column, path and a human message', () => {
   const cases: [fixture: string, expected: string][] = [
+    // YAML syntax: the line and column where the offending text starts, not where yaml noticed it.
     [
       'syntax.yaml',
-      'syntax.yaml:5:5 YAML: Flow sequence in block collection must be sufficiently indented and end with a ]',
+      'syntax.yaml:4:10 YAML: Flow sequence in block collection must be sufficiently indented and end with a ]',
     ],
+    ['syntax-indent.yaml', 'syntax-indent.yaml:7:6 YAML: All mapping items must start at the same column'],
+    ['syntax-quote.yaml', 'syntax-quote.yaml:6:14 YAML: Missing closing "quote'],
+    ['syntax-tab.yaml', 'syntax-tab.yaml:4:1 YAML: Tabs are not allowed as indentation'],
+    ['syntax-duplicate-key.yaml', 'syntax-duplicate-key.yaml:6:5 YAML: Map keys must be unique'],
     [
       'unknown-field.yaml',
       'unknown-field.yaml:5:5 rules[0].limt: unknown field "limt" (did you mean "limit"?)',

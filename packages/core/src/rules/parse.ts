@@ -1,4 +1,16 @@
-import { type Document, isMap, isPair, isScalar, isSeq, LineCounter, type Node, parseDocument } from 'yaml';
+import {
+  type Document,
+  isCollection,
+  isMap,
+  isPair,
+  isScalar,
+  isSeq,
+  LineCounter,
+  type Node,
+  parseDocument,
+  visit,
+  type YAMLError,
+} from 'yaml';
 import { ConfigError, type RuleProblem, RulesError } from '../base/errors.js';
 import { checkOptionNames } from '../base/optionNames.js';
 import { formatPath } from '../base/show.js';
@@ -59,8 +71,9 @@ export function parseRules(text: string, options: ParseOptions = {}): RulesDocum
   const lineCounter = new LineCounter();
   const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true });
   if (doc.errors.length > 0) {
+    const at = (error: YAMLError) => syntaxOffset(doc, text, error);
     throw new RulesError(
-      doc.errors.map((error) => syntaxProblem(source, lineCounter, error.pos[0], error.message)),
+      byPosition(doc.errors.map((error) => syntaxProblem(source, lineCounter, at(error), error.message))),
     );
   }
   const result = validateRules(doc.toJS({ maxAliasCount: 100 }), today);
@@ -114,6 +127,32 @@ function syntaxProblem(
   // yaml appends "at line L, column C" (and sometimes a code frame); the position already says it.
   const text = message.split('\n')[0]?.replace(/ at line \d+, column \d+:?$/, '') ?? message;
   return { source, line, column: col, path: '', message: `YAML: ${text}` };
+}
+
+/**
+ * Where the text a YAML error is about starts. yaml points an unclosed quote or flow collection at the end, where
+ * the closer is missing, and a bad indentation at the line's first space; the author looks for the opening quote
+ * or bracket, or the misplaced key.
+ */
+function syntaxOffset(doc: Document, text: string, error: YAMLError): number {
+  const [offset] = error.pos;
+  const unclosed = /quote/.test(error.message)
+    ? (node: Node) => isScalar(node) && (node.type === 'QUOTE_DOUBLE' || node.type === 'QUOTE_SINGLE')
+    : /end with/.test(error.message)
+      ? (node: Node) => isCollection(node) && node.flow === true
+      : undefined;
+  if (unclosed) {
+    let opener: number | undefined;
+    visit(doc, (_, node) => {
+      const range = (node as Node).range;
+      // The innermost (latest opening) node of that kind running up to the error.
+      if (range && unclosed(node as Node) && range[0] < offset && offset <= range[2]) opener = range[0];
+    });
+    if (opener !== undefined) return opener;
+  }
+  let at = offset;
+  while (text[at] === ' ') at++;
+  return at;
 }
 
 /**
