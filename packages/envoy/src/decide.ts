@@ -4,7 +4,7 @@
  */
 import type { Decision, Descriptors, Limiter, RuleResult } from '@sluice/core';
 import { rateLimitHeaders, retryAfterSeconds, shownResult } from '@sluice/core/http';
-import { ENVOY_PATH } from './envoyConfig.js';
+import { ENVOY_DOMAIN, ENVOY_PATH } from './envoyConfig.js';
 import {
   CODE,
   type DescriptorStatus,
@@ -42,11 +42,18 @@ export function decideDescriptors(
   return limiter.checkMany(sets, { replaces });
 }
 
-/** An Envoy descriptor's entries as a descriptor map; `envoy_path` names the keys in order. */
-export function descriptorMap(entries: RateLimitRequest['descriptors'][number]['entries']): Descriptors {
+/**
+ * An Envoy descriptor's entries as a descriptor map; `envoy_path` names the keys in order, `envoy_domain` the
+ * request's domain (both reserved: an entry of that name is overwritten).
+ */
+export function descriptorMap(
+  entries: RateLimitRequest['descriptors'][number]['entries'],
+  domain: string,
+): Descriptors {
   const map: Record<string, string> = {};
   for (const entry of entries) map[entry.key] = entry.value;
   map[ENVOY_PATH] = entries.map((entry) => entry.key).join('/');
+  map[ENVOY_DOMAIN] = domain;
   return map;
 }
 

@@ -1,7 +1,8 @@
 /**
  * envoyproxy/ratelimit's config YAML (`domain`, nested `descriptors`) as Sluice rules. Each node with a
  * `rate_limit` becomes one rule that matches the descriptors of exactly its key path (through the
- * `envoy_path` descriptor the service adds) and its values, counted in a fixed window as Envoy's service does.
+ * `envoy_path` descriptor the service adds) and its values, counted in a fixed window as Envoy's service does,
+ * each domain's apart (keyed by the `envoy_domain` descriptor the service adds, as Envoy's cache key starts with it).
  */
 
 import { compileRules, type RuleProblem, type RuleSpec, RulesError } from '@sluice/core';
@@ -10,6 +11,12 @@ import { isMap, isScalar, isSeq, LineCounter, type Node, parseDocument, type YAM
 
 /** The descriptor naming an Envoy descriptor's keys in order (`a/b`): what makes a rule match one depth only. */
 export const ENVOY_PATH = 'envoy_path';
+
+/**
+ * The descriptor holding the request's domain: the first key of every converted rule, so that two domains' configs
+ * on one store never share a counter (envoyproxy/ratelimit's cache key starts with the domain).
+ */
+export const ENVOY_DOMAIN = 'envoy_domain';
 
 /** An Envoy config compiled: the rule table and, by rule name, the rules its `replaces` lifts. */
 export interface EnvoyRules {
@@ -141,8 +148,7 @@ function leafOf(node: Node, path: readonly Step[], at: string, report: Report): 
   const keys = path.filter((step) => step.value === undefined).map((step) => step.key);
   const rule = {
     match: matchOf(path),
-    key: keys,
-    ...(keys.length === 0 ? { global: true } : {}),
+    key: [ENVOY_DOMAIN, ...keys],
     limit: { requests, per },
     algorithm: 'fixed_window',
   };

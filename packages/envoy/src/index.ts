@@ -1,5 +1,5 @@
 export { type DescriptorSet, decideDescriptors, type ServiceNotice } from './decide.js';
-export { ENVOY_PATH, type EnvoyRules, isEnvoyConfig, parseEnvoyConfig } from './envoyConfig.js';
+export { ENVOY_DOMAIN, ENVOY_PATH, type EnvoyRules, isEnvoyConfig, parseEnvoyConfig } from './envoyConfig.js';
 export { DEFAULT_BOUNDS, type RequestBounds } from './messages.js';
 export { compileRulesText, loadRulesFile } from './rulesFile.js';
 export {

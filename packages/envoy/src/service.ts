@@ -302,7 +302,10 @@ function setsOf(request: RateLimitRequest, note: Note): { sets: DescriptorSet[];
         'SLUICE_ENVOY_LIMIT_OVERRIDE_IGNORED',
         "a descriptor's own limit is ignored: the rules decide (see the @sluice/envoy README)",
       );
-    sets.push({ descriptors: descriptorMap(descriptor.entries), cost: costOf(request, index) });
+    sets.push({
+      descriptors: descriptorMap(descriptor.entries, request.domain),
+      cost: costOf(request, index),
+    });
     positions.push(index);
   }
   return { sets, positions };

@@ -2,7 +2,7 @@ import type { CompiledRule, Descriptors, ExplainedRule } from '@sluice/core';
 import { createLimiter, scaled } from '@sluice/core';
 import type { BanState, CompiledRules } from '@sluice/core/store';
 import { counterKey, descriptorOf, isKeyPrefix, KEY_PREFIX_RULE } from '@sluice/core/store';
-import { ENVOY_PATH } from '@sluice/envoy';
+import { ENVOY_DOMAIN, ENVOY_PATH } from '@sluice/envoy';
 import { type ParsedArgs, parseCommandArgs, stringOption } from '../args.js';
 import { type Command, EXIT, type Io, UsageError } from '../io.js';
 import { emptyLists, LIST_OPTION, listHelp, listsOf } from '../lists.js';
@@ -278,8 +278,8 @@ Exit codes: 0 explained, 1 invalid rules, 2 usage error, unreadable file or a ba
     if (Number.isNaN(at)) throw new UsageError(`--at must be an ISO 8601 time, got "${atText}"`);
     const loaded = await loadChecked(file, io, undefined, format);
     if (typeof loaded === 'number') return loaded;
-    const descriptors = withEnvoyPath(parseDescriptors(pairs), pairs, loaded.format);
     const table = loaded.rules;
+    const descriptors = withEnvoyPath(parseDescriptors(pairs), pairs, loaded.format, table.domain);
     const secret = stringOption(parsed, 'key-secret') ?? process.env.SLUICE_KEY_SECRET;
     const lists = await listsOf(parsed, [table], 'explain', io);
     if (typeof lists === 'number') return lists;
@@ -332,11 +332,16 @@ Exit codes: 0 explained, 1 invalid rules, 2 usage error, unreadable file or a ba
   },
 };
 
-/** For Envoy's format, the `envoy_path` the rate limit service adds: the keys in the order given. */
-function withEnvoyPath(descriptors: Descriptors, pairs: readonly string[], format: RulesFormat): Descriptors {
+/** For Envoy's format, the `envoy_path` (the keys in the order given) and `envoy_domain` the service adds. */
+function withEnvoyPath(
+  descriptors: Descriptors,
+  pairs: readonly string[],
+  format: RulesFormat,
+  domain: string,
+): Descriptors {
   if (format !== 'envoy' || descriptors[ENVOY_PATH] !== undefined) return descriptors;
   const keys = pairs.map((pair) => pair.slice(0, pair.indexOf('=')));
-  return { ...descriptors, [ENVOY_PATH]: keys.join('/') };
+  return { ...descriptors, [ENVOY_PATH]: keys.join('/'), [ENVOY_DOMAIN]: domain };
 }
 
 /**
