@@ -4,7 +4,9 @@
  * of `pass` requests that count nothing; then the key is limited again. Replayed, forged and expired solutions
  * are refused with their reason, and each is counted by the observer.
  */
-import { type ChallengeOptions, solveChallenge } from '@sluice/core/http';
+
+import type { RuleSpec } from '@sluice/core';
+import { type ChallengeOptions, issueChallenge, solveChallenge } from '@sluice/core/http';
 import { RedisStore } from '@sluice/redis';
 import { parseItem } from 'structured-headers';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -18,6 +20,16 @@ const CHALLENGED = perIp(2, {
   ban: { after: 6, within: '10m', for: '1h' },
   challenge: { after: 1, difficulty: 6, pass: 3, for: '1m' },
 });
+
+/** A route's own challenge rule, on `/limited`. */
+const ROUTE_CHALLENGED: RuleSpec = {
+  name: 'per_route',
+  key: ['ip'],
+  limit: { requests: 1, per: '60s' },
+  algorithm: 'fixed_window',
+  ban: { after: 6, within: '10m', for: '1h' },
+  challenge: { after: 1, difficulty: 6, pass: 3, for: '1m' },
+};
 
 const redis = redisSuite();
 
@@ -38,15 +50,19 @@ describe.each(cases)('challenge: %s', (_name, adapter: AdapterFactory, storeKind
   async function start(
     challenge: ChallengeOptions = { secret: SECRET },
     trustProxy = false,
+    routeRule?: RuleSpec,
   ): Promise<string> {
     now = T0;
     stages.length = 0;
     running = await adapter.start({
       trustProxy,
+      ...(routeRule === undefined ? {} : { routeRule }),
       options: {
         clock: () => now,
         logger: { warn: () => {} },
-        rules: rules(CHALLENGED),
+        rules: rules(
+          routeRule === undefined ? CHALLENGED : { ...CHALLENGED, limit: { requests: 100, per: '60s' } },
+        ),
         challenge,
         observer: {
           onStage: (stage, _rule, reason) => stages.push(reason === undefined ? stage : `${stage}:${reason}`),
@@ -126,6 +142,66 @@ describe.each(cases)('challenge: %s', (_name, adapter: AdapterFactory, storeKind
     expect(expired.status).toBe(403);
     expect(await expired.json()).toMatchObject({ refused: 'expired' });
     expect(stages.filter((s) => s.startsWith('refused'))).toEqual(['refused:forged', 'refused:expired']);
+  });
+
+  it('refuses each malformed solution with 403, naming its fault, and counts no violation for it', async () => {
+    const url = await start({ secret: SECRET, ttlMs: 5000 });
+    const challenge = await challenged(url);
+    expect(challenge.difficulty).toBe(6);
+    const [version, , keyHash, ...rest] = challenge.token.split('.');
+    const nope = Buffer.from('nope').toString('base64url');
+    const signedForNope = issueChallenge(SECRET, 'nope', String(keyHash), 6, now, 60_000);
+    const shapes: [string, string, string | null][] = [
+      ['garbage', 'malformed', null],
+      ['', 'malformed', null],
+      // Missing parts: a token cut short, a token without its counter.
+      [`${version}.${nope}.${keyHash}:12`, 'malformed', null],
+      [challenge.token, 'malformed', 'per_ip'],
+      // An unknown rule: unsigned (the rule field changed), and signed with the secret but no rule's here.
+      [solveChallenge({ ...challenge, token: [version, nope, keyHash, ...rest].join('.') }), 'forged', null],
+      [solveChallenge(signedForNope), 'wrong_rule', null],
+      // A bad signature on the rule's own token.
+      [
+        solveChallenge({
+          ...challenge,
+          token: challenge.token.replace(/.$/, (c) => (c === 'A' ? 'B' : 'A')),
+        }),
+        'forged',
+        'per_ip',
+      ],
+    ];
+    for (const [solution, refused, rule] of shapes) {
+      const response = await fetch(url, { headers: { 'Sluice-Solution': solution } });
+      expect([solution, response.status]).toEqual([solution, 403]);
+      expect(await response.json()).toEqual({ error: 'forbidden', rule, retryAfter: null, refused });
+      expect(response.headers.get('x-ratelimit-rule')).toBe(rule);
+    }
+    now += 5001;
+    const expired = await fetch(url, { headers: { 'Sluice-Solution': solveChallenge(challenge) } });
+    expect(expired.status).toBe(403);
+    expect(await expired.json()).toMatchObject({ rule: 'per_ip', refused: 'expired' });
+    // None counted: the next 429 is the key's 2nd violation (one bit more), as if the 8 refusals were not sent.
+    expect((await challenged(url)).difficulty).toBe(7);
+    expect(stages.filter((s) => s.startsWith('refused'))).toEqual([
+      ...shapes.map(([, refused]) => `refused:${refused}`),
+      'refused:expired',
+    ]);
+  });
+
+  it("redeems a route rule's solution through the global check, which refuses a malformed one", async () => {
+    // The global rule has a challenge too: Express, Koa, Hono and Nest check it apart, before the route's.
+    const url = (await start({ secret: SECRET }, false, ROUTE_CHALLENGED)).replace(/search$/, 'limited');
+    const challenge = await challenged(url);
+    const solved = await fetch(url, { headers: { 'Sluice-Solution': solveChallenge(challenge) } });
+    expect(solved.status).toBe(200);
+    expect(solved.headers.get('sluice-stage')).toBe('solved;rule="per_route"');
+    const garbage = await fetch(url, { headers: { 'Sluice-Solution': 'garbage' } });
+    expect(garbage.status).toBe(403);
+    expect(await garbage.json()).toMatchObject({ rule: null, refused: 'malformed' });
+    expect(stages.filter((s) => s === 'solved' || s.startsWith('refused'))).toEqual([
+      'solved',
+      'refused:malformed',
+    ]);
   });
 
   it('answers a browser with the challenge page; a solution in its cookie earns a pass cookie', async () => {

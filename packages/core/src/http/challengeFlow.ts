@@ -117,10 +117,10 @@ interface Credential {
   readonly cookie: boolean;
 }
 
-/** A solution header that names no challenge rule of the check and is no token of this server's: refused. */
+/** A solution header that names no challenge rule of the check, nor of another check of the request: refused. */
 interface Stray {
   readonly kind: 'stray';
-  readonly fault: 'malformed' | 'forged';
+  readonly fault: 'malformed' | 'forged' | 'wrong_rule';
 }
 
 function headerText(facts: RequestFacts, name: string): string | undefined {
@@ -146,9 +146,9 @@ export function cookieValue(facts: RequestFacts, name: string): string | undefin
  * comes first as a Stray, refused. Usually none: two header reads.
  */
 function credentialsOf(
+  context: RedeemContext,
   facts: RequestFacts,
   tables: readonly (CompiledRules | undefined)[],
-  secret: string,
 ): (Credential | Stray)[] {
   const solution = headerText(facts, SOLUTION_HEADER);
   const pass = headerText(facts, PASS_HEADER);
@@ -164,7 +164,7 @@ function credentialsOf(
     else if (kind === 'solution' && !cookie) {
       // A header is sent on purpose, once, after a 429: one that is no solution at all is answered, not
       // ignored (ignored, the request would be counted and its key take a violation). A cookie may be stale.
-      const fault = strayFault(secret, value);
+      const fault = strayReason(context, name, value);
       if (fault !== undefined) found.push({ kind: 'stray', fault });
     }
   };
@@ -179,6 +179,28 @@ function credentialsOf(
 
 const NONE: (Credential | Stray)[] = [];
 
+/**
+ * Why a solution header naming no challenge rule of this check is refused; undefined when it is for another check
+ * of the same request (the global middleware sees a route rule's solution before the route's check redeems it).
+ */
+function strayReason(
+  context: RedeemContext,
+  name: string | undefined,
+  solution: string,
+): Stray['fault'] | undefined {
+  const fault = strayFault(context.setup.secret, solution);
+  if (fault !== undefined) return fault;
+  // Signed here (so `name` is the server's): a rule the limiter no longer has (reloaded away) is refused.
+  const elsewhere =
+    challengeRule(name, [context.limiter.rules]) !== undefined || context.routeChallenges.has(name ?? '');
+  return elsewhere ? undefined : 'wrong_rule';
+}
+
+/** Notes a route's challenge rules, compiled at start-up: a solution for one is not a stray in other checks. */
+export function noteRouteRules(context: RedeemContext | undefined, table: CompiledRules): void {
+  for (const rule of table.rules) if (rule.challenge !== undefined) context?.routeChallenges.add(rule.name);
+}
+
 /** What the request flow needs for a redemption. */
 export interface RedeemContext {
   readonly setup: ChallengeSetup;
@@ -187,6 +209,8 @@ export interface RedeemContext {
   readonly observer: Pick<AdapterObserver, 'onStage'> | undefined;
   /** The decision log's `info`, when on. */
   readonly log: ((entry: object) => void) | undefined;
+  /** Names of the routes' challenge rules (noteRouteRules), filled as routes are compiled. */
+  readonly routeChallenges: Set<string>;
 }
 
 /** How a redemption ends: a decision (with headers for its response), a refusal, or nothing to redeem after all. */
@@ -212,7 +236,7 @@ export function redeem(
   scope: CheckScope,
 ): Maybe<Redemption> | undefined {
   const global = scope.global === false ? undefined : context.limiter.rules;
-  const credentials = credentialsOf(facts, [global, scope.rules], context.setup.secret);
+  const credentials = credentialsOf(context, facts, [global, scope.rules]);
   if (credentials.length === 0) return undefined;
   const first = credentials[0]!;
   if (first.kind === 'stray') return refuse(context, undefined, first.fault, false);

@@ -7,7 +7,7 @@ export { ALL_RULES, type CheckScope } from './notes.js';
 export type { Verdict } from './verdict.js';
 
 import type { RouteOptions, RouteScope } from './afterBody.js';
-import { assertSecretGiven, type ChallengeSetup, challengeSetup } from './challengeFlow.js';
+import { assertSecretGiven, type ChallengeSetup, challengeSetup, noteRouteRules } from './challengeFlow.js';
 import type { RequestFacts } from './facts.js';
 import { adapterReporter } from './hooks.js';
 import type { InlineLimit } from './inline.js';
@@ -123,6 +123,7 @@ export function createHttpLimiter<Req, O extends RateLimitOptions<Req>>(
     compile: (...args) => {
       const table = compile(...args);
       assertSecretGiven(table, challenge);
+      noteRouteRules(flow.challenge, table);
       return table;
     },
     notices: flow.notices,
@@ -181,6 +182,7 @@ function requestFlowOf<Req>(
             clock: options.clock ?? Date.now,
             observer: options.observer,
             log: decisionLogOf(options),
+            routeChallenges: new Set(),
           },
   };
 }
