@@ -273,6 +273,13 @@ const corrupt: CorruptCase[] = [
     expect: { allowed: false, remaining: 0, retryAfterMs: 12_000, resetMs: W },
   },
   {
+    name: 'a TAT 2^53 + 5 ms ahead is no clock time but a debt past any limit: a full bucket',
+    algorithm: 'gcra',
+    write: set(`${BigInt(T) + 2n ** 53n + 5n} 0`),
+    state: { tat: T + 2 ** 53 + 5, sub: 0 },
+    expect: { allowed: false, remaining: 0, retryAfterMs: 12_000, resetMs: W },
+  },
+  {
     name: 'garbage TAT',
     algorithm: 'gcra',
     write: set('soon later'),
@@ -306,6 +313,13 @@ const corrupt: CorruptCase[] = [
     write: set(`${T + 30_000} 0`),
     state: { tat: T + 30_000, sub: 0 },
     expect: { allowed: true, remaining: 1, delayMs: 30_000 },
+  },
+  {
+    name: 'a queue past 2^53 ms long reads as full',
+    algorithm: 'leaky_bucket',
+    write: set(`${T} ${2n ** 53n + 5n}`),
+    state: { tat: T, sub: 2 ** 53 + 5 },
+    expect: { allowed: false, remaining: 0, retryAfterMs: 12_000, delayMs: 0 },
   },
   {
     name: 'a queue a year long is stale',

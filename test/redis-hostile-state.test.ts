@@ -2,9 +2,11 @@
  * Corrupt or huge counter state in Redis (a value past 2^53 written by hand, a restored dump, another tool): the
  * scripts deny or count afresh, never admit beyond the limit, and the numbers they answer are exact integers.
  */
+import { compileRules, createLimiter } from '@sluice/core';
 import { ALGORITHM_NAMES, type AlgorithmName, type Check } from '@sluice/core/store';
 import { RedisStore } from '@sluice/redis';
 import { describe, expect, it } from 'vitest';
+import { decideByName } from '../packages/core/src/algorithms/index.js';
 import { randomPrefix, redisSuite, scanKeys } from './support/redis.js';
 
 const redis = redisSuite();
@@ -110,4 +112,43 @@ describe('sorted-set states with a huge cost', () => {
     expect(result!.allowed).toBe(false);
     await store.close();
   });
+});
+
+describe('a TAT far in the future (the report: the current TAT plus 2^53 + 5 ms)', () => {
+  it.each(['gcra', 'leaky_bucket'] as const)(
+    '%s: denies as a full bucket, as core does, and never admits while it stands',
+    async (algorithm) => {
+      const prefix = randomPrefix();
+      const store = new RedisStore({ client: redis.client, prefix });
+      const rules = compileRules({
+        domain: 'far',
+        rules: [{ name: 'far', key: ['ip'], algorithm, limit: { requests: 10, per: '1m' } }],
+      });
+      const limiter = createLimiter({ rules, store });
+      const ip = { ip: '192.0.2.9' };
+      expect(await limiter.check(ip)).toMatchObject({ allowed: true, remaining: 9 });
+      const [key] = await scanKeys(redis.admin, prefix);
+      const [tat, sub] = (await redis.admin.get(key!))!.split(' ');
+      const far = `${BigInt(tat!) + 2n ** 53n + 5n} ${sub}`;
+      await redis.admin.set(key!, far, 'KEEPTTL');
+
+      for (let i = 0; i < 11; i++) {
+        const decision = await limiter.check(ip);
+        expect(decision).toMatchObject({ allowed: false, remaining: 0, failedOpen: false });
+        // One interval (6 s) to wait, not the far TAT: whole numbers a header can carry.
+        expect(decision.retryAfterMs).toBe(6000);
+      }
+      expect(await redis.admin.get(key!)).toBe(far);
+      // MemoryStore's algorithm reads the same numbers the same way.
+      const params = { limit: 10, windowMs: 60_000, burst: 10 };
+      const state = { tat: Number(far.split(' ')[0]), sub: Number(sub) };
+      expect(decideByName(algorithm, state, Date.now(), params, 1, 'me')).toMatchObject({
+        allowed: false,
+        remaining: 0,
+        retryAfterMs: 6000,
+      });
+      await limiter.close();
+      await store.close();
+    },
+  );
 });

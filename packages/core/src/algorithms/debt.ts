@@ -33,15 +33,23 @@ export function toleranceUnits(p: LimitParams): number {
  * How far the TAT lies ahead of `now`, in 1/limit ms (0 when it is in the past), at most the tolerance.
  * The TAT is never set further ahead than the tolerance; a clock that stepped back can find it up to one
  * tolerance more ahead, which reads as the tolerance: a full bucket, whose wait is never longer than the
- * tolerance. A TAT further ahead still (or not a number) is stale or corrupt and reads as no debt.
+ * tolerance. A TAT further ahead still (a clock a year ahead) or not a number is stale or corrupt and reads
+ * as no debt; but one whose stored numbers lie past 2^53 is no time any clock writes: it is a debt past any
+ * limit, which reads as a full bucket, as a count past 2^53 denies in every algorithm (README, Time and numbers).
  */
 export function debtAt(state: DebtState | undefined, now: number, p: LimitParams): number {
-  if (state === undefined || state.tat < now) return 0;
+  if (state === undefined || !Number.isFinite(state.tat) || state.tat < now) return 0;
   // Small while the TAT is within reach; far ahead it is only compared (rounded, it still compares right).
   const debt = (state.tat - now) * p.limit + state.sub;
   const tolerance = toleranceUnits(p);
   if (debt <= tolerance) return Math.max(0, debt);
-  return debt <= 2 * tolerance ? tolerance : 0;
+  if (debt <= 2 * tolerance) return tolerance;
+  return debt > 2 * tolerance && (pastAnyClock(state.tat) || pastAnyClock(state.sub)) ? tolerance : 0;
+}
+
+/** A finite stored number at or past 2^53: no clock's time, and no longer exact (Lua: gcra's past_any_clock). */
+function pastAnyClock(x: number): boolean {
+  return Number.isFinite(x) && x >= 2 ** 53;
 }
 
 /** The state whose TAT lies `debt` units (1/limit ms) after `now`. */

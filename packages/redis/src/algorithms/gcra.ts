@@ -15,15 +15,21 @@ local function gcra_tolerance(limit, window, burst)
   return 0
 end
 
+-- A finite stored number at or past 2^53: no clock's time, a debt past any limit (core's pastAnyClock).
+local function past_any_clock(x)
+  return finite(x) and x >= 9007199254740992
+end
+
 -- What KEYS[k] still owes at now, in 1/limit ms, at most the tolerance (core's debtAt): a TAT up to one
--- tolerance further ahead (a clock that stepped back) reads as the tolerance; one further still, or not
--- a number, as no debt.
+-- tolerance further ahead (a clock that stepped back) reads as the tolerance, and so does one whose numbers
+-- lie past 2^53; one further ahead still (a clock a year ahead), or not a number, as no debt.
 local function gcra_debt(k, now, limit, tolerance)
   local whole, sub = read2(KEYS[k])
   if not finite(whole) or sub == nil or whole < now then return 0 end
   local debt = (whole - now) * limit + sub
   if debt <= tolerance then return math.max(0, debt) end
   if debt <= 2 * tolerance then return tolerance end
+  if debt > 2 * tolerance and (past_any_clock(whole) or past_any_clock(sub)) then return tolerance end
   return 0
 end
 
