@@ -491,6 +491,31 @@ describe('a race of four processes on one key', () => {
   });
 });
 
+/** Checks from `loops` loops, one after another each (5 ms apart), until `stop()`: each one's time and outcome. */
+function traffic(store: PostgresStore, loops: number) {
+  const outcomes: { at: number; ms: number; ok: boolean }[] = [];
+  let running = true;
+  const t0 = performance.now();
+  const loopsDone = Array.from({ length: loops }, async (_, i) => {
+    while (running) {
+      const started = performance.now();
+      const ok = await store.evaluate([check('t', 1_000_000, `tag${i}AAAAAAAAAAAAAAAAAA`)], Date.now()).then(
+        () => true,
+        () => false,
+      );
+      outcomes.push({ at: started - t0, ms: performance.now() - started, ok });
+      await sleep(5);
+    }
+  });
+  return {
+    outcomes,
+    stop: async () => {
+      running = false;
+      await Promise.all(loopsDone);
+    },
+  };
+}
+
 describe('faults: never a hang, never a throw into a request', () => {
   it('a paused database: calls time out, fail by on_store_error, and a late call counts nothing', async () => {
     const server = await startPostgres();
@@ -573,22 +598,7 @@ describe('faults: never a hang, never a throw into a request', () => {
       sweepEveryMs: false,
       logger: { warn: () => {} },
     });
-    const outcomes: { at: number; ms: number; ok: boolean }[] = [];
-    let running = true;
-    const t0 = performance.now();
-    const loops = Array.from({ length: 10 }, async (_, i) => {
-      while (running) {
-        const started = performance.now();
-        const ok = await store
-          .evaluate([check('t', 1_000_000, `tag${i}AAAAAAAAAAAAAAAAAA`)], Date.now())
-          .then(
-            () => true,
-            () => false,
-          );
-        outcomes.push({ at: started - t0, ms: performance.now() - started, ok });
-        await sleep(5);
-      }
-    });
+    const run = traffic(store, 10);
     try {
       await sleep(500);
       server.pause();
@@ -597,9 +607,9 @@ describe('faults: never a hang, never a throw into a request', () => {
       await sleep(2500);
     } finally {
       server.resume();
-      running = false;
-      await Promise.all(loops);
+      await run.stop();
     }
+    const outcomes = run.outcomes;
     try {
       // Target 300 ms (bench/outage.ts measures it); room here for a shared machine.
       expect(Math.max(...outcomes.map((o) => o.ms))).toBeLessThan(700);
@@ -612,6 +622,32 @@ describe('faults: never a hang, never a throw into a request', () => {
       await own.end();
       await server.stop();
     }
+  });
+
+  it('killed under traffic (connections held mid-call): no crash, calls fail fast', async () => {
+    const server = await startPostgres();
+    const store = new PostgresStore({
+      connectionString: server.url,
+      tablePrefix: randomTablePrefix(),
+      createTable: true,
+      sweepEveryMs: false,
+      logger: { warn: () => {} },
+    });
+    const run = traffic(store, 10);
+    try {
+      await sleep(500);
+      await server.kill(); // a connection the store holds between two queries breaks: pg emits 'error' on it
+      await sleep(1500);
+    } finally {
+      await run.stop();
+      await store.close();
+      await server.stop();
+    }
+    const after = run.outcomes.filter((o) => o.at > 1000);
+    expect(run.outcomes.filter((o) => o.at < 400).every((o) => o.ok)).toBe(true);
+    expect(after.length).toBeGreaterThan(0);
+    expect(after.every((o) => !o.ok)).toBe(true);
+    expect(Math.max(...after.map((o) => o.ms))).toBeLessThan(700);
   });
 
   it('an exhausted pool: the call times out instead of queuing, and counts nothing once a connection frees', async () => {

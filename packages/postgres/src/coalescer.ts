@@ -1,6 +1,7 @@
 import type { StateKey, StateTable } from '@sluice/core/store';
 import type { Pool, PoolClient } from 'pg';
 import { type BatchOutcome, type BatchRow, type BatchStatement, UNSEEN } from './batch.js';
+import { checkout } from './checkout.js';
 import { keyOf, type LockedRow, lockOrder, RowTable } from './rows.js';
 import type { SeenRows } from './seen.js';
 import type { PostgresClock, TransactionLimits } from './transaction.js';
@@ -137,7 +138,7 @@ export class Coalescer {
     const done = seen.begin([...ids]);
     let client: PoolClient;
     try {
-      client = await pool.connect();
+      client = await checkout(pool);
     } catch (error) {
       done();
       for (const call of calls) call.reject(this.#host.errorOf(error));

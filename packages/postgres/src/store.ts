@@ -12,6 +12,7 @@ import {
   type StoreHealth,
 } from '@sluice/core/store';
 import pg from 'pg';
+import { checkout } from './checkout.js';
 import { createTableSql, type TableName, tableName } from './schema.js';
 import { sweepExpired } from './sweep.js';
 import type { PostgresClock, TransactionLimits } from './transaction.js';
@@ -42,14 +43,15 @@ export interface PostgresStoreOptions {
   clock?: PostgresClock;
   /**
    * Time limit of each call (one transaction of one round trip, two when a row changed), ms: given alone, a
-   * fixed limit. With the defaults, the limit while PostgreSQL is suspected hung (a call went unanswered past
-   * `maxTimeoutMs`, and nothing has answered since). Default {@link DEFAULT_TIMEOUT_MS}.
+   * fixed limit. With the defaults, the limit while PostgreSQL is suspected hung (calls were given up unanswered,
+   * and nothing has answered since). Default {@link DEFAULT_TIMEOUT_MS}.
    */
   timeoutMs?: number;
   /**
-   * The time limit while PostgreSQL has answered every call, late answers included: a busy database is waited
-   * for this long before a request fails open. Default {@link DEFAULT_MAX_TIMEOUT_MS}, or `timeoutMs` when only
-   * that is given.
+   * The time limit while PostgreSQL keeps answering: a busy database is waited for this long before a request
+   * fails open, as long as some call is answered at least every `DEFAULT_STALL_MS` (200 ms); calls that waited
+   * that long with no answer in between are failed then (a hung database). Default
+   * {@link DEFAULT_MAX_TIMEOUT_MS}, or `timeoutMs` when only that is given.
    */
   maxTimeoutMs?: number;
   /** Skip PostgreSQL for `cooldownMs` after `failures` consecutive failed calls; `false` disables. */
@@ -71,7 +73,8 @@ export const DEFAULT_TIMEOUT_MS = 100;
 
 /**
  * Default time limit while PostgreSQL answers, 1 s: a busy database (a saturated machine stalls it for tens to
- * hundreds of ms) is waited for; a hung one holds the first calls this long, then fails fast (`timeoutMs`).
+ * hundreds of ms) is waited for; a hung one (nothing answered for 200 ms) has its calls failed then, and the next
+ * ones get `timeoutMs`.
  */
 export const DEFAULT_MAX_TIMEOUT_MS = 1000;
 /** Connections in a pool the store makes from a connection string. */
@@ -133,7 +136,7 @@ function limitsFor(timeoutMs: number): TransactionLimits {
 
 /** Creates the store's schema and table if missing (idempotent, safe from several processes at once). */
 export async function createTable(pool: pg.Pool, table: TableName): Promise<void> {
-  const client = await pool.connect();
+  const client = await checkout(pool);
   try {
     await client.query(`BEGIN;\n${createTableSql(table)};\nCOMMIT`);
     client.release();

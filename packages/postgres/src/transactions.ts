@@ -15,6 +15,7 @@ import {
 } from '@sluice/core/store';
 import type { Pool, PoolClient } from 'pg';
 import { BatchStatement } from './batch.js';
+import { checkout } from './checkout.js';
 import { type Call, Coalescer } from './coalescer.js';
 import { MissingTableError, OutdatedTableError } from './errors.js';
 import { keyOf, lockOrder, RowTable, type RowWrite } from './rows.js';
@@ -158,7 +159,7 @@ export class Transactions implements Store {
   }
 
   async #lockedTransaction(call: Call): Promise<unknown> {
-    const client = await this.#options.pool.connect();
+    const client = await checkout(this.#options.pool);
     if (Date.now() > call.deadline) {
       client.release(); // unused: nothing sent
       throw late();
