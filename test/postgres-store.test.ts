@@ -491,6 +491,17 @@ describe('a race of four processes on one key', () => {
   });
 });
 
+/** A store on the default time limits and breaker, with a pool of its own, quiet. */
+function defaultStoreOn(url: string): PostgresStore {
+  return new PostgresStore({
+    connectionString: url,
+    tablePrefix: randomTablePrefix(),
+    createTable: true,
+    sweepEveryMs: false,
+    logger: { warn: () => {} },
+  });
+}
+
 /** Checks from `loops` loops, one after another each (5 ms apart), until `stop()`: each one's time and outcome. */
 function traffic(store: PostgresStore, loops: number) {
   const outcomes: { at: number; ms: number; ok: boolean }[] = [];
@@ -589,15 +600,7 @@ describe('faults: never a hang, never a throw into a request', () => {
 
   it('paused (SIGSTOP) under traffic: no call waits much past the stall time; counting resumes after SIGCONT', async () => {
     const server = await startPostgres();
-    const own = new pg.Pool({ connectionString: server.url, max: 4 });
-    own.on('error', () => {});
-    const store = new PostgresStore({
-      pool: own,
-      tablePrefix: randomTablePrefix(),
-      createTable: true,
-      sweepEveryMs: false,
-      logger: { warn: () => {} },
-    });
+    const store = defaultStoreOn(server.url);
     const run = traffic(store, 10);
     try {
       await sleep(500);
@@ -619,20 +622,13 @@ describe('faults: never a hang, never a throw into a request', () => {
       expect(last.every((o) => o.ok)).toBe(true);
     } finally {
       await store.close();
-      await own.end();
       await server.stop();
     }
   });
 
   it('killed under traffic (connections held mid-call): no crash, calls fail fast', async () => {
     const server = await startPostgres();
-    const store = new PostgresStore({
-      connectionString: server.url,
-      tablePrefix: randomTablePrefix(),
-      createTable: true,
-      sweepEveryMs: false,
-      logger: { warn: () => {} },
-    });
+    const store = defaultStoreOn(server.url);
     const run = traffic(store, 10);
     try {
       await sleep(500);
