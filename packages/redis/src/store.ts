@@ -49,14 +49,15 @@ export interface RedisStoreOptions {
   clock?: RedisClock;
   /**
    * Time limit of each Redis call, ms: given alone, a fixed limit. With the defaults, the limit while Redis
-   * is suspected hung (a call went unanswered past `maxTimeoutMs`, and nothing has answered since). Default
+   * is suspected hung (calls were given up unanswered, and nothing has answered since). Default
    * {@link DEFAULT_TIMEOUT_MS}.
    */
   timeoutMs?: number;
   /**
-   * The time limit while Redis has answered every call, late answers included: a busy Redis is waited for
-   * this long before a request fails open. Default {@link DEFAULT_MAX_TIMEOUT_MS}, or `timeoutMs` when only
-   * that is given.
+   * The time limit while Redis keeps answering: a busy Redis is waited for this long before a request fails
+   * open, as long as some call is answered at least every `DEFAULT_STALL_MS` (200 ms); calls that waited that
+   * long with no answer in between are failed then (a hung Redis). Also the wait for the first connection.
+   * Default {@link DEFAULT_MAX_TIMEOUT_MS}, or `timeoutMs` when only that is given.
    */
   maxTimeoutMs?: number;
   /** Skip Redis for `cooldownMs` after `failures` consecutive failed calls; `false` disables. */
@@ -93,16 +94,17 @@ export interface RedisStoreOptions {
 }
 
 /**
- * Default time limit of a Redis call suspected hung: 20 ms. Once one call has gone unanswered for
- * {@link DEFAULT_MAX_TIMEOUT_MS}, the next ones fail open after 20 ms (the seed's gateway uses 5 ms against a
- * Redis in the same zone) until Redis answers again.
+ * Default time limit of a Redis call suspected hung: 20 ms. Once calls have been given up (nothing answered for
+ * 200 ms, or a call unanswered for {@link DEFAULT_MAX_TIMEOUT_MS}), the next ones fail open after 20 ms (the seed's
+ * gateway uses 5 ms against a Redis in the same zone) until Redis answers again.
  */
 export const DEFAULT_TIMEOUT_MS = 20;
 
 /**
  * Default time limit while Redis answers, 1 s: on a saturated machine Redis stalls for tens to hundreds of
  * ms (issue 24's bench runs saw up to about 1 s), and a request that waits for the answer costs less than one
- * that fails open. A hung Redis holds the first calls this long, then fails fast (see `timeoutMs`).
+ * that fails open. A hung Redis (nothing answered for 200 ms) has its waiting calls failed then, and the next
+ * ones get `timeoutMs`.
  */
 export const DEFAULT_MAX_TIMEOUT_MS = 1000;
 
