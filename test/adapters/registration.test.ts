@@ -66,6 +66,34 @@ describe('Fastify route config', () => {
     );
   });
 
+  it('suggests what a misspelled route config meant, at start-up', async () => {
+    await expect(appWith({ rateLimt: { limit: 5, per: '1m' } })).rejects.toThrow(
+      'route GET /open: config key "rateLimt" (did you mean "rateLimit"?)',
+    );
+    await expect(appWith({ rateLimit: { limt: 5, per: '1m' } })).rejects.toThrow(
+      /limit: must be a whole number of at least 1; unknown field "limt" \(did you mean "limit"\?\)/,
+    );
+    await expect(appWith({ rateLimit: { limit: 5, per: '1m', afterBdy: true } })).rejects.toThrow(
+      'unknown field "afterBdy" (did you mean "afterBody"?)',
+    );
+    await expect(appWith({ rateLimit: { limit: 0, per: '1m' } })).rejects.toThrow(
+      'limit: must be a whole number of at least 1',
+    );
+    // Keys of the app's own, far from rateLimit, are left alone.
+    const app = await appWith({ owner: 'search-team', rateLimit: { limit: 5, per: '1m' } });
+    expect((await app.inject('/open')).statusCode).toBe(200);
+    await app.close();
+  });
+
+  it('refuses a second register in one context with a Sluice message', async () => {
+    const app = Fastify();
+    await app.register(fastifyRateLimit, { rules: global });
+    await expect(app.register(fastifyRateLimit, { rules: global })).rejects.toThrow(
+      /@sluice\/fastify is registered twice in this context/,
+    );
+    await app.close();
+  });
+
   it('names the route in the problems of its rules', async () => {
     const failure = appWith({ rateLimit: { rules: [badRule] } });
     await expect(failure).rejects.toThrow(RulesError);

@@ -1,7 +1,8 @@
-import type { Limiter, RuleSpec } from '@sluice/core';
+import { ConfigError, type Limiter, type RuleSpec } from '@sluice/core';
 import {
   ALL_RULES,
   callbackStyle,
+  closest,
   createHttpLimiter,
   type DeniedResponse,
   FastifyFacts,
@@ -64,6 +65,12 @@ const REGISTER_KEYS = new Set(['prefix', 'logLevel', 'logSerializers']);
 const WEBSOCKET_ROUTE = Symbol('sluice.websocketRoute');
 
 const plugin: FastifyPluginAsync<FastifyRateLimitOptions> = async (fastify, given) => {
+  // A second register in one context would count each request twice; Fastify's own refusal names a decorator.
+  if (fastify.hasDecorator('rateLimiter'))
+    throw new ConfigError(
+      '@sluice/fastify is registered twice in this context: register it once, and give routes their own ' +
+        'limits in `config.rateLimit`',
+    );
   const options = Object.fromEntries(Object.entries(given).filter(([key]) => !REGISTER_KEYS.has(key)));
   // One onRequest hook checks the global and route rules together, once per request.
   const http = createHttpLimiter<FastifyRequest, FastifyRateLimitOptions>(options, {
@@ -89,6 +96,7 @@ const plugin: FastifyPluginAsync<FastifyRateLimitOptions> = async (fastify, give
     if (websocket === true || wsHandler !== undefined)
       route.config = Object.assign({ [WEBSOCKET_ROUTE]: true }, route.config);
     const config = (route.config as { rateLimit?: unknown } | undefined)?.rateLimit;
+    if (config === undefined) refuseMisspelledConfig(route);
     if (config === undefined || config === false) return;
     scopes.compile(config, String(route.method), route.url);
     // `afterBody`: the route is decided once Fastify has parsed its body, in a hook of its own.
@@ -149,6 +157,18 @@ const plugin: FastifyPluginAsync<FastifyRateLimitOptions> = async (fastify, give
     http.report,
   );
 };
+
+/**
+ * A route config key one or two letters from `rateLimit` (`rateLimt`, `ratelimit`) would leave the route on the
+ * global rules alone, silently: refused at start-up with a did-you-mean. Other keys are the app's own.
+ */
+function refuseMisspelledConfig(route: RouteOptions): void {
+  const misspelled = Object.keys(route.config ?? {}).find((key) => closest(key, ['rateLimit']) !== undefined);
+  if (misspelled !== undefined)
+    throw new ConfigError(
+      `route ${String(route.method)} ${route.url}: config key "${misspelled}" (did you mean "rateLimit"?)`,
+    );
+}
 
 /** An upgrade (Node's test: `Connection: upgrade` and an `Upgrade` header) to a route marked by onRoute. */
 function isWebsocketUpgrade(request: FastifyRequest, route: FastifyRouteConfig | undefined): boolean {

@@ -1,3 +1,4 @@
+export { closest } from '../base/show.js';
 export { DEFAULT_IPV6_SUBNET, normalizeIp } from '../net/ip.js';
 export { afterBodyOf, type RouteOptions, type RouteScope, splitAfterBody } from './afterBody.js';
 export {

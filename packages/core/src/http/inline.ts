@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ConfigError } from '../base/errors.js';
+import { unknownName } from '../base/optionNames.js';
 import { ALGORITHMS, parseDuration } from '../rules/index.js';
 import type { RuleSpec } from '../rules/schema.js';
 
@@ -52,9 +53,11 @@ function isDuration(text: string): boolean {
   }
 }
 
+const WHOLE = 'must be a whole number of at least 1';
+
 const inlineSchema = z
   .object({
-    limit: z.number().int().positive(),
+    limit: z.number({ error: WHOLE }).int({ error: WHOLE }).positive({ error: WHOLE }),
     per: inlineDuration,
     key: z.enum(['ip', 'api_key']).optional(),
     algorithm: inlineAlgorithm.optional(),
@@ -65,13 +68,16 @@ const inlineSchema = z
   })
   .strict();
 
+/** The shorthand's fields and `afterBody`, the route option beside them: what a misspelling was meant to be. */
+const SHORTHAND_FIELDS = [...Object.keys(inlineSchema.shape), 'afterBody'];
+
 /** Checks a route's shorthand; throws a ConfigError naming the route and the wrong fields. */
 export function parseInlineLimit(value: unknown, label: string): InlineLimit {
   const parsed = inlineSchema.safeParse(value);
   if (parsed.success) return parsed.data;
   const problems = parsed.error.issues.map((issue) =>
     issue.code === 'unrecognized_keys'
-      ? issue.keys.map((key) => `unknown field "${key}"`).join('; ')
+      ? issue.keys.map((key) => unknownName(key, SHORTHAND_FIELDS, { kind: 'field' })).join('; ')
       : `${issue.path.map(String).join('.') || 'value'}: ${issue.message}`,
   );
   throw new ConfigError(
