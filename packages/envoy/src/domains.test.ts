@@ -5,6 +5,7 @@
  * switched from shadow to enforce mid-window starts from its limit, not from the traffic it saw.
  */
 import { compileRules, MemoryStore } from '@sluice/core';
+import type { Store } from '@sluice/core/store';
 import { RedisStore } from '@sluice/redis';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -44,7 +45,7 @@ afterAll(async () => {
 
 async function serve(
   rules: Parameters<typeof createRateLimitService>[0]['rules'],
-  store = new MemoryStore(),
+  store: Store = new MemoryStore(),
 ) {
   const service = await createRateLimitService({ rules, store, port: 0, watch: false, logger: quiet });
   const client = rlsClient(service.port);
