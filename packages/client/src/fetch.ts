@@ -44,8 +44,8 @@ async function send(
   let justSolved = false;
   for (let attempt = 1; ; attempt++) {
     const extra = challengeHeaders(state, solution);
-    const sent = await sendOne(settings, state, plan, { attempt, cost, extra, atOnce: justSolved });
-    const { response, infos } = sent;
+    const attemptSpec = { attempt, cost, extra, atOnce: justSolved };
+    const { response, infos } = await sendOne(settings, state, plan, attemptSpec);
     justSolved = false;
     if (!settings.retryOn.has(response.status)) return keepPass(state, response, extra);
     // A challenge, solved once per request: sent again at once with the solution, as the same attempt. Not
