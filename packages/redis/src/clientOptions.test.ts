@@ -7,7 +7,7 @@ import {
   reconnectOnReadonly,
 } from './clientOptions.js';
 
-/** The backoff ceiling of attempt n: 50, 100, 200 ... ms, at most 2 s. */
+/** The backoff ceiling of attempt n: 50, 100, 200 ... ms, at most 800 ms. */
 const ceiling = (n: number) => Math.min(RETRY_MAX_MS, RETRY_BASE_MS * 2 ** (n - 1));
 
 describe('recommendedRedisOptions.retryStrategy', () => {
@@ -25,12 +25,12 @@ describe('recommendedRedisOptions.retryStrategy', () => {
     }
   });
 
-  it('has exact bounds: the bottom and top of each attempt, capped at 2 s, for odd attempt numbers too', () => {
+  it('has exact bounds: the bottom and top of each attempt, capped at 800 ms, for odd attempt numbers too', () => {
     expect([1, 2, 3, 6, 7, 100].map((n) => jitteredRetryDelay(n, () => 0))).toEqual([
-      25, 50, 100, 800, 1000, 1000,
+      25, 50, 100, 400, 400, 400,
     ]);
     expect([1, 2, 3, 6, 7, 100].map((n) => jitteredRetryDelay(n, () => 1))).toEqual([
-      50, 100, 200, 1600, 2000, 2000,
+      50, 100, 200, 800, 800, 800,
     ]);
     expect([0, -3, Number.NaN].map((n) => jitteredRetryDelay(n, () => 1))).toEqual([50, 50, 50]);
   });

@@ -1,11 +1,11 @@
 /** First reconnection delay ceiling, ms: a blip costs tens of milliseconds. */
 export const RETRY_BASE_MS = 50;
-/** Largest reconnection delay, ms. */
-export const RETRY_MAX_MS = 2000;
+/** Largest reconnection delay, ms: a Redis back from an outage is counting in again within a second. */
+export const RETRY_MAX_MS = 800;
 
 /**
  * Delay before reconnection attempt `times` (1-based): an exponential ceiling (50, 100, 200 ms ... up to
- * 2 s) and a random point in its upper half ("equal jitter"), so that a fleet of gateways that lost Redis
+ * 800 ms) and a random point in its upper half ("equal jitter"), so that a fleet of gateways that lost Redis
  * together does not come back in lockstep, while no gateway waits much less than the backoff intends.
  */
 export function jitteredRetryDelay(times: number, random: () => number = Math.random): number {
