@@ -41,7 +41,9 @@ describe('Fastify route config', () => {
     const broken = await request(url).get('/broken').expect(200);
     // 98: the denied request above counted nowhere (a denial commits no rule of its call).
     expect(broken.headers.ratelimit).toMatch(/^"per_ip";r=98;/);
-    expect(warnings.join('\n')).toMatch(/route GET \/broken.*limit\.per: "60x" is not a duration/s);
+    expect(warnings.join('\n')).toMatch(
+      /route GET \/broken.*limit\.per: `limit\.per` must be a duration .*, got "60x"/s,
+    );
     await app.close();
   });
 
@@ -97,7 +99,9 @@ describe('Fastify route config', () => {
   it('names the route in the problems of its rules', async () => {
     const failure = appWith({ rateLimit: { rules: [badRule] } });
     await expect(failure).rejects.toThrow(RulesError);
-    await expect(failure).rejects.toThrow(/route GET \/open.*limit\.per: "60x" is not a duration/s);
+    await expect(failure).rejects.toThrow(
+      /route GET \/open.*limit\.per: `limit\.per` must be a duration .*, got "60x"/s,
+    );
   });
 
   it('refuses a route rule named like a global rule: they would share counters', async () => {
@@ -132,7 +136,7 @@ describe.each([
 ])('%s limiter.route()', (_name, create) => {
   it('throws at declaration for invalid rules, naming them', () => {
     expect(() => create().route(badRule)).toThrow(
-      /limiter\.route\(burst\).*limit\.per: "60x" is not a duration/s,
+      /limiter\.route\(burst\).*limit\.per: `limit\.per` must be a duration .*, got "60x"/s,
     );
   });
 

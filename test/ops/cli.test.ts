@@ -115,7 +115,7 @@ describe('sluice validate', () => {
     expect(run.code).toBe(1);
     expect(run.stderr.split('\n')).toEqual([
       `${FIXTURES}/broken.yaml:5:5 rules[0].limt: unknown field "limt" (did you mean "limit"?)`,
-      `${FIXTURES}/broken.yaml:8:33 rules[1].limit.per: "60x" is not a duration`,
+      `${FIXTURES}/broken.yaml:8:33 rules[1].limit.per: \`limit.per\` must be a duration such as 30s, 5m or 1h (or day, week or month for a quota), got "60x"`,
       `${FIXTURES}/broken.yaml: 2 errors`,
       '',
     ]);

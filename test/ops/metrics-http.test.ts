@@ -110,7 +110,7 @@ test('a broken rules file is reported and counted; the last good version keeps l
   writeFileSync(file(), rulesText(3).replace('per: 60s', 'per: 60 seconds'));
   await until(() => rulesErrors.length > 0);
   expect(rulesErrors[0]?.message).toContain(
-    `${file()}:6:31 rules[0].limit.per: "60 seconds" is not a duration`,
+    `${file()}:6:31 rules[0].limit.per: \`limit.per\` must be a duration such as 30s, 5m or 1h (or day, week or month for a quota), got "60 seconds"`,
   );
 
   const after = (await request(url).get('/metrics')).text;

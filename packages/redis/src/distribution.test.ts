@@ -89,7 +89,9 @@ describe('rules distribution through Redis', () => {
     const errors = await Promise.all(invalid);
     for (const error of errors) {
       expect(error).toBeInstanceOf(RulesError);
-      expect((error as Error).message).toMatch(/:5:\d+ rules\[0\]\.limit\.per: "60x" is not a duration/);
+      expect((error as Error).message).toMatch(
+        /:5:\d+ rules\[0\]\.limit\.per: `limit\.per` must be a duration .*, got "60x"/,
+      );
     }
     // Both gateways must have heard the garbage before the next publish, or B could report it to `third`.
     const garbage = [nextEvent(sourceA), nextEvent(sourceB)];

@@ -56,15 +56,15 @@ describe('adaptive and priority in a rules file', () => {
 
   it('report each wrong field with its file position', () => {
     expect(problemsOf(['    adaptive: {decrease: 0.5}'])).toEqual([
-      'rules.yaml:6:15 rules[0].adaptive: adaptive needs a target to watch: error_rate, latency or both',
+      'rules.yaml:6:15 rules[0].adaptive: `adaptive` must name a target to watch: error_rate, latency or both',
     ]);
     expect(problemsOf(['    adaptive: {error_rate: 120%, decrease: 1, interval: 10ms}'])).toEqual([
-      'rules.yaml:6:28 rules[0].adaptive.error_rate: "120%" is not a percentage from 0% to 100% (say 5%)',
-      'rules.yaml:6:44 rules[0].adaptive.decrease: 1 is not a number above 0 and below 1',
-      'rules.yaml:6:57 rules[0].adaptive.interval: "10ms" is too short: the least interval is 100ms',
+      'rules.yaml:6:28 rules[0].adaptive.error_rate: `adaptive.error_rate` must be a percentage from 0% to 100% (say 5%), got "120%"',
+      'rules.yaml:6:44 rules[0].adaptive.decrease: `adaptive.decrease` must be a number above 0 and below 1, got 1',
+      'rules.yaml:6:57 rules[0].adaptive.interval: `adaptive.interval` must be a duration of at least 100ms, got "10ms"',
     ]);
     expect(problemsOf(['    priority: urgent'])).toEqual([
-      'rules.yaml:6:15 rules[0].priority: expected critical, normal, sheddable or {descriptor, default}, got "urgent"',
+      'rules.yaml:6:15 rules[0].priority: `priority` must be critical, normal, sheddable or {descriptor, default}, got "urgent"',
     ]);
   });
 

@@ -1,6 +1,5 @@
 import { z } from 'zod';
-import { durationMs, unitHint } from '../base/duration.js';
-import { show } from '../base/show.js';
+import { durationField, field, wholeNumber } from './fieldSchemas.js';
 
 /** Priority classes, from the first to be shed to the last. */
 export const PRIORITY_CLASSES = ['sheddable', 'normal', 'critical'] as const;
@@ -17,39 +16,29 @@ export function percentFraction(value: unknown): number | undefined {
   return percent >= 0 && percent <= 100 ? percent / 100 : undefined;
 }
 
-const percentage = z.custom<string | number>((value) => percentFraction(value) !== undefined, {
-  error: (issue) => `${show(issue.input)} is not a percentage from 0% to 100% (say 5%)`,
-});
+const percentage = field<string | number>(
+  (value) => percentFraction(value) !== undefined,
+  'a percentage from 0% to 100% (say 5%)',
+);
 
 /** A number strictly between `low` and `high`, or up to `high` inclusive when `closed`. */
 function share(low: number, high: number, closed: boolean) {
-  return z.custom<number>(
+  return field<number>(
     (value) => typeof value === 'number' && value > low && (closed ? value <= high : value < high),
-    {
-      error: (issue) =>
-        `${show(issue.input)} is not a number above ${low} and ${closed ? 'at most' : 'below'} ${high}`,
-    },
+    `a number above ${low} and ${closed ? 'at most' : 'below'} ${high}`,
   );
 }
 
-const interval = z.custom<string>((value) => (durationMs(value) ?? 0) >= MIN_INTERVAL_MS, {
-  error: (issue) => {
-    const ms = durationMs(issue.input);
-    return ms === undefined
-      ? `${show(issue.input)} is not a duration${unitHint(issue.input)}`
-      : `${show(issue.input)} is too short: the least interval is ${MIN_INTERVAL_MS}ms`;
-  },
-});
+const interval = durationField({ minMs: MIN_INTERVAL_MS });
 
 const latencyTarget = z.strictObject({
   /** The percentile watched, e.g. 99 for p99. */
-  percentile: z.custom<number>((value) => typeof value === 'number' && value > 0 && value < 100, {
-    error: (issue) => `${show(issue.input)} is not a percentile above 0 and below 100 (say 99)`,
-  }),
+  percentile: field<number>(
+    (value) => typeof value === 'number' && value > 0 && value < 100,
+    'a percentile above 0 and below 100 (say 99)',
+  ),
   /** The latency that percentile must stay under. */
-  max: z.custom<string>((value) => (durationMs(value) ?? 0) > 0, {
-    error: (issue) => `${show(issue.input)} is not a duration${unitHint(issue.input)}`,
-  }),
+  max: durationField(),
 });
 
 /** `adaptive:` as written: the health targets and the AIMD steps (see adaptive/aimd.ts). */
@@ -68,16 +57,12 @@ export const adaptiveSpec = z
     /** How long outcomes are gathered before each judgement; default 1s. */
     interval: interval.optional(),
     /** Fewer responses than this in an interval judge nothing bad (a quiet backend climbs back); default 20. */
-    min_samples: z
-      .custom<number>((value) => Number.isInteger(value) && (value as number) >= 1, {
-        error: (issue) => `${show(issue.input)} is not a whole number of at least 1`,
-      })
-      .optional(),
+    min_samples: wholeNumber(1).optional(),
     /** Below this factor, sheddable requests are refused outright; default 0.5. */
     shed_below: share(0, 1, true).optional(),
   })
   .refine((spec) => spec.error_rate !== undefined || spec.latency !== undefined, {
-    error: 'adaptive needs a target to watch: error_rate, latency or both',
+    error: 'must name a target to watch: error_rate, latency or both',
   });
 
 const priorityClass = z.enum(PRIORITY_CLASSES);
@@ -86,9 +71,15 @@ const priorityClass = z.enum(PRIORITY_CLASSES);
 export const prioritySpec = z.union(
   [
     priorityClass,
-    z.strictObject({ descriptor: z.string().min(1).max(128), default: priorityClass.optional() }),
+    z.strictObject({
+      descriptor: field<string>(
+        (value) => typeof value === 'string' && value.length > 0 && value.length <= 128,
+        'a descriptor name of 1 to 128 characters',
+      ),
+      default: priorityClass.optional(),
+    }),
   ],
-  { error: 'expected critical, normal, sheddable or {descriptor, default}' },
+  { error: 'must be critical, normal, sheddable or {descriptor, default}' },
 );
 
 /** `adaptive:` after validation. */

@@ -300,6 +300,6 @@ export function checkRawMatch(raw: unknown, at: FieldPath): Finding[] {
 function matchFieldProblem(field: string): string | undefined {
   if (field.trim() === '') return `${show(field)} is not a descriptor name: name the descriptor to match`;
   if (field.length > MAX_NAME_LENGTH)
-    return `${field.length} characters is too long for a descriptor name: at most ${MAX_NAME_LENGTH}`;
+    return `the descriptor name must be at most ${MAX_NAME_LENGTH} characters, got ${field.length}`;
   return undefined;
 }

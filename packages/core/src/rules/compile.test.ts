@@ -45,7 +45,7 @@ describe('compileRules from code', () => {
       { ...perIp, name: 'third', limt: 1 },
     ] as unknown as RuleSpec[];
     expect(problemsOf(() => compileRules({ rules }))).toEqual([
-      '<rules> rules[0].limit.per: "60x" is not a duration',
+      '<rules> rules[0].limit.per: `limit.per` must be a duration such as 30s, 5m or 1h (or day, week or month for a quota), got "60x"',
       '<rules> rules[1].key: no key descriptors: list some (key: [api_key]), or set global: true for one counter shared by all',
       '<rules> rules[1].name: duplicate rule name "per_ip" (see rules[0])',
       '<rules> rules[1].overrides: no rule is named "ghost"',
@@ -56,7 +56,7 @@ describe('compileRules from code', () => {
   it('labels problems with the given source', () => {
     const rules = [{ ...perIp, rollout: -1 }];
     expect(problemsOf(() => compileRules({ rules }, { source: 'GET /export' }))).toEqual([
-      'GET /export rules[0].rollout: -1 is outside 0–100',
+      'GET /export rules[0].rollout: `rollout` must be a percentage from 0 to 100, got -1',
     ]);
   });
 

@@ -184,9 +184,9 @@ describe('rules errors for ranges and match forms', () => {
       '    limit: {requests: 1, per: 1s}',
     ].join('\n');
     expect(problemsOf(yaml)).toEqual([
-      'rules.yaml:5:21 rules[0].match.tenant: expected {list: name} or {not: [values]}, got a map',
-      'rules.yaml:5:41 rules[0].match.route: "Bad-Name" is not a list name (lowercase letters, digits and _)',
-      'rules.yaml:5:68 rules[0].match.api_key: a {not: ...} inside a {not: ...} says nothing: write the values to match',
+      'rules.yaml:5:21 rules[0].match.tenant: `match.tenant` must be {list: name} or {not: [values]}, got a map',
+      'rules.yaml:5:41 rules[0].match.route: `match.route` must name a list (lowercase letters, digits and _), got "Bad-Name"',
+      'rules.yaml:5:68 rules[0].match.api_key: `match.api_key` must not put a {not: ...} inside a {not: ...}: write the values to match',
     ]);
   });
 
@@ -239,7 +239,7 @@ describe('rules errors for actions', () => {
       'rules.yaml:12:17 rules[1].exempt[1]: no rule is named "nope"',
       'rules.yaml:13:5 rules[2].limit: missing required field "limit"',
       'rules.yaml:16:13 rules[2].exempt: exempt belongs to an allow rule (action: allow)',
-      'rules.yaml:19:13 rules[3].action: "block" is not one of limit, deny, allow',
+      'rules.yaml:19:13 rules[3].action: `action` must be limit, deny or allow, got "block"',
     ]);
   });
 });

@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import { closest, formatPath, show } from '../base/show.js';
+import { mustBe, oneOf } from './fieldSchemas.js';
 import { FIELDS } from './schema.js';
 
 const LIMIT_FORMS = 'a limit is {requests, per, burst} or {concurrent, lease}';
@@ -40,18 +41,27 @@ function describeIssue(issue: Issue, root: unknown, base: FieldPath): Finding[] 
   if (isMissing(root, relative))
     return [{ path, message: `missing required field "${String(path.at(-1))}"`, missing: formatPath(path) }];
   const value = valueAt(root, relative);
+  // A sentence naming the field: "`limit.requests` must be a whole number of at least 1, got 0".
+  const says = (rest: string) => [{ path, message: `${fieldName(path)} ${rest}` }];
   switch (issue.code) {
     case 'invalid_union':
       return describeUnion(issue, value, path);
     case 'invalid_type':
-      return [{ path, message: `expected ${kindName(issue.expected)}, got ${show(value)}` }];
+      return says(mustBe(kindName(issue.expected), value));
     case 'invalid_value':
-      return [{ path, message: notOneOf(value, issue.values.map(String)) }];
+      return says(notOneOf(value, issue.values.map(String)));
     case 'invalid_key':
       return [{ path, message: 'invalid field name', atKey: true }];
     default:
-      return [{ path, message: issue.message }];
+      // The rule schema's own messages (fieldSchemas.ts) are the rest of that sentence.
+      return says(issue.message);
   }
+}
+
+/** A field as a message names it: its path inside its rule (`limit.requests`), or in the document. */
+function fieldName(path: FieldPath): string {
+  const inRule = path[0] === 'rules' && typeof path[1] === 'number' && path.length > 2;
+  return `\`${formatPath(inRule ? path.slice(2) : path)}\``;
 }
 
 function unknownField(path: FieldPath, key: string): Finding {
@@ -101,14 +111,25 @@ function describeUnion(issue: z.core.$ZodIssueInvalidUnion, value: unknown, path
   const best = ranked[0];
   const empty = typeof value === 'object' && value !== null && Object.keys(value).length === 0;
   if (!best || best.score >= 100 || empty) {
-    return [{ path, message: `${issue.message}, got ${empty ? 'an empty map' : show(value)}` }];
+    const got = empty ? 'an empty map' : show(value);
+    return [{ path, message: `${fieldName(path)} ${issue.message}, got ${got}${choiceHint(issue, value)}` }];
   }
   return findingsFromIssues(best.branch, value, path);
 }
 
 function notOneOf(value: unknown, allowed: readonly string[]): string {
+  return `${mustBe(oneOf(allowed), value)}${didYouMean(value, allowed)}`;
+}
+
+/** ` (did you mean "critical"?)` for a misspelled word one of the union's branches lists. */
+function choiceHint(issue: z.core.$ZodIssueInvalidUnion, value: unknown): string {
+  const words = issue.errors.flat().flatMap((inner) => (inner.code === 'invalid_value' ? inner.values : []));
+  return didYouMean(value, words.map(String));
+}
+
+function didYouMean(value: unknown, allowed: readonly string[]): string {
   const hint = typeof value === 'string' ? closest(value, allowed) : undefined;
-  return `${show(value)} is not one of ${allowed.join(', ')}${hint ? ` (did you mean "${hint}"?)` : ''}`;
+  return hint ? ` (did you mean "${hint}"?)` : '';
 }
 
 function kindName(expected: string): string {

@@ -40,7 +40,7 @@ describe('shards and lease in the rules file', () => {
       'lease-unknown.yaml',
       [
         'lease-unknown.yaml:6:14 rules[0].lease.bach: unknown field "bach" (did you mean "batch"?)',
-        'lease-unknown.yaml:7:13 rules[0].shards: 0 is outside 1–1024',
+        'lease-unknown.yaml:7:13 rules[0].shards: `shards` must be a whole number from 1 to 1024, got 0',
       ],
     ],
   ])('%s', (name, expected) => {

@@ -41,11 +41,14 @@ describe('parseRules rejects each class of error with file:line:column, path and
       'unknown-field.yaml',
       'unknown-field.yaml:5:5 rules[0].limt: unknown field "limt" (did you mean "limit"?)',
     ],
-    ['bad-duration.yaml', 'bad-duration.yaml:14:12 rules[2].limit.per: "60x" is not a duration'],
+    [
+      'bad-duration.yaml',
+      'bad-duration.yaml:14:12 rules[2].limit.per: `limit.per` must be a duration such as 30s, 5m or 1h (or day, week or month for a quota), got "60x"',
+    ],
     ['missing-field.yaml', 'missing-field.yaml:3:5 rules[0].limit: missing required field "limit"'],
     [
       'bad-name.yaml',
-      'bad-name.yaml:3:11 rules[0].name: "Key-Default" is not a valid rule name (lowercase letters, digits and _)',
+      'bad-name.yaml:3:11 rules[0].name: `name` must be a rule name (lowercase letters, digits and _), got "Key-Default"',
     ],
     [
       'duplicate-name.yaml',
@@ -57,7 +60,10 @@ describe('parseRules rejects each class of error with file:line:column, path and
     ],
     ['self-override.yaml', 'self-override.yaml:6:16 rules[0].overrides: a rule cannot override itself'],
     ['override-cycle.yaml', 'override-cycle.yaml:6:16 rules[0].overrides: override cycle: a -> c -> b -> a'],
-    ['negative-limit.yaml', 'negative-limit.yaml:5:24 rules[0].limit.requests: -5 is negative'],
+    [
+      'negative-limit.yaml',
+      'negative-limit.yaml:5:24 rules[0].limit.requests: `limit.requests` must be a whole number of at least 0, got -5',
+    ],
     [
       'zero-without-expiry.yaml',
       'zero-without-expiry.yaml:6:24 rules[0].limit.requests: a zero limit blocks every request; it needs an expires date',
@@ -70,7 +76,10 @@ describe('parseRules rejects each class of error with file:line:column, path and
       'global-with-key.yaml',
       'global-with-key.yaml:5:13 rules[0].global: a global rule has one counter for everyone; remove key or global',
     ],
-    ['rollout.yaml', 'rollout.yaml:6:14 rules[0].rollout: 150 is outside 0–100'],
+    [
+      'rollout.yaml',
+      'rollout.yaml:6:14 rules[0].rollout: `rollout` must be a percentage from 0 to 100, got 150',
+    ],
     [
       'concurrent-sliding-window.yaml',
       'concurrent-sliding-window.yaml:5:26 rules[0].limit.concurrent: a concurrent limit needs algorithm: concurrency (this rule uses sliding_window)',
@@ -93,13 +102,16 @@ describe('parseRules rejects each class of error with file:line:column, path and
     ],
     [
       'bad-algorithm.yaml',
-      'bad-algorithm.yaml:6:16 rules[0].algorithm: "slidng_window" is not one of fixed_window, first_request_window, sliding_window, sliding_log, token_bucket, gcra, leaky_bucket, concurrency, quota (did you mean "sliding_window"?)',
+      'bad-algorithm.yaml:6:16 rules[0].algorithm: `algorithm` must be one of fixed_window, first_request_window, sliding_window, sliding_log, token_bucket, gcra, leaky_bucket, concurrency, quota, got "slidng_window" (did you mean "sliding_window"?)',
     ],
-    ['bad-date.yaml', 'bad-date.yaml:6:13 rules[0].review: "2027-02-30" is not a date (YYYY-MM-DD)'],
+    [
+      'bad-date.yaml',
+      'bad-date.yaml:6:13 rules[0].review: `review` must be a date (YYYY-MM-DD), got "2027-02-30"',
+    ],
     ['bad-cost.yaml', 'bad-cost.yaml:6:11 rules[0].cost.max: missing required field "max"'],
     [
       'bad-match.yaml',
-      'bad-match.yaml:4:21 rules[0].match.route: an empty list matches nothing; list at least one value',
+      'bad-match.yaml:4:21 rules[0].match.route: `match.route` must list at least one value (an empty list matches nothing)',
     ],
     [
       'blank-match.yaml',
@@ -107,7 +119,7 @@ describe('parseRules rejects each class of error with file:line:column, path and
     ],
     [
       'bare-number-per.yaml',
-      'bare-number-per.yaml:5:33 rules[0].limit.per: 60 is not a duration (did you mean "60s"?)',
+      'bare-number-per.yaml:5:33 rules[0].limit.per: `limit.per` must be a duration such as 30s, 5m or 1h (or day, week or month for a quota), got 60 (did you mean "60s"?)',
     ],
   ];
 
@@ -118,8 +130,8 @@ describe('parseRules rejects each class of error with file:line:column, path and
   it('reports every problem of a file at once, in file order, without a doubled "missing limit" for a typo', () => {
     expect(problemsOf('many-errors.yaml')).toEqual([
       'many-errors.yaml:6:5 rules[0].limt: unknown field "limt" (did you mean "limit"?)',
-      'many-errors.yaml:9:34 rules[1].limit.per: "60x" is not a duration',
-      'many-errors.yaml:10:14 rules[1].rollout: 101 is outside 0–100',
+      'many-errors.yaml:9:34 rules[1].limit.per: `limit.per` must be a duration such as 30s, 5m or 1h (or day, week or month for a quota), got "60x"',
+      'many-errors.yaml:10:14 rules[1].rollout: `rollout` must be a percentage from 0 to 100, got 101',
       'many-errors.yaml:11:5 rules[2].key: no key descriptors: list some (key: [api_key]), or set global: true for one counter shared by all',
       'many-errors.yaml:11:11 rules[2].name: duplicate rule name "per_key" (see rules[1])',
       'many-errors.yaml:12:26 rules[2].limit.concurrent: a concurrent limit needs algorithm: concurrency (this rule uses sliding_window)',
@@ -184,8 +196,8 @@ describe('parseRules, other inputs', () => {
     expect(() => parseRules(text, { source: 'forms.yaml' })).toThrow(
       [
         'invalid rules:',
-        '  forms.yaml:5:12 rules[0].limit: expected {requests, per} or {concurrent, lease}, got an empty map',
-        '  forms.yaml:6:11 rules[0].cost: expected a whole number, {descriptor, max} or {by, values, default}, got "3"',
+        '  forms.yaml:5:12 rules[0].limit: `limit` must be {requests, per} or {concurrent, lease}, got an empty map',
+        '  forms.yaml:6:11 rules[0].cost: `cost` must be a whole number, {descriptor, max} or {by, values, default}, got "3"',
       ].join('\n'),
     );
   });
@@ -253,7 +265,7 @@ describe('loadRules', () => {
   it('names the file path in problems', async () => {
     const path = fileURLToPath(new URL('./fixtures/bad-duration.yaml', import.meta.url));
     await expect(loadRules(path)).rejects.toThrow(
-      `${path}:14:12 rules[2].limit.per: "60x" is not a duration`,
+      `${path}:14:12 rules[2].limit.per: \`limit.per\` must be a duration such as 30s, 5m or 1h (or day, week or month for a quota), got "60x"`,
     );
   });
 
@@ -300,7 +312,7 @@ describe('names', () => {
       message = (error as Error).message;
     }
     expect(message).toBe(
-      `invalid rules:\n  <rules> domain: ${domain.length} characters is too long for a domain name: at most ${MAX_NAME_LENGTH}`,
+      `invalid rules:\n  <rules> domain: \`domain\` must be at most ${MAX_NAME_LENGTH} characters, got ${domain.length}`,
     );
     expect(() => compileRules({ domain: 'd'.repeat(MAX_NAME_LENGTH), rules: [] })).not.toThrow();
   });
@@ -317,10 +329,10 @@ describe('names', () => {
     ).toThrow(
       [
         'invalid rules:',
-        `  <rules> rules[0].name: ${long.length} characters is too long for a valid rule name (lowercase letters, digits and _): at most ${MAX_NAME_LENGTH}`,
+        `  <rules> rules[0].name: \`name\` must be at most ${MAX_NAME_LENGTH} characters, got ${long.length}`,
         '  <rules> rules[1].match["  "]: "  " is not a descriptor name: name the descriptor to match',
-        `  <rules> rules[1].match.${long}: ${long.length} characters is too long for a descriptor name: at most ${MAX_NAME_LENGTH}`,
-        `  <rules> rules[1].key[0]: ${long.length} characters is too long for a descriptor name: at most ${MAX_NAME_LENGTH}`,
+        `  <rules> rules[1].match.${long}: the descriptor name must be at most ${MAX_NAME_LENGTH} characters, got ${long.length}`,
+        `  <rules> rules[1].key[0]: \`key[0]\` must be at most ${MAX_NAME_LENGTH} characters, got ${long.length}`,
       ].join('\n'),
     );
   });
@@ -328,7 +340,7 @@ describe('names', () => {
   it('quotes a long wrong value in part', () => {
     const per = '9'.repeat(200);
     expect(() => compileRules({ rules: [{ name: 'a', key: ['ip'], limit: { requests: 1, per } }] })).toThrow(
-      `rules[0].limit.per: "${'9'.repeat(80)}"… (200 characters) is not a duration`,
+      `rules[0].limit.per: \`limit.per\` must be a duration such as 30s, 5m or 1h (or day, week or month for a quota), got "${'9'.repeat(80)}"… (200 characters)`,
     );
   });
 });

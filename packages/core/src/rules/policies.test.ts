@@ -64,7 +64,7 @@ describe('ban, escalate, penalty and count', () => {
 
   it('idempotent is a duration, compiled to ms', () => {
     expect(problemsOf([LIMIT, '    idempotent: 10'])).toEqual([
-      'rules.yaml:7:17 rules[0].idempotent: 10 is not a duration (did you mean "10s"?)',
+      'rules.yaml:7:17 rules[0].idempotent: `idempotent` must be a duration such as 30s, 5m or 1h, got 10 (did you mean "10s"?)',
     ]);
     const table = compileRules({
       rules: [{ name: 'orders', key: ['ip'], limit: { requests: 5, per: '1m' }, idempotent: '10m' }],
@@ -82,14 +82,14 @@ describe('ban, escalate, penalty and count', () => {
         '    count: [401, 700]',
       ]),
     ).toEqual([
-      'rules.yaml:7:18 rules[0].ban.after: 0 is too small: the least is 1',
-      'rules.yaml:7:29 rules[0].ban.within: 10 is not a duration (did you mean "10s"?)',
+      'rules.yaml:7:18 rules[0].ban.after: `ban.after` must be a whole number of at least 1, got 0',
+      'rules.yaml:7:29 rules[0].ban.within: `ban.within` must be a duration such as 30s, 5m or 1h, got 10 (did you mean "10s"?)',
       'rules.yaml:7:43 rules[0].ban.until: unknown field "until"',
-      'rules.yaml:9:14 rules[0].penalty: 0 is too small: the least is 1',
-      'rules.yaml:10:18 rules[0].count[1]: 700 is not an HTTP status (100–599)',
+      'rules.yaml:9:14 rules[0].penalty: `penalty` must be a whole number of at least 1, got 0',
+      'rules.yaml:10:18 rules[0].count[1]: `count[1]` must be an HTTP status from 100 to 599, got 700',
     ]);
     expect(problemsOf([LIMIT, '    count: sometimes'])).toEqual([
-      'rules.yaml:7:12 rules[0].count: expected failed, succeeded or a list of HTTP statuses, got "sometimes"',
+      'rules.yaml:7:12 rules[0].count: `count` must be failed, succeeded or a list of HTTP statuses, got "sometimes"',
     ]);
   });
 

@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import { ALGORITHM_NAMES } from '../algorithms/index.js';
-import { durationMs, isCalendarPeriod, unitHint } from '../base/duration.js';
 import { show } from '../base/show.js';
 import { adaptiveSpec, prioritySpec } from './adaptiveSchema.js';
 import { dayStartMs, expiryMs } from './dates.js';
+import { durationField, field, mustBe, wholeNumber, wholeRange } from './fieldSchemas.js';
 
 /** Every algorithm a rule can name, in the order the docs list them: the registry's names. */
 export const ALGORITHMS = ALGORITHM_NAMES;
@@ -20,57 +20,32 @@ function isScalar(value: unknown): value is Scalar {
   );
 }
 
-/** A whole number of at least `min`; every number in a rule file is one, except rollout. */
-function wholeNumber(min: number) {
-  return z.custom<number>((value) => Number.isInteger(value) && (value as number) >= min, {
-    error: (issue) => {
-      const value = issue.input;
-      if (typeof value !== 'number') return `expected a whole number, got ${show(value)}`;
-      if (!Number.isInteger(value)) return `${show(value)} is not a whole number`;
-      return min === 0 ? `${value} is negative` : `${value} is too small: the least is ${min}`;
-    },
-  });
-}
-
-/** A string that passes `test`; `what` completes the sentence `"x" is not ...`. */
+/** A string that passes `test`; its error says it must be `what`. */
 function text(test: (value: string) => boolean, what: string) {
-  return z.custom<string>((value) => typeof value === 'string' && test(value), {
-    error: (issue) => `${show(issue.input)} is not ${what}`,
-  });
+  return field<string>((value) => typeof value === 'string' && test(value), what);
 }
 
 /** Longest domain, rule or descriptor name: names go into headers, metric labels and Redis keys. */
 export const MAX_NAME_LENGTH = 128;
 
-/** A name that passes `test` and is at most MAX_NAME_LENGTH long; `what` completes `"x" is not ...`. */
+/** A name that passes `test` and is at most MAX_NAME_LENGTH long; its error says it must be `what`. */
 function name(test: (value: string) => boolean, what: string) {
   return z.custom<string>(
     (value) => typeof value === 'string' && value.length <= MAX_NAME_LENGTH && test(value),
     {
       error: (issue) =>
         typeof issue.input === 'string' && issue.input.length > MAX_NAME_LENGTH
-          ? `${issue.input.length} characters is too long for ${what}: at most ${MAX_NAME_LENGTH}`
-          : `${show(issue.input)} is not ${what}`,
+          ? `must be at most ${MAX_NAME_LENGTH} characters, got ${issue.input.length}`
+          : mustBe(what, issue.input),
     },
   );
 }
 
-/** A duration (or, with `calendar`, a quota period); a bare number gets a hint to add a unit. */
-function durationText(calendar: boolean) {
-  const valid = (value: string) => (durationMs(value) ?? 0) > 0 || (calendar && isCalendarPeriod(value));
-  return z.custom<string>((value) => typeof value === 'string' && valid(value), {
-    error: (issue) => `${show(issue.input)} is not a duration${unitHint(issue.input)}`,
-  });
-}
-
 const nonEmpty = (value: string) => value.trim().length > 0;
-const descriptorName = name(nonEmpty, 'a descriptor name');
-const ruleName = name(
-  (value) => RULE_NAME.test(value),
-  'a valid rule name (lowercase letters, digits and _)',
-);
-const duration = durationText(false);
-const period = durationText(true);
+const descriptorName = name(nonEmpty, 'a descriptor name (not blank)');
+const ruleName = name((value) => RULE_NAME.test(value), 'a rule name (lowercase letters, digits and _)');
+const duration = durationField();
+const period = durationField({ calendar: true });
 const day = text((value) => dayStartMs(value) !== undefined, 'a date (YYYY-MM-DD)');
 const expiry = text(
   (value) => expiryMs(value) !== undefined,
@@ -90,39 +65,42 @@ export type MatchSpec = Accepted | { readonly not: Accepted };
 
 const LIST_FORMS = 'a value, a list of values, {list: name} or {not: ...} of those';
 
-/** What is wrong with a match field's value, or undefined when it is a valid MatchSpec. */
+/** What is wrong with a match field's value (the rest of a sentence naming the field), or undefined when it is a valid MatchSpec. */
 function matchValueProblem(value: unknown, negated = false): string | undefined {
   if (isScalar(value)) return undefined;
   if (Array.isArray(value)) {
-    if (value.length === 0) return 'an empty list matches nothing; list at least one value';
+    if (value.length === 0) return 'must list at least one value (an empty list matches nothing)';
     const bad = value.find((item) => !isScalar(item));
-    return bad === undefined ? undefined : `${show(bad)} in the list is not a string, number or boolean`;
+    return bad === undefined
+      ? undefined
+      : `must list strings, numbers or booleans, got ${show(bad)} in the list`;
   }
-  if (value === null || typeof value !== 'object') return `${show(value)} is not ${LIST_FORMS}`;
+  if (value === null || typeof value !== 'object') return mustBe(LIST_FORMS, value);
   const keys = Object.keys(value);
   const [only] = keys;
   if (keys.length !== 1 || (only !== 'list' && only !== 'not'))
-    return `expected {list: name} or {not: [values]}, got ${show(value)}`;
+    return mustBe('{list: name} or {not: [values]}', value);
   const inner = (value as Record<string, unknown>)[only];
   if (only === 'list') {
     return typeof inner === 'string' && RULE_NAME.test(inner) && inner.length <= MAX_NAME_LENGTH
       ? undefined
-      : `${show(inner)} is not a list name (lowercase letters, digits and _)`;
+      : `must name a list (lowercase letters, digits and _), got ${show(inner)}`;
   }
-  if (negated) return 'a {not: ...} inside a {not: ...} says nothing: write the values to match';
+  if (negated) return 'must not put a {not: ...} inside a {not: ...}: write the values to match';
   return matchValueProblem(inner, true);
 }
 
 const matchValue = z.custom<MatchSpec>((value) => matchValueProblem(value) === undefined, {
-  error: (issue) => matchValueProblem(issue.input) ?? `${show(issue.input)} is not ${LIST_FORMS}`,
+  error: (issue) => matchValueProblem(issue.input) ?? mustBe(LIST_FORMS, issue.input),
 });
 
-const percent = z.custom<number>((value) => typeof value === 'number' && value >= 0 && value <= 100, {
-  error: (issue) =>
-    typeof issue.input === 'number'
-      ? `${issue.input} is outside 0–100`
-      : `expected a percentage, got ${show(issue.input)}`,
-});
+const percent = field<number>(
+  (value) => typeof value === 'number' && value >= 0 && value <= 100,
+  'a percentage from 0 to 100',
+);
+
+/** An empty list where one is optional but, when given, must say something. */
+const NONE_LISTED = { error: 'must list at least one value, or be left out' };
 
 const requestsLimit = z.strictObject({
   requests: wholeNumber(0),
@@ -139,7 +117,7 @@ const concurrentLimit = z.strictObject({
 });
 
 const limit = z.union([requestsLimit, concurrentLimit], {
-  error: 'expected {requests, per} or {concurrent, lease}',
+  error: 'must be {requests, per} or {concurrent, lease}',
 });
 
 const cost = z.union(
@@ -152,21 +130,13 @@ const cost = z.union(
       default: wholeNumber(0),
     }),
   ],
-  { error: 'expected a whole number, {descriptor, max} or {by, values, default}' },
+  { error: 'must be a whole number, {descriptor, max} or {by, values, default}' },
 );
 
 /** Most sub-counters a rule can be split into. */
 export const MAX_SHARDS = 1024;
 
-const shards = z.custom<number>(
-  (value) => Number.isInteger(value) && (value as number) >= 1 && (value as number) <= MAX_SHARDS,
-  {
-    error: (issue) =>
-      typeof issue.input === 'number' && Number.isInteger(issue.input)
-        ? `${issue.input} is outside 1–${MAX_SHARDS}`
-        : `expected a whole number of shards, got ${show(issue.input)}`,
-  },
-);
+const shards = wholeRange(1, MAX_SHARDS);
 
 /** Local leases: units taken from the store per call, spent in process. */
 const localLease = z.strictObject({ batch: wholeNumber(1) });
@@ -178,7 +148,7 @@ const localLease = z.strictObject({ batch: wholeNumber(1) });
  */
 const challengeSpec = z.strictObject({
   after: wholeNumber(1),
-  difficulty: z.number().int().min(1).max(32).optional(),
+  difficulty: wholeRange(1, 32).optional(),
   pass: wholeNumber(1).optional(),
   for: duration.optional(),
 });
@@ -191,20 +161,18 @@ const banSpec = z.strictObject({
 });
 
 /** An HTTP status a `count` list can name. */
-const httpStatus = z.custom<number>(
-  (value) => Number.isInteger(value) && (value as number) >= 100 && (value as number) <= 599,
-  { error: (issue) => `${show(issue.input)} is not an HTTP status (100–599)` },
-);
+const httpStatus = wholeRange(100, 599, 'an HTTP status');
 
 /** `count: failed | succeeded | [statuses]`: which responses the rule's counter keeps. */
-const countSpec = z.union([z.enum(['failed', 'succeeded']), z.array(httpStatus).nonempty().readonly()], {
-  error: 'expected failed, succeeded or a list of HTTP statuses',
-});
+const countSpec = z.union(
+  [z.enum(['failed', 'succeeded']), z.array(httpStatus).nonempty(NONE_LISTED).readonly()],
+  { error: 'must be failed, succeeded or a list of HTTP statuses' },
+);
 
 /** `retry_jitter: 10%`: a percentage written with `%`, above 0 and at most 100. */
-const jitterPercent = z.custom<string>(
+const jitterPercent = field<string>(
   (value) => typeof value === 'string' && jitterFraction(value) !== undefined,
-  { error: (issue) => `${show(issue.input)} is not a percentage above 0% and at most 100% (say 10%)` },
+  'a percentage above 0% and at most 100% (say 10%)',
 );
 
 /** `10%` as 0.1; undefined unless it is a number above 0 and at most 100 followed by `%`. */
@@ -228,14 +196,14 @@ export const ruleSchema = z.strictObject({
   /** `limit` counts (default); `deny` refuses the request; `allow` exempts it from other rules. */
   action: z.enum(['limit', 'deny', 'allow']).default('limit'),
   /** For `action: allow`: the rules it exempts from; absent, every other rule. */
-  exempt: z.array(ruleName).nonempty().readonly().optional(),
+  exempt: z.array(ruleName).nonempty(NONE_LISTED).readonly().optional(),
   algorithm: z.enum(ALGORITHMS).default('sliding_window'),
   cost: cost.optional(),
   mode: z.enum(['enforce', 'shadow']).default('enforce'),
   rollout: percent.default(100),
   on_store_error: z.enum(['allow', 'deny']).default('allow'),
   overrides: ruleName.optional(),
-  owner: text(nonEmpty, 'an owner').optional(),
+  owner: text(nonEmpty, 'the name of a person or team').optional(),
   review: day.optional(),
   expires: expiry.optional(),
   scope: z.enum(['store', 'local']).default('store'),
@@ -246,7 +214,7 @@ export const ruleSchema = z.strictObject({
   /** Violations: block a key after repeated denials. */
   ban: banSpec.optional(),
   /** Violations: ban lengths for repeated bans, growing. */
-  escalate: z.array(duration).nonempty().readonly().optional(),
+  escalate: z.array(duration).nonempty(NONE_LISTED).readonly().optional(),
   /** Violations: units a denied request is charged. */
   penalty: wholeNumber(1).optional(),
   /** Retries: a request charged with an Idempotency-Key is not charged again for it within this time. */

@@ -54,6 +54,8 @@ describe('escalation stages: warn_at and challenge', () => {
   });
 
   it('refuse a warning share that is not a percentage', () => {
-    expect(problemsOf(['    warn_at: 0.8'])[0]).toMatch(/warn_at: 0\.8 is not a percentage/);
+    expect(problemsOf(['    warn_at: 0.8'])[0]).toBe(
+      'rules.yaml:7:14 rules[0].warn_at: `warn_at` must be a percentage above 0% and at most 100% (say 10%), got 0.8',
+    );
   });
 });

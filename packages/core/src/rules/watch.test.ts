@@ -83,7 +83,9 @@ describe('watchRules', () => {
     const error = await event;
     expect(error).toBeInstanceOf(RulesError);
     expect((error as Error).message).toContain(`${file}:5:`);
-    expect((error as Error).message).toContain('"60x" is not a duration');
+    expect((error as Error).message).toContain(
+      '`limit.per` must be a duration such as 30s, 5m or 1h (or day, week or month for a quota), got "60x"',
+    );
     expect(errors).toEqual([error]);
     expect(limiter.version).toBe(good);
     expect(source.current.version).toBe(good);
