@@ -4,13 +4,16 @@
  * started again on the same port), hung (SIGSTOP, then SIGCONT). A new store joins the promises by adding a
  * kind here.
  */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { Store } from '@sluice/core';
 import { PostgresStore } from '@sluice/postgres';
 import { RedisStore, recommendedRedisOptions } from '@sluice/redis';
 import { Cluster, Redis } from 'ioredis';
 import { createClient } from 'redis';
 import { startPostgres } from '../support/postgres.js';
-import { freePort, randomPrefix, startCluster, startRedis } from '../support/redis.js';
+import { freePort, randomPrefix, spawnRedisServer, startCluster, startRedis } from '../support/redis.js';
 
 /** A store kind's server, which a test can break and mend. */
 export interface Site {
@@ -52,6 +55,7 @@ function signal(pids: readonly number[], name: NodeJS.Signals): void {
 function redisServer(port: number) {
   let server: Awaited<ReturnType<typeof startRedis>> | undefined;
   return {
+    port,
     start: async () => {
       server = await startRedis({ port });
     },
@@ -182,5 +186,49 @@ const postgres: StoreKind = {
   },
 };
 
+/**
+ * ioredis through one Sentinel, both on ports chosen first: the first start brings up the primary and a
+ * Sentinel naming it; an outage is the primary's (killed and started again on its port, or paused).
+ */
+const sentinel: StoreKind = {
+  name: 'ioredis Sentinel',
+  async site(up, logger) {
+    const sentinelPort = await freePort();
+    const primary = redisServer(await freePort());
+    let watching: Awaited<ReturnType<typeof spawnRedisServer>> | undefined;
+    const server = {
+      start: async () => {
+        await primary.start();
+        if (watching !== undefined) return;
+        const conf = join(mkdtempSync(join(tmpdir(), 'sluice-fm-sentinel-')), 'sentinel.conf');
+        const monitor = `sentinel monitor ${SENTINEL_NAME} 127.0.0.1 ${primary.port} 1`;
+        writeFileSync(conf, [`port ${sentinelPort}`, 'bind 127.0.0.1', monitor, ''].join('\n'));
+        watching = await spawnRedisServer(sentinelPort, [conf, '--sentinel']);
+      },
+      kill: () => primary.kill(),
+      pids: () => primary.pids(),
+    };
+    if (up) await server.start();
+    const client = new Redis({
+      sentinels: [{ host: '127.0.0.1', port: sentinelPort }],
+      name: SENTINEL_NAME,
+      ...recommendedRedisOptions,
+      sentinelRetryStrategy: () => 100,
+    });
+    client.on('error', () => {});
+    const store = new RedisStore({ client, prefix: randomPrefix(), logger });
+    const site = siteOf(store, server, async () => client.disconnect());
+    return {
+      ...site,
+      close: async () => {
+        await site.close();
+        await watching?.stop();
+      },
+    };
+  },
+};
+
+const SENTINEL_NAME = 'failure-modes-primary';
+
 /** Every remote store the promises hold for. */
-export const STORE_KINDS: readonly StoreKind[] = [ioredis, nodeRedis, cluster, postgres];
+export const STORE_KINDS: readonly StoreKind[] = [ioredis, nodeRedis, cluster, sentinel, postgres];

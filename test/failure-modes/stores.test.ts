@@ -30,6 +30,8 @@ const HUNG_BOUND_MS = 700;
 /** After the first second of an outage: the slowest check (target 25 ms) and the median (target 5 ms). */
 const LATER_MAX_MS = 250;
 const LATER_MEDIAN_MS = 25;
+/** The first check of a store unreachable from start-up waits at most the patient limit (1 s), with room. */
+const FIRST_WAIT_MS = 1800;
 /** How soon after the store is back a check must be counted again (target 1 s). */
 const RESUME_WITHIN_MS = 5000;
 
@@ -67,8 +69,8 @@ async function harness(kind: StoreKind, up: boolean): Promise<Harness> {
   return made;
 }
 
-/** Checks one after another, 5 ms apart, for `forMs`. */
-async function drive(limiter: Limiter, forMs: number): Promise<Checked[]> {
+/** Checks one after another, 5 ms apart, for `forMs`; `each` after every check. */
+async function drive(limiter: Limiter, forMs: number, each: () => void = () => {}): Promise<Checked[]> {
   const checked: Checked[] = [];
   const start = performance.now();
   while (performance.now() - start < forMs) {
@@ -76,6 +78,7 @@ async function drive(limiter: Limiter, forMs: number): Promise<Checked[]> {
     const decision = await limiter.check({ api_key: 'sk_failure_modes' });
     const done = performance.now();
     checked.push({ at: sent - start, ms: done - sent, decision });
+    each();
     await new Promise((resolve) => setTimeout(resolve, 5));
   }
   return checked;
@@ -162,10 +165,13 @@ describe.each(STORE_KINDS.map((kind) => [kind.name, kind] as const))('%s: failur
   it('unreachable at start-up: marked, logged once, cheap after the first second, resumes', async () => {
     const h = await harness(kind, false);
     const before = await mark(h);
-    const during = await drive(h.limiter, 2000);
+    const breaker = new Set<string>();
+    const during = await drive(h.limiter, 2000, () => breaker.add(h.site.store.health?.().breaker ?? ''));
+    expect(during[0]?.ms).toBeLessThanOrEqual(FIRST_WAIT_MS);
     await expectMarkedAndLogged(h, during, before);
     expectCheapAfterFirstSecond(during, 0);
     // The breaker behaves as in an outage that began later: it opened.
+    expect([...breaker]).toContain('open');
     expect(h.limiter.health()).toMatchObject({ healthy: false, connected: false });
     await h.site.start();
     await expectResumes(h, before);
