@@ -121,6 +121,25 @@ describe('sluice validate', () => {
     ]);
   });
 
+  test('a YAML syntax error at the line and column where the bad text starts; a wrong value in plain words', async () => {
+    const indent = join(tmp, 'indent.yaml');
+    writeFileSync(
+      indent,
+      'domain: d\nrules:\n  - name: a\n    key: [ip]\n    limit:\n      requests: 5\n     per: 1m\n',
+    );
+    const zero = join(tmp, 'zero.yaml');
+    writeFileSync(zero, 'domain: d\nrules:\n  - name: a\n    key: [ip]\n    limit: 0\n');
+    const [yaml, plain] = await Promise.all([sluice('validate', indent), sluice('validate', zero)]);
+    expect(yaml).toMatchObject({ code: 1, stdout: '' });
+    expect(yaml.stderr).toBe(
+      `${indent}:7:6 YAML: All mapping items must start at the same column\n${indent}: 1 error\n`,
+    );
+    expect(plain).toMatchObject({ code: 1, stdout: '' });
+    expect(plain.stderr.split('\n')[0]).toBe(
+      `${zero}:5:12 rules[0].limit: \`limit\` must be {requests, per} or {concurrent, lease}, got 0`,
+    );
+  });
+
   test('overdue reviews and missing owners are warnings: printed, exit 0', async () => {
     const run = await sluice('validate', `${FIXTURES}/warnings.yaml`, '--today', '2026-03-02');
     expect(run.code).toBe(0);

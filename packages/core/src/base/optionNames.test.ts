@@ -10,6 +10,7 @@ import { resilientStore } from '../resilience/resilientStore.js';
 import { compileRules } from '../rules/compile.js';
 import { MemoryStore } from '../store/memory.js';
 import { ConfigError } from './errors.js';
+import { unknownName } from './optionNames.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'sluice-options-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -84,6 +85,26 @@ describe('a misspelled option is refused with a did-you-mean', () => {
   it('compileRules', () => {
     expect(refusal(() => compileRules({ domain: 'd', rules: [] }, loose({ sorce: 'x' })))).toContain(
       'compileRules: unknown option "sorce" (did you mean "source"?)',
+    );
+  });
+});
+
+describe('unknownName: the one wording of a did-you-mean, shared with the CLI', () => {
+  const commands = ['validate', 'explain', 'test'];
+
+  it('suggests the closest known name, or nothing when none is close', () => {
+    expect(unknownName('valdate', commands, { kind: 'command' })).toBe(
+      'unknown command "valdate" (did you mean "validate"?)',
+    );
+    expect(unknownName('zz', commands)).toBe('unknown option "zz"');
+  });
+
+  it('with listKnown, names the known ones when none is close', () => {
+    expect(unknownName('frobnicate', commands, { kind: 'command', listKnown: true })).toBe(
+      'unknown command "frobnicate" (commands: validate, explain, test)',
+    );
+    expect(unknownName('--tday', ['--today', '--format'], { listKnown: true })).toBe(
+      'unknown option "--tday" (did you mean "--today"?)',
     );
   });
 });
