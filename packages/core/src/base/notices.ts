@@ -9,6 +9,8 @@ export const NOTICE_CODES = {
   limiter: ['SLUICE_LIMITER_PER_REQUEST', 'SLUICE_STORE_SHARED'],
   /** A store's episodes of failure (resilience/monitor.ts). */
   store: ['SLUICE_STORE_UNREACHABLE', 'SLUICE_STORE_RECOVERED'],
+  /** Leases of open connections renewed late or not at all, then in time again (engine/leaseKeeper.ts). */
+  leases: ['SLUICE_LEASES_UNRENEWED', 'SLUICE_LEASES_RENEWED'],
   /** An operator's act (engine/unban.ts). */
   operator: ['SLUICE_BAN_LIFTED'],
   /** Adapters' misconfiguration smells (http/notices.ts). */

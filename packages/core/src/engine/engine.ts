@@ -201,7 +201,11 @@ export function createLimiter(options: LimiterOptions): Limiter {
   };
   const ledger = new LeaseLedger();
   const settlements = new Settlements();
-  const keeper = new LeaseKeeper(renewRound({ stores, observer, clock }), observer.onHeld);
+  const keeper = new LeaseKeeper(renewRound({ stores, observer, clock }), {
+    onHeld: observer.onHeld,
+    observer,
+    logger,
+  });
   const watched = misuseWatch.watch(
     { store: given.store, localStore: given.local },
     table,

@@ -27,6 +27,11 @@ class CountingStore extends MemoryStore {
   }
 }
 
+/** A held concurrency lease of `leaseMs`. */
+function leaseOf(leaseMs: number): Lease {
+  return { rule: 'r', tag: 't', algorithm: 'concurrency', id: 'a', scope: 'store', leaseMs };
+}
+
 describe('LeaseKeeper', () => {
   it('renews every held lease of the limiter in ONE store call per round, not one per connection', async () => {
     const store = new CountingStore();
@@ -50,15 +55,9 @@ describe('LeaseKeeper', () => {
     let rounds = 0;
     const keeper = new LeaseKeeper(async () => {
       rounds++;
+      return true;
     });
-    const lease: Lease = {
-      rule: 'r',
-      tag: 't',
-      algorithm: 'concurrency',
-      id: 'a',
-      scope: 'store',
-      leaseMs: 30,
-    };
+    const lease = leaseOf(30);
     const refund: Lease = {
       ...lease,
       id: '',
@@ -76,5 +75,61 @@ describe('LeaseKeeper', () => {
     const before = rounds;
     await new Promise((resolve) => setTimeout(resolve, MIN_RENEW_INTERVAL_MS * 2));
     expect(rounds).toBe(before);
+  });
+});
+
+describe('LeaseKeeper tells when leases may have lapsed', () => {
+  const decision = { leases: [leaseOf(900)] } as unknown as Parameters<LeaseKeeper['hold']>[0];
+
+  function keeperWith(round: () => Promise<boolean>) {
+    let mono = 0;
+    const lines: string[] = [];
+    const errors: [string, Error][] = [];
+    const keeper = new LeaseKeeper(round, {
+      logger: { warn: (line) => lines.push(line) },
+      observer: { onStoreError: (kind, error) => errors.push([kind, error]) },
+      monotonic: () => mono,
+    });
+    keeper.hold(decision);
+    keeper.stop(); // rounds are sent by hand here, on the hand-moved monotonic clock
+    return { keeper, lines, errors, advance: (ms: number) => (mono += ms) };
+  }
+
+  it('a failed round: one line for the episode, one when a round succeeds in time again', async () => {
+    let ok = false;
+    const { keeper, lines, errors, advance } = keeperWith(async () => ok);
+    advance(300);
+    await keeper.renewNow();
+    advance(300);
+    await keeper.renewNow();
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(
+      /a lease renewal round failed: .*more may be admitted than the limit.*\[SLUICE_LEASES_UNRENEWED\]$/,
+    );
+    expect(errors).toEqual([]); // the store's own errors reach the observer from renewRound
+    ok = true;
+    advance(200); // 800 ms since held: still within the 900 ms lease
+    await keeper.renewNow();
+    expect(lines).toHaveLength(2);
+    expect(lines[1]).toMatch(/renewed in time again after 500 ms \[SLUICE_LEASES_RENEWED\]$/);
+  });
+
+  it('a round sent after a lease ended (a stalled loop) is a time-out for the observer and logged once', async () => {
+    const { keeper, lines, errors, advance } = keeperWith(async () => true);
+    advance(300);
+    await keeper.renewNow();
+    expect(lines).toEqual([]);
+    advance(1500); // 1500 ms since the last round: 600 ms past the 900 ms lease
+    await keeper.renewNow();
+    expect(errors.map(([kind, error]) => [kind, (error as { code?: string }).code])).toEqual([
+      ['timeout', 'ERR_SLUICE_STORE_TIMEOUT'],
+    ]);
+    expect(errors[0]![1].message).toMatch(/600 ms after a held lease's end/);
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/\[SLUICE_LEASES_UNRENEWED\]$/);
+    advance(300); // in time again
+    await keeper.renewNow();
+    expect(lines[1]).toMatch(/\[SLUICE_LEASES_RENEWED\]$/);
+    expect(errors).toHaveLength(1);
   });
 });
