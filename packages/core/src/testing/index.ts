@@ -1,4 +1,5 @@
-export { describeStoreContract, type Expectation, type StoreFactory, type TestApi } from './storeContract.js';
+export { describeStoreContract, type StoreFactory } from './storeContract.js';
+export type { Expectation, TestApi } from './testApi.js';
 export {
   compareStep,
   loadVectors,

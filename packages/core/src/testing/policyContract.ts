@@ -1,6 +1,6 @@
 import type { Check, CheckPolicy, Store } from '../store/contract.js';
 import { check, perMinute, T0 } from './checks.js';
-import type { TestApi } from './storeContract.js';
+import type { TestApi } from './testApi.js';
 
 /** A check of `rule` under `policy`, on key t1. */
 function withPolicy(rule: string, policy: CheckPolicy, overrides: Partial<Check> = {}): Check {

@@ -1,7 +1,7 @@
 import type { AlgorithmName } from '../algorithms/index.js';
 import type { CheckResult, Lease, Store } from '../store/contract.js';
 import { check, perMinute, T0 } from './checks.js';
-import type { TestApi } from './storeContract.js';
+import type { TestApi } from './testApi.js';
 
 /** The lease the engine makes for a charge of a rule counting by outcome (`count: failed`). */
 function chargeLease(algorithm: AlgorithmName, at: number, answer: CheckResult): Lease {

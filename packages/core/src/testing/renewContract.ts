@@ -1,6 +1,6 @@
 import type { Lease, Store } from '../store/contract.js';
 import { check, T0 } from './checks.js';
-import type { TestApi } from './storeContract.js';
+import type { TestApi } from './testApi.js';
 
 const LEASE_MS = 2_000;
 const params = { limit: 2, windowMs: LEASE_MS, burst: 2 };

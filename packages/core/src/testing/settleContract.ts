@@ -2,7 +2,7 @@ import type { AlgorithmName } from '../algorithms/index.js';
 import type { LimitParams } from '../algorithms/limits.js';
 import type { Check, CheckResult, Lease, Store } from '../store/contract.js';
 import { check, T0 } from './checks.js';
-import type { TestApi } from './storeContract.js';
+import type { TestApi } from './testApi.js';
 
 /** A token budget: 100 tokens a minute. */
 const TOKENS: LimitParams = { limit: 100, windowMs: 60_000, burst: 100 };

@@ -4,26 +4,9 @@ import { describePolicyContract } from './policyContract.js';
 import { describeRefundContract } from './refundContract.js';
 import { describeRenewContract } from './renewContract.js';
 import { describeSettleContract } from './settleContract.js';
+import type { TestApi } from './testApi.js';
 
-// The store contract suite, published for store authors. It takes the test runner's functions as an argument
-// (vitest's, Jest's), so that importing @sluice/core/testing loads no test runner: a user without vitest can
-// import it, and one with vitest gets the version of their own project.
-
-/** What the suite asks of an `expect(actual)`: vitest's and Jest's have these. */
-export interface Expectation {
-  toBe(expected: unknown): void;
-  toEqual(expected: unknown): void;
-  toMatchObject(expected: object): void;
-}
-
-/** The test runner's functions the suite defines its cases with: `import * as vitest from 'vitest'` is one. */
-export interface TestApi {
-  describe(name: string, body: () => void): unknown;
-  it(name: string, body: () => Promise<void>): unknown;
-  beforeEach(hook: () => Promise<void>): unknown;
-  afterEach(hook: () => Promise<void>): unknown;
-  expect(actual: unknown): Expectation;
-}
+// The store contract suite, published for store authors; it takes the test runner's functions (testApi.ts).
 
 /** Builds a fresh, empty store for one test; `cleanup` closes it. */
 export type StoreFactory = () => Promise<{ store: Store; cleanup?: () => Promise<void> }>;
