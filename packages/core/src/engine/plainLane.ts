@@ -12,8 +12,8 @@ import {
   type StoreOutcome,
   uncounted,
 } from './decision.js';
+import type { RequestPath } from './pathParts.js';
 import { effectiveMode, type PlannedCheck } from './plan.js';
-import type { RequestPath } from './requestPath.js';
 import { NOTHING_DONE } from './storeCall.js';
 
 /**

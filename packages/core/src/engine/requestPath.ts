@@ -1,12 +1,9 @@
-import type { AdaptiveControl } from '../adaptive/controller.js';
 import { isPromise, type Maybe } from '../base/maybe.js';
 import type { Lists } from '../lists/contract.js';
 import type { Decision, RuleResult } from '../observe/contract.js';
-import type { GuardedObserver } from '../observe/guarded.js';
 import { resolveActions } from '../rules/actions.js';
 import type { CompiledRule, CompiledRules, Descriptors, RuleScope } from '../rules/contract.js';
-import type { TagCache } from '../rules/keys.js';
-import type { Lease, Store } from '../store/contract.js';
+import type { Lease } from '../store/contract.js';
 import { assertCost } from './cost.js';
 import {
   actionDecision,
@@ -16,11 +13,14 @@ import {
   type PlannedRequest,
   type StoreOutcome,
 } from './decision.js';
-import type { LeasePlan, LocalLeases } from './localLeases.js';
+import type { LeasePlan } from './localLeases.js';
 import { givenBackAtEnd, givenBackOnCancel } from './outcome.js';
+import type { RequestPath } from './pathParts.js';
 import { decidePlain } from './plainLane.js';
 import { type PlannedCheck, planChecks } from './plan.js';
-import type { StoreCaller } from './storeCall.js';
+
+// Its readers (engine.ts, checkMany.ts, explain.ts, the tests) keep importing the type from here.
+export type { RequestPath } from './pathParts.js';
 
 /** Options of one check. */
 export interface CheckOptions {
@@ -30,26 +30,6 @@ export interface CheckOptions {
   rules?: CompiledRules;
   /** false: evaluate only `rules`, not the limiter's own table. Default true. */
   global?: boolean;
-}
-
-/**
- * What a limiter's per-request functions read, built once by `createLimiter`; only `table` changes (a rules
- * reload swaps it whole). A plain object, so each step below is a function of it that a test can call alone.
- */
-export interface RequestPath {
-  table: CompiledRules;
-  readonly lists: Lists | undefined;
-  readonly dryRun: boolean;
-  readonly tags: TagCache;
-  readonly pools: LocalLeases;
-  /** The limiter's store and the local one, each as the engine calls it (time-limited when remote). */
-  readonly calls: { readonly store: StoreCaller; readonly local: StoreCaller };
-  /** The same stores, for releases. */
-  readonly stores: { readonly store: Store; readonly local: Store };
-  readonly observer: GuardedObserver;
-  readonly clock: () => number;
-  /** Adaptive limits and priority shedding; reached only by tables with such rules. */
-  readonly adaptive?: AdaptiveControl;
 }
 
 /** Options of a check that gives none. */
