@@ -1,4 +1,4 @@
-import { progressWriter, type TerminalStream } from './progress.js';
+import { progressWriter, type TerminalStream } from './progressLine.js';
 
 /** Exit codes of every command. */
 export const EXIT = {
@@ -23,7 +23,7 @@ export interface Io {
 
 /**
  * An Io writing lines to `out` and `err`, with progress on `err` when it is a terminal and `env` is not CI's
- * (progress.ts).
+ * (progressLine.ts).
  */
 export function streamIo(
   out: TerminalStream,

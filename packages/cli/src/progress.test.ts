@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { streamIo } from './io.js';
 import { main } from './main.js';
-import { formatLeft, progressWriter, REDRAW_MS, startProgress, type TerminalStream } from './progress.js';
+import { formatLeft, REDRAW_MS, startProgress } from './progress.js';
+import { progressWriter, type TerminalStream } from './progressLine.js';
 
 /** A stand-in for process.stderr: a terminal of `columns` (or not a terminal), keeping what is written. */
 function stream(isTTY: boolean, columns = 120): TerminalStream & { text(): string } {
