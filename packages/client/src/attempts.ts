@@ -1,10 +1,11 @@
 import { retryDelay } from './backoff.js';
 import { emit, type GiveUpReason } from './events.js';
+import type { HeaderSource } from './headerSource.js';
 import { readModelBudget } from './modelFields.js';
 import type { ResolvedClientOptions } from './options.js';
 import type { OriginState } from './origins.js';
 import type { NoRetryReason } from './plan.js';
-import { type HeaderSource, type RateLimitInfo, readRateLimits } from './rateLimitFields.js';
+import { type RateLimitInfo, readRateLimits } from './rateLimitFields.js';
 import { parseRetryAfter } from './retryAfter.js';
 
 /** What the attempt logic needs of a request, whichever API sends it (fetch, an undici dispatch). */

@@ -12,11 +12,12 @@ export type {
   WaitReason,
 } from './events.js';
 export { createFetch } from './fetch.js';
+export type { HeaderSource } from './headerSource.js';
 export { type InterceptorOptions, sluiceInterceptor } from './interceptor.js';
 export type { ClientOptions, EstimateRequest } from './options.js';
 export { Pacer, type Reservation } from './pacer.js';
 export type { NoRetryReason } from './plan.js';
-export { type HeaderSource, type RateLimitInfo, readRateLimits } from './rateLimitFields.js';
+export { type RateLimitInfo, readRateLimits } from './rateLimitFields.js';
 export { parseRetryAfter } from './retryAfter.js';
 export type { Sleep } from './time.js';
 export type {

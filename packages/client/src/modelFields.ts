@@ -1,4 +1,4 @@
-import type { HeaderSource } from './rateLimitFields.js';
+import type { HeaderSource } from './headerSource.js';
 
 /** What a model API's `x-ratelimit-*-<kind>` fields say about one budget. */
 export interface ModelBudget {

@@ -1,3 +1,4 @@
+import type { HeaderSource } from './headerSource.js';
 import { readModelBudget } from './modelFields.js';
 import { type ListItem, parseList } from './structuredFields.js';
 
@@ -13,11 +14,6 @@ export interface RateLimitInfo {
   readonly limit?: number;
   /** The policy's window, ms, when the response says it. */
   readonly windowMs?: number;
-}
-
-/** The part of `Headers` read here, so that a plain header map can be adapted. */
-export interface HeaderSource {
-  get(name: string): string | null;
 }
 
 /** A quota and window from a policy field. */

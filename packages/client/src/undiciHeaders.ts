@@ -1,4 +1,4 @@
-import type { HeaderSource } from './rateLimitFields.js';
+import type { HeaderSource } from './headerSource.js';
 import type { UndiciHeaderValues } from './undiciTypes.js';
 
 /** Any form undici takes headers in (object, flat array, iterable of pairs), as a lower-cased object. */
