@@ -4,8 +4,9 @@ import type { CompiledRule, CompiledRules, Descriptors } from '../rules/contract
 import { assertCost } from './cost.js';
 import { decideRequest, heldLeases, type PlannedRequest, type StoreOutcome } from './decision.js';
 import type { LeasePlan } from './localLeases.js';
+import type { RequestPath } from './pathParts.js';
 import { type PlannedCheck, planChecks } from './plan.js';
-import { actOn, byScope, matchedRules, NO_OPTIONS, type RequestPath, releaseLeases } from './requestPath.js';
+import { actOn, byScope, matchedRules, NO_OPTIONS, releaseLeases } from './requestPath.js';
 
 /** One descriptor set of a `checkMany` call, with the units it spends. */
 export interface CheckSet {

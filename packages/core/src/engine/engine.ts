@@ -17,14 +17,8 @@ import { type CheckManyOptions, type CheckSet, decideMany } from './checkMany.js
 import { type Explanation, explainRequest } from './explain.js';
 import { LeaseKeeper, renewRound } from './leaseKeeper.js';
 import { LocalLeases } from './localLeases.js';
-import {
-  type CheckOptions,
-  decideOne,
-  LeaseLedger,
-  NO_OPTIONS,
-  type RequestPath,
-  releaseLeases,
-} from './requestPath.js';
+import type { RequestPath } from './pathParts.js';
+import { type CheckOptions, decideOne, LeaseLedger, NO_OPTIONS, releaseLeases } from './requestPath.js';
 import { type ActualCosts, type Settlement, Settlements } from './settle.js';
 import { steadyClock } from './steadyClock.js';
 import { StoreCaller } from './storeCall.js';

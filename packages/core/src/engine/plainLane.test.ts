@@ -9,7 +9,8 @@ import type { RuleSpec } from '../rules/schema.js';
 import type { PlannedCheck } from '../store/contract.js';
 import { MemoryStore } from '../store/memory.js';
 import { LocalLeases } from './localLeases.js';
-import { decideOne, type RequestPath } from './requestPath.js';
+import type { RequestPath } from './pathParts.js';
+import { decideOne } from './requestPath.js';
 import { StoreCaller } from './storeCall.js';
 
 const T0 = Date.UTC(2026, 11, 2, 12, 0, 0);

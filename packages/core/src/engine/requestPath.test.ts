@@ -6,8 +6,9 @@ import { TagCache } from '../rules/keys.js';
 import type { Check, CheckResult, Lease, Store } from '../store/contract.js';
 import { MemoryStore } from '../store/memory.js';
 import { LocalLeases } from './localLeases.js';
+import type { RequestPath } from './pathParts.js';
 import { planChecks } from './plan.js';
-import { actOn, byScope, decideOne, LeaseLedger, matchedRules, type RequestPath } from './requestPath.js';
+import { actOn, byScope, decideOne, LeaseLedger, matchedRules } from './requestPath.js';
 import { StoreCaller } from './storeCall.js';
 
 const T0 = Date.UTC(2026, 10, 30, 12, 0, 0);

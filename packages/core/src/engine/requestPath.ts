@@ -19,9 +19,6 @@ import type { RequestPath } from './pathParts.js';
 import { decidePlain } from './plainLane.js';
 import { type PlannedCheck, planChecks } from './plan.js';
 
-// Its readers (engine.ts, checkMany.ts, explain.ts, the tests) keep importing the type from here.
-export type { RequestPath } from './pathParts.js';
-
 /** Options of one check. */
 export interface CheckOptions {
   /** Cost given in code; a rule's own `cost` spec wins. Default 1. */
