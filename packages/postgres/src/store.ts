@@ -245,7 +245,7 @@ export class PostgresStore implements Store {
   }
 
   /** Extends the held concurrency leases (a long-lived connection's heartbeat): one transaction for all. */
-  renew(leases: readonly Lease[], now: number): Promise<void> {
+  renew(leases: readonly Lease[], now: number): Promise<number | undefined> {
     return this.#resilient.renew(leases, now);
   }
 

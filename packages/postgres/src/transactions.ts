@@ -91,8 +91,8 @@ export class Transactions implements Store {
   }
 
   /** Extends the held concurrency leases (a long-lived connection's heartbeat): one transaction for all. */
-  async renew(leases: readonly Lease[], now: number): Promise<void> {
-    await this.#transaction(leaseStateKeys(leases), now, (at, table) => renewLeases(leases, at, table));
+  renew(leases: readonly Lease[], now: number): Promise<number> {
+    return this.#transaction(leaseStateKeys(leases), now, (at, table) => renewLeases(leases, at, table));
   }
 
   /** Lifts a key's ban under a rule (its violations and escalation level go too); true when it had one. */

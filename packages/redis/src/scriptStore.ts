@@ -73,10 +73,15 @@ export class ScriptStore implements Store {
    * (per Cluster slot), one after the other, so that a round for 10,000 connections never holds Redis for
    * more than a few ms at a time (bench/renewal.ts).
    */
-  async renew(leases: readonly Lease[], now: number): Promise<void> {
+  async renew(leases: readonly Lease[], now: number): Promise<number> {
     const checks = renewChecks(leases);
-    for (let i = 0; i < checks.length; i += RENEW_BATCH)
-      await this.#sendEach(checks.slice(i, i + RENEW_BATCH), now, { renew: true });
+    let missing = 0;
+    for (let i = 0; i < checks.length; i += RENEW_BATCH) {
+      const answers = await this.#sendEach(checks.slice(i, i + RENEW_BATCH), now, { renew: true });
+      // The renewal fragment answers "not allowed" for a lease the sorted set no longer holds.
+      for (const answer of answers) for (const result of answer) if (!result.allowed) missing++;
+    }
+    return missing;
   }
 
   /**
@@ -189,10 +194,14 @@ export class ScriptStore implements Store {
   }
 
   /** Checks that always commit (give-backs, renewals), one script call per slot group. */
-  async #sendEach(checks: Check[], now: number, kind: { refund?: true; renew?: true }): Promise<void> {
-    if (checks.length === 0) return;
+  async #sendEach(
+    checks: Check[],
+    now: number,
+    kind: { refund?: true; renew?: true },
+  ): Promise<CheckResult[][]> {
+    if (checks.length === 0) return [];
     const groups = groupsFor(checks, this.#transport.isCluster);
-    await Promise.all(
+    return Promise.all(
       groups.map((indexes) => {
         const refused = this.#calls.reserve();
         if (refused !== undefined) return Promise.reject(refused);

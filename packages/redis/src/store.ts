@@ -292,7 +292,7 @@ export class RedisStore implements Store {
   }
 
   /** Extends the held concurrency leases (a long-lived connection's heartbeat): one script call for all. */
-  renew(leases: readonly Lease[], now: number): Promise<void> {
+  renew(leases: readonly Lease[], now: number): Promise<number | undefined> {
     try {
       for (const lease of leases) assertSafeId(lease);
     } catch (error) {

@@ -32,7 +32,12 @@ export class RulesError extends Error {
 }
 
 /** Store failure codes. */
-export type StoreErrorCode = 'ERR_SLUICE_STORE' | 'ERR_SLUICE_STORE_TIMEOUT' | 'ERR_SLUICE_BREAKER_OPEN';
+/** `ERR_SLUICE_LEASE_LOST`: a renewal found held leases gone from the store (see engine/leaseKeeper.ts). */
+export type StoreErrorCode =
+  | 'ERR_SLUICE_STORE'
+  | 'ERR_SLUICE_STORE_TIMEOUT'
+  | 'ERR_SLUICE_BREAKER_OPEN'
+  | 'ERR_SLUICE_LEASE_LOST';
 
 /** A store call that failed, timed out or was skipped by the breaker. */
 export class StoreError extends Error {

@@ -3,7 +3,10 @@ import { compileRules } from '../rules/compile.js';
 import type { Lease } from '../store/contract.js';
 import { MemoryStore } from '../store/memory.js';
 import { createLimiter } from './engine.js';
-import { LeaseKeeper, MIN_RENEW_INTERVAL_MS } from './leaseKeeper.js';
+import { LeaseKeeper, MIN_RENEW_INTERVAL_MS, type RoundOutcome } from './leaseKeeper.js';
+
+/** A round every store took, every lease found. */
+const IN_FULL: RoundOutcome = { renewed: true, missing: 0 };
 
 const rules = compileRules({
   domain: 'keeper',
@@ -21,7 +24,7 @@ const rules = compileRules({
 /** A MemoryStore that records each renew call's leases. */
 class CountingStore extends MemoryStore {
   readonly calls: (readonly Lease[])[] = [];
-  override renew(leases: readonly Lease[], now: number): Promise<void> {
+  override renew(leases: readonly Lease[], now: number): Promise<number> {
     this.calls.push(leases);
     return super.renew(leases, now);
   }
@@ -55,7 +58,7 @@ describe('LeaseKeeper', () => {
     let rounds = 0;
     const keeper = new LeaseKeeper(async () => {
       rounds++;
-      return true;
+      return IN_FULL;
     });
     const lease = leaseOf(30);
     const refund: Lease = {
@@ -81,7 +84,7 @@ describe('LeaseKeeper', () => {
 describe('LeaseKeeper tells when leases may have lapsed', () => {
   const decision = { leases: [leaseOf(900)] } as unknown as Parameters<LeaseKeeper['hold']>[0];
 
-  function keeperWith(round: () => Promise<boolean>) {
+  function keeperWith(round: () => Promise<RoundOutcome>) {
     let mono = 0;
     const lines: string[] = [];
     const errors: [string, Error][] = [];
@@ -97,7 +100,7 @@ describe('LeaseKeeper tells when leases may have lapsed', () => {
 
   it('a failed round: one line for the episode, one when a round succeeds in time again', async () => {
     let ok = false;
-    const { keeper, lines, errors, advance } = keeperWith(async () => ok);
+    const { keeper, lines, errors, advance } = keeperWith(async () => ({ renewed: ok, missing: 0 }));
     advance(300);
     await keeper.renewNow();
     advance(300);
@@ -115,7 +118,7 @@ describe('LeaseKeeper tells when leases may have lapsed', () => {
   });
 
   it('a round sent after a lease ended (a stalled loop) is a time-out for the observer and logged once', async () => {
-    const { keeper, lines, errors, advance } = keeperWith(async () => true);
+    const { keeper, lines, errors, advance } = keeperWith(async () => IN_FULL);
     advance(300);
     await keeper.renewNow();
     expect(lines).toEqual([]);
@@ -131,5 +134,26 @@ describe('LeaseKeeper tells when leases may have lapsed', () => {
     await keeper.renewNow();
     expect(lines[1]).toMatch(/\[SLUICE_LEASES_RENEWED\]$/);
     expect(errors).toHaveLength(1);
+  });
+
+  it('leases gone from the store (a restarted Redis, an eviction): an error for the observer, logged once', async () => {
+    let missing = 1;
+    const { keeper, lines, errors, advance } = keeperWith(async () => ({ renewed: true, missing }));
+    advance(300);
+    await keeper.renewNow();
+    advance(300);
+    await keeper.renewNow();
+    expect(errors.map(([kind, error]) => [kind, (error as { code?: string }).code])).toEqual([
+      ['error', 'ERR_SLUICE_LEASE_LOST'],
+      ['error', 'ERR_SLUICE_LEASE_LOST'],
+    ]);
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(
+      /1 held lease\(s\) were gone from the store when renewed.*\[SLUICE_LEASES_UNRENEWED\]$/,
+    );
+    missing = 0;
+    advance(300);
+    await keeper.renewNow();
+    expect(lines[1]).toMatch(/\[SLUICE_LEASES_RENEWED\]$/);
   });
 });

@@ -16,11 +16,17 @@ export const LEASE_NOTICES = {
   SLUICE_LEASES_RENEWED: 'leases of open connections renewed in time again',
 } as const;
 
+/** What a round of renewals came to: every store took it, and how many leases the stores no longer held. */
+export interface RoundOutcome {
+  readonly renewed: boolean;
+  readonly missing: number;
+}
+
 /**
- * Sends one round of renewals: every held lease, in one call per store (see requestPath.ts renewLeases);
- * resolves true when every store took its renewals. Never rejects.
+ * Sends one round of renewals: every held lease, in one call per store (see requestPath.ts renewLeases).
+ * Never rejects.
  */
-export type RenewRound = (leases: readonly Lease[]) => Promise<boolean>;
+export type RenewRound = (leases: readonly Lease[]) => Promise<RoundOutcome>;
 
 /** What a keeper tells, besides the rounds it sends. */
 export interface KeeperOptions {
@@ -47,8 +53,9 @@ interface Held {
  * not one call per connection. `hold` starts keeping a decision's concurrency leases, `drop` (its release or
  * cancel) stops; with nothing held there is no timer. The process dying stops the heartbeat, so its leases
  * expire `leaseMs` later, as before. A lease that may have lapsed is never silent: a failed round, or one sent
- * after a held lease's end (a stalled event loop, a slow store), opens an episode logged once
- * (SLUICE_LEASES_UNRENEWED) until a round succeeds in time (SLUICE_LEASES_RENEWED).
+ * after a held lease's end (a stalled event loop, a slow store), or one that finds leases gone from the store
+ * (expired, evicted, lost with a restarted store's data), opens an episode logged once (SLUICE_LEASES_UNRENEWED)
+ * until a round succeeds in time with every lease found (SLUICE_LEASES_RENEWED).
  */
 export class LeaseKeeper {
   readonly #held = new Map<Decision, Held>();
@@ -119,10 +126,12 @@ export class LeaseKeeper {
     this.#rounds++;
     try {
       if (lateMs > 0) this.#late(Math.ceil(lateMs), started);
-      if (!(await this.#round(leases))) this.#notices.failed(started, 'a lease renewal round failed');
+      const { renewed, missing } = await this.#round(leases);
+      if (missing > 0) this.#lost(missing, started);
+      if (!renewed) this.#notices.failed(started, 'a lease renewal round failed');
       else {
         this.#renewedAt = started;
-        if (lateMs <= 0) this.#notices.renewed(started);
+        if (lateMs <= 0 && missing === 0) this.#notices.renewed(started);
       }
     } finally {
       this.#pending = false;
@@ -140,6 +149,13 @@ export class LeaseKeeper {
   #late(lateMs: number, now: number): void {
     const why = `a lease renewal round was sent ${lateMs} ms after a held lease's end`;
     this.#observer?.onStoreError?.('timeout', new StoreError('ERR_SLUICE_STORE_TIMEOUT', why));
+    this.#notices.failed(now, why);
+  }
+
+  /** Leases the store no longer held: their connections stopped counting while they stay open. */
+  #lost(missing: number, now: number): void {
+    const why = `${missing} held lease(s) were gone from the store when renewed (expired, evicted, or lost with its data)`;
+    this.#observer?.onStoreError?.('error', new StoreError('ERR_SLUICE_LEASE_LOST', why));
     this.#notices.failed(now, why);
   }
 
@@ -194,7 +210,8 @@ export interface RenewTargets {
 /**
  * A round: the held leases of each scope in ONE `renew` call to the store holding them. A failed call is
  * reported to the observer as a store error (the leases then live on until `leaseMs` after their last renewal,
- * and the next round tries again) and the round resolves false (the keeper logs the episode); never rejects.
+ * and the next round tries again) and the round is not `renewed` (the keeper logs the episode); `missing` adds
+ * up the leases the stores said they no longer held. Never rejects.
  */
 export function renewRound(targets: RenewTargets): RenewRound {
   return async (leases) => {
@@ -206,12 +223,16 @@ export function renewRound(targets: RenewTargets): RenewRound {
       local.length === 0 ? undefined : targets.stores.local.renew?.(local, now),
     ];
     let renewed = true;
+    let missing = 0;
     for (const result of await Promise.allSettled(sent)) {
-      if (result.status === 'fulfilled') continue;
+      if (result.status === 'fulfilled') {
+        missing += typeof result.value === 'number' ? result.value : 0;
+        continue;
+      }
       renewed = false;
       const error = result.reason instanceof Error ? result.reason : new Error(String(result.reason));
       targets.observer.onStoreError?.(storeErrorKind(error), error);
     }
-    return renewed;
+    return { renewed, missing };
   };
 }

@@ -62,8 +62,8 @@ export interface ResilientStore extends Store {
   /** The time limit of a call sent now, ms. */
   readonly timeoutMs: number;
   health(): StoreHealth;
-  /** Renews held leases in the wrapped store (nothing when it has no `renew`). */
-  renew(leases: readonly Lease[], now: number): Promise<void>;
+  /** Renews held leases in the wrapped store (nothing when it has no `renew`); see Store.renew. */
+  renew(leases: readonly Lease[], now: number): Promise<number | undefined>;
   /** Tells the wrapper an error the client reported (a failed reconnect), to name it in the notice. */
   clientError(error: Error): void;
   /** Tells the wrapper the client's connection is (back) up: an open breaker probes with the next call. */
@@ -212,14 +212,19 @@ class Resilient implements ResilientStore {
     }
   }
 
-  /** Renews held leases in the store (and the fallback, which holds those taken while it answered). */
-  async renew(leases: readonly Lease[], now: number): Promise<void> {
-    if (leases.length === 0) return;
+  /**
+   * Renews held leases in the store (and the fallback, which holds those taken while it answered); resolves
+   * with the leases the store no longer held, or nothing with a fallback (a lease held by either is missing
+   * in the other, so a count cannot tell which are gone).
+   */
+  async renew(leases: readonly Lease[], now: number): Promise<number | undefined> {
+    if (leases.length === 0) return 0;
     await this.#fallback?.renew?.(leases, now);
     const store = this.#store;
-    if (store.renew === undefined) return;
+    if (store.renew === undefined) return undefined;
     try {
-      await this.#guarded(now, () => store.renew!(leases, now));
+      const missing = await this.#guarded(now, () => store.renew!(leases, now));
+      return this.#fallback === undefined && typeof missing === 'number' ? missing : undefined;
     } catch (error) {
       throw toStoreError(error, this.#name);
     }

@@ -133,9 +133,12 @@ export interface Store {
    * Extends each concurrency lease still held to `now + leaseMs`, all in one call (a long-lived response or
    * socket's heartbeat, see engine/leaseKeeper.ts). A lease released or expired stays gone: a renewal never
    * takes a unit back. Leases without `leaseId`/`leaseMs` (refunds) are ignored. Every store of this repo has
-   * it; without it, a lease expires `leaseMs` after it was taken, however long its connection lives.
+   * it; without it, a lease expires `leaseMs` after it was taken, however long its connection lives. Resolves
+   * with how many of the leases it no longer held (expired, evicted, lost with the store's data), so that the
+   * engine can say its connections stopped counting; a store that cannot tell resolves with nothing.
    */
-  renew?(leases: readonly Lease[], now: number): Promise<void>;
+  // biome-ignore lint/suspicious/noConfusingVoidType: a store written before the count resolves with void.
+  renew?(leases: readonly Lease[], now: number): Promise<number | void>;
   close(): Promise<void>;
   /** What a readiness probe reads; stores without a connection of their own may leave it out. */
   health?(): StoreHealth;

@@ -175,7 +175,8 @@ export function releaseLeases(leases: readonly Lease[], now: number, table: Stat
  * Extends the concurrency leases still held to `now + leaseMs` (a long-lived connection's heartbeat), through
  * the table; a lease released or expired stays gone, and other leases are ignored.
  */
-export function renewLeases(leases: readonly Lease[], now: number, table: StateTable): void {
+export function renewLeases(leases: readonly Lease[], now: number, table: StateTable): number {
+  let missing = 0;
   for (const lease of leases) {
     if (lease.refund !== undefined || lease.leaseMs === undefined || lease.algorithm !== 'concurrency')
       continue;
@@ -186,8 +187,10 @@ export function renewLeases(leases: readonly Lease[], now: number, table: StateT
     } catch (error) {
       throw new DecisionError(lease.rule, error);
     }
-    if (renewed !== undefined) table.set(lease.rule, lease.tag, renewed.state, now + renewed.ttlMs);
+    if (renewed === undefined) missing++;
+    else table.set(lease.rule, lease.tag, renewed.state, now + renewed.ttlMs);
   }
+  return missing;
 }
 
 /** A result holding only CheckResult's fields: an outcome's state must not leave the store. */

@@ -201,10 +201,9 @@ export class MemoryStore implements Store, StateTable {
   }
 
   /** Extends the concurrency leases still held (a long-lived connection's heartbeat). */
-  renew(leases: readonly Lease[], now: number): Promise<void> {
+  renew(leases: readonly Lease[], now: number): Promise<number> {
     this.#begin(now);
-    renewLeases(leases, now, this);
-    return Promise.resolve();
+    return Promise.resolve(renewLeases(leases, now, this));
   }
 
   close(): Promise<void> {
