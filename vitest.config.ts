@@ -31,6 +31,13 @@ export default defineConfig({
           fileURLToPath(new URL(`./packages/core/src/${entry}/index.ts`, import.meta.url)),
         ]),
       ),
+      // Adapter authors' subpath entries (NestJS reads the Express and Fastify request facts).
+      ...Object.fromEntries(
+        ['express', 'fastify'].map((name) => [
+          `@sluice/${name}/facts`,
+          fileURLToPath(new URL(`./packages/${name}/src/facts.ts`, import.meta.url)),
+        ]),
+      ),
       ...Object.fromEntries(
         packages.map((name) => [
           `@sluice/${name}`,

@@ -6,7 +6,7 @@
  * hash). The expected work doubles with each bit: 2^difficulty hashes on average. Verifying: microseconds per
  * `verifySolution` of a good solution (one HMAC, one SHA-256), and of a forged one (the HMAC alone).
  */
-import { issueChallenge, solveChallenge, verifySolution } from '../packages/core/src/http/challenge.js';
+import { issueChallenge, solveChallenge, verifySolution } from '../packages/core/src/escalation/challenge.js';
 
 const runs = Number(process.argv.find((arg) => arg.startsWith('--runs='))?.slice(7) ?? 40);
 const SECRET = 'bench-secret-bench-secret';

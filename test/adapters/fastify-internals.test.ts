@@ -1,4 +1,4 @@
-import { fastifyRouteConfig } from '@sluice/core/http';
+import { fastifyRouteConfig } from '@sluice/fastify/facts';
 import Fastify from 'fastify';
 import request from 'supertest';
 import { describe, expect, it } from 'vitest';

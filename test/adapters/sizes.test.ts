@@ -4,17 +4,19 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
 // What an adapter keeps is what its framework alone knows (where facts live, how routes are found); the
-// verdict writing, the response's end, route-scope caching and the facts classes are core's Node and fetch
-// layers (packages/core/src/http). These pin it, so a copy growing back in an adapter fails here.
+// verdict writing, the response's end and route-scope caching are core's Node and fetch layers
+// (packages/core/src/http). These pin it, so a copy growing back in an adapter fails here. The request facts
+// of a framework (src/facts.ts) are its own knowledge, kept in its adapter since core names no framework:
+// counted apart, as what the adapter reads rather than what it translates.
 
 const PACKAGES = fileURLToPath(new URL('../../packages/', import.meta.url));
 const MAX_LINES = 150;
 
-/** An adapter's source files that are not tests. */
+/** An adapter's source files that are not tests (its request facts, src/facts.ts, apart). */
 function sourceFiles(name: string): string[] {
   const dir = join(PACKAGES, name, 'src');
   return readdirSync(dir)
-    .filter((file) => file.endsWith('.ts') && !file.endsWith('.test.ts'))
+    .filter((file) => file.endsWith('.ts') && !file.endsWith('.test.ts') && file !== 'facts.ts')
     .map((file) => join(dir, file));
 }
 

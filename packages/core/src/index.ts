@@ -23,7 +23,7 @@ export {
 } from './engine/engine.js';
 // Of the HTTP layer, what users of the adapters see: their options' and handlers' types, and normalizeIp for
 // descriptors. The rest is for adapter authors: @sluice/core/http.
-export type { TrustProxy } from './http/fetch.js';
+export type { TrustProxy } from './request/fetch.js';
 export type { RateLimitInfo } from './http/info.js';
 export type { InlineLimit } from './http/inline.js';
 export type {
@@ -34,7 +34,7 @@ export type {
   RateLimitLogger,
   RateLimitOptions,
 } from './http/options.js';
-export type { DeniedBody, DeniedResponse, HeaderFormat } from './http/responses.js';
+export type { DeniedBody, DeniedResponse, HeaderFormat } from './fields/responses.js';
 export type * from './lists/contract.js';
 export { type FileList, type FileListOptions, fileList, MAX_LIST_BYTES } from './lists/file.js';
 export { parseList } from './lists/parse.js';

@@ -17,6 +17,9 @@ const LAYERS = [
   'resilience',
   'adaptive',
   'engine',
+  'fields',
+  'request',
+  'escalation',
   'http',
   'testing',
 ] as const;
@@ -76,6 +79,36 @@ function findLoop(graph: Map<string, Set<string>>): string[] | undefined {
   return undefined;
 }
 
+/** Source files (relative to src) importing a file of escalation/ other than its door, escalation/index.ts. */
+function pastTheDoor(): string[] {
+  const found: string[] = [];
+  for (const file of sources) {
+    if (file.startsWith('escalation/')) continue;
+    const path = join(SRC, file);
+    for (const [, spec] of readFileSync(path, 'utf8').matchAll(/from\s+'(\.[^']+)'/g)) {
+      const target = relative(SRC, resolve(dirname(path), spec!));
+      if (target.startsWith('escalation/') && target !== 'escalation/index.js')
+        found.push(`${file} -> ${target}`);
+    }
+  }
+  return found;
+}
+
+/**
+ * The words of a text that name a web framework: identifiers split at their humps (`fastifyTrust`: fastify,
+ * trust), case ignored. Another rate limiter's package name (express-rate-limit, @fastify/rate-limit,
+ * koa-ratelimit, @nestjs/throttler, hono-rate-limiter) names that library, not its framework, and is left out.
+ */
+function frameworkNames(text: string): string[] {
+  const FRAMEWORKS = new Set(['express', 'fastify', 'koa', 'hono', 'nest', 'nestjs']);
+  const plain = text.replace(/@?[\w-]+\/?[\w-]*(?:rate-?limit(?:er)?|throttler)[\w-]*/gi, ' ');
+  const words = plain.match(/[A-Za-z]+/g) ?? [];
+  return words
+    .flatMap((word) => word.split(/(?<=[a-z])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])/))
+    .map((part) => part.toLowerCase())
+    .filter((part) => FRAMEWORKS.has(part));
+}
+
 describe("core's structure", () => {
   const graph = folderGraph();
 
@@ -107,5 +140,28 @@ describe("core's structure", () => {
     expect(
       [...new Set(sources.map((file) => folderOf(join(SRC, file))))].filter((f) => f !== '.').sort(),
     ).toEqual([...LAYERS].sort());
+  });
+
+  it('reaches escalation only through its door, escalation/index.ts', () => {
+    expect(pastTheDoor()).toEqual([]);
+  });
+});
+
+describe('core knows no framework', () => {
+  it('finds a framework in identifiers, strings and comments, not in another limiter’s package name (the check itself)', () => {
+    expect(frameworkNames("new ExpressFacts(req); fastifyTrust(app); 'Koa app.proxy'; NestJS; Hono")).toEqual(
+      ['express', 'fastify', 'koa', 'nest', 'hono'],
+    );
+    expect(
+      frameworkNames('as express-rate-limit, @fastify/rate-limit and @nestjs/throttler count; nested'),
+    ).toEqual([]);
+  });
+
+  it('names no framework in its source (tests aside): what a framework alone knows lives in its adapter', () => {
+    const named = sources.flatMap((file) => {
+      const found = frameworkNames(readFileSync(join(SRC, file), 'utf8'));
+      return found.length === 0 ? [] : [`${file}: ${[...new Set(found)].join(', ')}`];
+    });
+    expect(named).toEqual([]);
   });
 });

@@ -2,7 +2,6 @@ import {
   callbackStyle,
   createHttpLimiter,
   type DeniedResponse,
-  ExpressFacts,
   nodeVerdictWriter,
   type RateLimitInfo,
   type RateLimitMiddleware,
@@ -10,6 +9,7 @@ import {
   routedMiddleware,
 } from '@sluice/core/http';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import { ExpressFacts } from './facts.js';
 import { routeOf } from './routes.js';
 
 declare global {

@@ -5,10 +5,6 @@ import {
   closest,
   createHttpLimiter,
   type DeniedResponse,
-  FastifyFacts,
-  type FastifyRouteConfig,
-  fastifyRouteConfig,
-  fastifyTrust,
   type InlineLimit,
   nodeVerdictWriter,
   type RateLimitInfo,
@@ -27,6 +23,7 @@ import type {
   RouteOptions,
 } from 'fastify';
 import fp from 'fastify-plugin';
+import { FastifyFacts, type FastifyRouteConfig, fastifyRouteConfig, fastifyTrust } from './facts.js';
 
 /** Options of the Fastify plugin: the shared adapter options plus a Fastify-typed `onDenied`. */
 export interface FastifyRateLimitOptions extends RateLimitOptions<FastifyRequest> {

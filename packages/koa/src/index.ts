@@ -1,7 +1,6 @@
 import {
   createHttpLimiter,
   type DeniedResponse,
-  KoaFacts,
   nodeVerdictWriter,
   promiseStyle,
   type RateLimitInfo,
@@ -10,6 +9,7 @@ import {
   routedMiddleware,
 } from '@sluice/core/http';
 import type { Context, Middleware, Next } from 'koa';
+import { KoaFacts } from './facts.js';
 import { routeOf } from './routes.js';
 
 declare module 'koa' {

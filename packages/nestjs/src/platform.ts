@@ -1,13 +1,7 @@
 import type { ServerResponse } from 'node:http';
-import {
-  ExpressFacts,
-  type ExpressRequestFields,
-  FastifyFacts,
-  type FastifyRequestFields,
-  type HeaderValues,
-  type RequestFacts,
-  setHeaders as setNodeHeaders,
-} from '@sluice/core/http';
+import { type HeaderValues, type RequestFacts, setHeaders as setNodeHeaders } from '@sluice/core/http';
+import { ExpressFacts, type ExpressRequestFields } from '@sluice/express/facts';
+import { FastifyFacts, type FastifyRequestFields } from '@sluice/fastify/facts';
 import type { SluiceRequest } from './options.js';
 
 /** What the guard reads of an Express request (@nestjs/platform-express). */

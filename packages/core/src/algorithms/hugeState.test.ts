@@ -4,7 +4,7 @@
  * RateLimit headers made from their answers carry exact integers (no `1e+21`, nothing past 15 digits).
  */
 import { describe, expect, it } from 'vitest';
-import { rateLimitHeaders, retryAfterSeconds } from '../http/responses.js';
+import { rateLimitHeaders, retryAfterSeconds } from '../fields/responses.js';
 import type { Decision, RuleResult } from '../observe/contract.js';
 import type { AlgorithmName } from './index.js';
 import { decideByName, descriptorOf } from './index.js';

@@ -1,9 +1,9 @@
 import type { ServerResponse } from 'node:http';
-import { PAGE_TYPE } from './challengePage.js';
+import type { DeniedBody, DeniedResponse, HeaderValues } from '../fields/responses.js';
 import type { RateLimitInfo } from './info.js';
 import { reportWhenDone, waitUnlessClosed } from './node.js';
 import type { AdapterStage } from './options.js';
-import type { DeniedBody, DeniedResponse, HeaderValues } from './responses.js';
+import { PAGE_TYPE } from './page.js';
 import type { ResponseListener } from './verdict.js';
 import { type VerdictWriter, verdictWriter } from './writer.js';
 
@@ -11,7 +11,7 @@ import { type VerdictWriter, verdictWriter } from './writer.js';
 export type FetchNext = () => Promise<unknown>;
 
 /**
- * What only a fetch-style framework (Hono, say) knows for the fetch layer, about its per-request context `C`.
+ * What only a fetch-style framework knows for the fetch layer, about its per-request context `C`.
  * The RateLimit headers, the response's end, the leaky_bucket wait and the denial's headers are the layer's.
  */
 export interface FetchFramework<C> {
@@ -23,7 +23,7 @@ export interface FetchFramework<C> {
   sent(c: C): boolean;
   /** The Node response under the context when served by Node (its end is then heard there), else undefined. */
   nodeResponse(c: C): ServerResponse | undefined;
-  /** Exposes the request's limit to handlers (Hono's `c.get('rateLimit')`). */
+  /** Exposes the request's limit to handlers (`c.get('rateLimit')`, say). */
   setInfo(c: C, info: RateLimitInfo): void;
   /** The app's own `onDenied`: a Response of its own, or one set on the context; undefined when it has none. */
   readonly onDenied: ((c: C, denied: DeniedResponse) => unknown) | undefined;
@@ -65,7 +65,7 @@ export function fetchVerdictWriter<C, N extends FetchNext>(
           setFetchHeaders(response(c).headers, denied.headers);
           return onDenied(c, denied);
         }),
-      // Your Response, or what you set on the context; none (or a throw): the default, as in Koa.
+      // Your Response, or what you set on the context; none (or a throw): the default, as over Node.
       answered: (c, _same, own, threw) => {
         if (threw) return undefined;
         if (own instanceof Response) return keepingHeaders(response(c).headers, own);
@@ -96,7 +96,7 @@ function keepingHeaders(earlier: Headers, own: Response): Response {
 
 /**
  * Reports how the exchange ended, and returns the `next` to carry on with. On Node: the response's status when
- * it is written, undefined when its connection closes first (an aborted client), as in Express and Koa.
+ * it is written, undefined when its connection closes first (an aborted client), as over Node.
  * Elsewhere: the status of the response the chain produced (a streamed body may still be flowing then), or
  * undefined when the request is aborted first. The verdict hears only the first report.
  */

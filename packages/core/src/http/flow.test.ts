@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { RequestFacts } from './descriptors.js';
+import type { RequestFacts } from '../request/descriptors.js';
 import { createHttpLimiter, type Verdict } from './flow.js';
 
 const facts: RequestFacts = {

@@ -6,31 +6,31 @@ import type { RuleSpec } from '../rules/schema.js';
 export { ALL_RULES, type CheckScope } from './notes.js';
 export type { Verdict } from './verdict.js';
 
+import { createEscalation } from '../escalation/index.js';
+import { DRAFT_NAMES, LOWER_CASE_NAMES } from '../fields/responses.js';
+import type { RequestFacts } from '../request/facts.js';
 import type { RouteOptions, RouteScope } from './afterBody.js';
-import { assertSecretGiven, type ChallengeSetup, challengeSetup, noteRouteRules } from './challengeFlow.js';
-import type { RequestFacts } from './facts.js';
 import { adapterReporter } from './hooks.js';
 import type { InlineLimit } from './inline.js';
 import { ALL_RULES, type CheckScope, notesOf } from './notes.js';
 import { NoticeWatch } from './notices.js';
-import { type AdapterStage, type RateLimitOptions, type ResolvedOptions, resolveOptions } from './options.js';
+import type { AdapterStage, RateLimitOptions, ResolvedOptions } from './options.js';
 import {
   checkRequest,
   decideWithHooks,
   decideWithoutHooks,
-  decisionLogOf,
   type RequestFlow,
   readsRoute,
 } from './requestFlow.js';
-import { DRAFT_NAMES, LOWER_CASE_NAMES } from './responses.js';
 import { compileRouteConfig, compileRouteRules, type RouteCompiling, routeScope } from './routeRules.js';
 import { limiterFor, routeRuleCompiler } from './rules-option.js';
+import { type HttpSettings, resolveSettings } from './settings.js';
 import type { Verdict } from './verdict.js';
 
 /**
  * Whether an observer's `onDecision` may read the descriptors: unless it declares exactly one parameter
  * (`onDecision(decision)`, as @sluice/prometheus does), it is given every built-in descriptor. Arity, as
- * Express tells error middleware apart: `(...args)` or a default parameter (length 0) counts as reading.
+ * Node middleware stacks tell error middleware apart: `(...args)` or a default parameter (length 0) counts as reading.
  */
 export function readsDescriptors(
   observer: { onDecision?: (...args: never[]) => unknown } | undefined,
@@ -42,23 +42,23 @@ export function readsDescriptors(
 /** What an adapter's global middleware can know of a request, for the notices that depend on it. */
 export interface AdapterTraits<Req = never> {
   /**
-   * True when the global middleware runs before the router (Express, Koa) and sees a path, not the route
+   * True when the global middleware runs before the router and sees a path, not the route
    * template, whenever the request's facts carry no `route`.
    */
   readonly globalSeesPaths?: boolean;
   /**
-   * True when the adapter checks each request once, its global and route rules in one call (Fastify's one
+   * True when the adapter checks each request once, its global and route rules in one call (one
    * hook): then nothing need be noted on the request object about what was checked or shown.
    */
   readonly checksOnce?: boolean;
   /**
-   * True when the framework sends every header name in lower case, whatever it is given (Fastify): an allowed
+   * True when the framework sends every header name in lower case, whatever it is given: an allowed
    * response's rate-limit fields are named so, and it need not lower-case each name of each response.
    */
   readonly lowerCaseHeaders?: boolean;
   /**
    * The object this limiter's notes on a request are kept on (see notes.ts); the request itself by default.
-   * Express gives `res.locals` when it can: a property added to an Express request costs microseconds (its
+   * An adapter may give a dictionary of its own (`res.locals`): a property added to a request whose prototype is swapped per request costs microseconds (its
    * prototype is swapped per request), one added to `res.locals`, a dictionary, a fraction of that.
    */
   readonly notesOn?: (req: Req) => unknown;
@@ -82,7 +82,7 @@ export interface HttpLimiter<Req, O extends RateLimitOptions<Req> = RateLimitOpt
    */
   compileRouteRules(rules: unknown, label: string): CompiledRules;
   /**
-   * The scope of a per-route middleware (`limiter.route(...)` in Express, Koa and Hono): its rules (or
+   * The scope of a per-route middleware (`limiter.route(...)`): its rules (or
    * shorthand) only, the global ones having been checked by the global middleware already; with `afterBody`
    * (in `options` or the shorthand) the global ones too: the global middleware leaves the route's requests to it.
    */
@@ -91,7 +91,7 @@ export interface HttpLimiter<Req, O extends RateLimitOptions<Req> = RateLimitOpt
     options?: RouteOptions,
   ): RouteScope;
   /**
-   * Compiles a route's config (Fastify `config.rateLimit`): `{rules: [...]}`, or the shorthand `{limit, per,
+   * Compiles a route's config (`config.rateLimit`, say): `{rules: [...]}`, or the shorthand `{limit, per,
    * key?, name?}` with its rule named `name`, else `defaultName`; either with `afterBody` (see afterBody.ts).
    * Throws ConfigError/RulesError naming `label`.
    */
@@ -113,17 +113,16 @@ export function createHttpLimiter<Req, O extends RateLimitOptions<Req>>(
   given: O | undefined,
   traits: AdapterTraits<Req> = {},
 ): HttpLimiter<Req, O> {
-  const options = resolveOptions<Req, O>(given);
-  const limiter = limiterFor(options);
-  const challenge = challengeSetup(options.challenge, limiter.rules);
-  const flow = requestFlowOf(options, limiter, traits, challenge);
+  const settings = resolveSettings<Req, O>(given);
+  const { options } = settings;
+  const limiter = limiterFor(settings.limiter);
+  const flow = requestFlowOf(settings, limiter, traits);
   const compile = routeRuleCompiler(limiter, options.lists);
   const routes: RouteCompiling = {
     // A route's rule with `challenge` needs the secret as a global one does.
     compile: (...args) => {
       const table = compile(...args);
-      assertSecretGiven(table, challenge);
-      noteRouteRules(flow.challenge, table);
+      flow.escalation.noteRoute(table);
       return table;
     },
     notices: flow.notices,
@@ -142,13 +141,13 @@ export function createHttpLimiter<Req, O extends RateLimitOptions<Req>>(
   };
 }
 
-/** The request flow's settings, chosen once from the options and the adapter's traits. */
-function requestFlowOf<Req>(
-  options: ResolvedOptions<Req>,
+/** The request flow's settings, chosen once from the resolved options and the adapter's traits. */
+function requestFlowOf<Req, O extends RateLimitOptions<Req>>(
+  settings: HttpSettings<Req, O>,
   limiter: Limiter,
   traits: AdapterTraits<Req>,
-  challenge: ChallengeSetup | undefined,
 ): RequestFlow<Req> {
+  const { options, clock, log } = settings;
   // Keys read from the header unchecked: rules keyed by api_key deserve a notice.
   const rawKeys = options.apiKey === undefined && options.validateApiKey === undefined;
   const hooked = !rawKeys || options.descriptors !== undefined || options.cost !== undefined;
@@ -156,13 +155,13 @@ function requestFlowOf<Req>(
     options,
     limiter,
     notices: new NoticeWatch({
-      logger: options.logger,
-      ...(options.silence ? { silence: options.silence } : {}),
+      ...settings.notices,
       rawKeys,
       globalSeesPaths: traits.globalSeesPaths === true,
     }),
     report: adapterReporter(options.logger, options.observer),
-    clock: options.clock ?? Date.now,
+    descriptors: settings.descriptors,
+    clock,
     notesFor: notesReader(traits.notesOn),
     rawKeys,
     // Built-in descriptors no rule reads are left out, unless the decision log or a decision observer that
@@ -173,17 +172,13 @@ function requestFlowOf<Req>(
     decide: hooked ? decideWithHooks : decideWithoutHooks,
     usedTable: undefined,
     usedGlobal: new Set(),
-    challenge:
-      challenge === undefined
-        ? undefined
-        : {
-            setup: challenge,
-            limiter,
-            clock: options.clock ?? Date.now,
-            observer: options.observer,
-            log: decisionLogOf(options),
-            routeChallenges: new Set(),
-          },
+    escalation: createEscalation({
+      challenge: settings.challenge,
+      limiter,
+      clock,
+      observer: options.observer,
+      log,
+    }),
   };
 }
 

@@ -1,24 +1,31 @@
 export { closest } from '../base/show.js';
-export { DEFAULT_IPV6_SUBNET, normalizeIp } from '../net/ip.js';
-export { afterBodyOf, type RouteOptions, type RouteScope, splitAfterBody } from './afterBody.js';
 export {
   CHALLENGE_ALGORITHM,
+  CHALLENGE_HEADER,
   type Challenge,
-  issueChallenge,
-  type SolutionVerdict,
-  solveChallenge,
-  verifySolution,
-} from './challenge.js';
-export {
   type ChallengeOptions,
+  challengeHeader,
+  issueChallenge,
   PASS_COOKIE,
   PASS_HEADER,
   SOLUTION_COOKIE,
   SOLUTION_HEADER,
   type SolutionRefusal,
-} from './challengeFlow.js';
-export { PAGE_TYPE, sendChallengePage } from './challengePage.js';
-export { CHALLENGE_HEADER, challengeHeader } from './challengeResponse.js';
+  type SolutionVerdict,
+  solveChallenge,
+  verifySolution,
+} from '../escalation/index.js';
+export {
+  type DeniedBody,
+  type DeniedResponse,
+  deniedResponse,
+  type HeaderFormat,
+  type HeaderValues,
+  rateLimitHeaders,
+  retryAfterSeconds,
+} from '../fields/responses.js';
+export { constrainsMore, shownResult } from '../fields/shown.js';
+export { DEFAULT_IPV6_SUBNET, normalizeIp } from '../net/ip.js';
 export {
   type AddressDescriptors,
   buildDescriptors,
@@ -26,16 +33,23 @@ export {
   headerApiKey,
   MAX_DESCRIPTOR_LENGTH,
   type RequestFacts,
-} from './descriptors.js';
-export { ExpressFacts, type ExpressRequestFields, expressTrust } from './expressFacts.js';
+} from '../request/descriptors.js';
 export {
-  FastifyFacts,
-  type FastifyRequestFields,
-  type FastifyRouteConfig,
-  fastifyRouteConfig,
-  fastifyTrust,
-} from './fastifyFacts.js';
-export { FetchFacts, type ForwardedTrust, forwardedTrust, requestTarget, type TrustProxy } from './fetch.js';
+  FetchFacts,
+  type ForwardedTrust,
+  forwardedTrust,
+  requestTarget,
+  type TrustProxy,
+} from '../request/fetch.js';
+export {
+  PROXY_NOTICES,
+  type ProxyNotice,
+  type ProxyTrust,
+  proxyNotice,
+  settingTrust,
+} from '../request/proxy.js';
+export { normalizePath, type PathOptions, pathOf, UNMATCHED_ROUTE } from '../request/route.js';
+export { afterBodyOf, type RouteOptions, type RouteScope, splitAfterBody } from './afterBody.js';
 export { type FetchFramework, type FetchNext, fetchVerdictWriter } from './fetchWriter.js';
 export {
   type AdapterTraits,
@@ -47,7 +61,6 @@ export {
 } from './flow.js';
 export { type RateLimitInfo, rateLimitInfo } from './info.js';
 export { type InlineLimit, inlineRules, isInlineLimit, parseInlineLimit, routeRuleName } from './inline.js';
-export { type KoaContextFields, KoaFacts } from './koaFacts.js';
 export { isResponseClosed, reportWhenDone, setHeaders, waitUnlessClosed } from './node.js';
 export {
   callbackStyle,
@@ -68,17 +81,7 @@ export {
   rateLimitOptionsSchema,
   resolveOptions,
 } from './options.js';
-export { PROXY_NOTICES, type ProxyNotice, type ProxyTrust, proxyNotice, settingTrust } from './proxy.js';
-export {
-  type DeniedBody,
-  type DeniedResponse,
-  deniedResponse,
-  type HeaderFormat,
-  type HeaderValues,
-  rateLimitHeaders,
-  retryAfterSeconds,
-} from './responses.js';
-export { normalizePath, type PathOptions, pathOf, UNMATCHED_ROUTE } from './route.js';
+export { PAGE_TYPE, sendChallengePage } from './page.js';
 export {
   firstScope,
   type LimitedRoute,
@@ -90,6 +93,5 @@ export {
 } from './routed.js';
 export { type RouteNaming, RouteScopes } from './routeScopes.js';
 export { DEFAULT_RULES } from './rules-option.js';
-export { constrainsMore, shownResult } from './shown.js';
 export type { OutcomeLimiter, ResponseListener } from './verdict.js';
 export { type VerdictIO, type VerdictWriter, verdictWriter } from './writer.js';

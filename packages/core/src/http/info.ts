@@ -1,9 +1,9 @@
+import type { ActualCosts, Settlement } from '../engine/settle.js';
 import type { Decision, RuleResult } from '../observe/contract.js';
-import type { SettleHandle } from './settle.js';
 
 /**
- * What a handler reads of its request's limit (`req.rateLimit` in Express, `request.rateLimit` in Fastify,
- * `ctx.state.rateLimit` in Koa): the numbers the RateLimit headers show.
+ * What a handler reads of its request's limit (`req.rateLimit`, `request.rateLimit`,
+ * `ctx.state.rateLimit`, as each adapter puts it): the numbers the RateLimit headers show.
  */
 export interface RateLimitInfo {
   /** The rule shown: the denying one, or the most constrained; undefined when no rule applied. */
@@ -30,4 +30,15 @@ export function rateLimitInfo(decision: Decision, shown: RuleResult | undefined)
   }
   const { rule, limit, remaining, resetMs } = shown;
   return { rule, limit, remaining, resetMs, decision };
+}
+
+/** What handlers call, on the request's rate-limit info, for a request admitted on an estimate. */
+export interface SettleHandle {
+  /** Reports the request's actual cost (one number, or per rule name); settled once, at once. Never rejects. */
+  settle(actual: ActualCosts): Promise<Settlement>;
+  /**
+   * Adds units produced so far (a stream's tokens or bytes): settled when the response ends or the client
+   * leaves, unless `settle` came first. A value that is not a finite number >= 0 is ignored.
+   */
+  used(units: number): void;
 }

@@ -1,8 +1,8 @@
 import type { ServerResponse } from 'node:http';
-import type { HeaderValues } from './responses.js';
+import type { HeaderValues } from '../fields/responses.js';
 
 /**
- * Sets each header on a Node response with its own `setHeader`: what Express's `res.set` and Koa's `ctx.set`
+ * Sets each header on a Node response with its own `setHeader`: what the frameworks' own setters
  * come to for text values, without their per-field wrappers (Content-Type charset, coercion), which the
  * RateLimit headers never need.
  */

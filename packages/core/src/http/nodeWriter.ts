@@ -1,9 +1,9 @@
 import type { ServerResponse } from 'node:http';
-import { sendChallengePage } from './challengePage.js';
+import type { DeniedResponse, HeaderValues } from '../fields/responses.js';
 import type { RateLimitInfo } from './info.js';
 import { type ResponseHeader, reportWhenDone, setHeaders, waitUnlessClosed } from './node.js';
 import type { AdapterStage } from './options.js';
-import type { DeniedResponse, HeaderValues } from './responses.js';
+import { sendChallengePage } from './page.js';
 import { type VerdictIO, type VerdictWriter, verdictWriter } from './writer.js';
 
 /**
@@ -12,7 +12,7 @@ import { type VerdictIO, type VerdictWriter, verdictWriter } from './writer.js';
  * writing are the layer's, on the Node response. `A`, `B` and `N` as in {@link VerdictIO}.
  */
 export interface NodeFramework<A, B, N> {
-  /** The Node response under the framework's (Express's `res`, Koa's `ctx.res`, Fastify's `reply.raw`). */
+  /** The Node response under the framework's (`res`, `ctx.res`, `reply.raw`). */
   response(a: A, b: B): ServerResponse;
   /** Exposes the request's limit to handlers (`req.rateLimit`, `ctx.state.rateLimit`...). */
   setInfo(a: A, b: B, info: RateLimitInfo): void;
@@ -24,7 +24,7 @@ export interface NodeFramework<A, B, N> {
   sent?(a: A, b: B): boolean;
   /**
    * Reads a header the app set on its response, once it has ended (the `settleHeader`); default: the Node
-   * response's `getHeader`. A framework that keeps headers of its own and hands them to `writeHead` (Fastify's
+   * response's `getHeader`. A framework that keeps headers of its own and hands them to `writeHead` (a reply's
    * `reply.header()`) reads them where it keeps them.
    */
   responseHeader?(a: A, b: B): ResponseHeader;
@@ -36,7 +36,7 @@ export interface NodeFramework<A, B, N> {
   left?(a: A, b: B, next: N): unknown;
   /**
    * Sends a challenge page (a denial with `html`); default: written on the Node response, then `left` (so a
-   * framework that must be told it no longer owns the response, Fastify, is told).
+   * framework that must be told it no longer owns the response is told).
    */
   sendPage?(a: A, b: B, denied: DeniedResponse): unknown;
 }
@@ -47,7 +47,7 @@ export type MiddlewareStyle<A, B, N, R> = Pick<VerdictIO<A, B, N, R>, 'proceed' 
 const nothing = (): void => {};
 const resolved = (): Promise<void> => Promise.resolve();
 
-/** Express and Fastify: `next()` (`done()`) goes on, a rejection is handed to it. */
+/** Callback style: `next()` (`done()`) goes on, a rejection is handed to it. */
 export function callbackStyle<A, B, N extends (error?: unknown) => unknown>(): MiddlewareStyle<
   A,
   B,
@@ -61,7 +61,7 @@ export function callbackStyle<A, B, N extends (error?: unknown) => unknown>(): M
   };
 }
 
-/** Koa: the middleware returns `next()`'s promise, a rejection included. */
+/** Promise style: the middleware returns `next()`'s promise, a rejection included. */
 export function promiseStyle<A, B, N extends () => Promise<unknown>>(): MiddlewareStyle<
   A,
   B,

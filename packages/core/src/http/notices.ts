@@ -1,9 +1,9 @@
 import type { NOTICE_CODES } from '../base/notices.js';
+import type { RequestFacts } from '../request/facts.js';
+import { PROXY_NOTICES, proxyNotice } from '../request/proxy.js';
 import type { CompiledRules } from '../rules/contract.js';
 import type { RouteScope } from './afterBody.js';
-import type { RequestFacts } from './facts.js';
 import type { CheckScope } from './notes.js';
-import { PROXY_NOTICES, proxyNotice } from './proxy.js';
 import { rawIpv6Descriptor, ruleSmells } from './smells.js';
 
 /**
@@ -28,7 +28,7 @@ export const ADAPTER_NOTICES = {
   SLUICE_COST_BEFORE_BODY:
     'gave no cost (undefined or NaN, or it threw) for a request with a body, decided before its body was ' +
     "parsed: the rule's own cost was charged (1 unless the rule says). If the cost comes from the body (a " +
-    "batch's operations), give the route afterBody: true (limiter.route(rules, {afterBody: true}), Fastify's " +
+    "batch's operations), give the route afterBody: true (limiter.route(rules, {afterBody: true}), or the route " +
     'config.rateLimit.afterBody): it is then decided once the body is parsed.',
 } as const satisfies Record<(typeof NOTICE_CODES.adapter)[number], string>;
 

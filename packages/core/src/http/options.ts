@@ -2,18 +2,21 @@ import { z } from 'zod';
 import { ConfigError } from '../base/errors.js';
 import { NOTICE_CODES as CODES } from '../base/notices.js';
 import { closest } from '../base/show.js';
+import type { ChallengeOptions, StageObserver } from '../escalation/index.js';
+import { HEADER_FORMATS, type HeaderFormat } from '../fields/responses.js';
 import type { Lists } from '../lists/contract.js';
 import { DEFAULT_IPV6_SUBNET } from '../net/ip.js';
 import type { Observer } from '../observe/contract.js';
 import type { SampleRates } from '../observe/decisionLog.js';
+import {
+  type AddressDescriptors,
+  DEFAULT_RETRY_HEADER,
+  MAX_DESCRIPTOR_LENGTH,
+} from '../request/descriptors.js';
 import type { RulesSource } from '../rules/contract.js';
 import type { RulesLike } from '../rules/index.js';
 import type { Store } from '../store/contract.js';
-import type { ChallengeOptions, SolutionRefusal } from './challengeFlow.js';
-import { type AddressDescriptors, DEFAULT_RETRY_HEADER, MAX_DESCRIPTOR_LENGTH } from './descriptors.js';
 import { type InlineAlgorithm, inlineAlgorithm, inlineDuration } from './inline.js';
-import { HEADER_FORMATS, type HeaderFormat } from './responses.js';
-import type { EscalationStage } from './stages.js';
 
 /** Where a limiter step failed inside an adapter (never surfaced to the user's route). */
 export type AdapterStage =
@@ -27,13 +30,8 @@ export type AdapterStage =
   | 'on_denied';
 
 /** An {@link Observer} that also hears of failures inside the adapter (a throwing `descriptors`, say). */
-export interface AdapterObserver extends Observer {
+export interface AdapterObserver extends Observer, StageObserver {
   onAdapterError?(error: Error, stage: AdapterStage): void;
-  /**
-   * A response of a rule with `warn_at` or `challenge` reached an escalation stage (see http/stages.ts); also
-   * `solved` (a good solution earned a pass) and `refused` (a solution refused, with its reason).
-   */
-  onStage?(stage: EscalationStage | 'solved' | 'refused', rule: string, reason?: SolutionRefusal): void;
 }
 
 /** Where start-up notices go (the default-rules announcement, misconfiguration smells). */
@@ -49,7 +47,7 @@ export type NoticeCode = (typeof CODES)['proxy' | 'adapter' | 'limiter'][number]
 /** A descriptor value the app may return; numbers and booleans are stringified. */
 export type DescriptorValue = string | number | boolean | undefined;
 
-/** Options every adapter takes; `Req` is the framework's request (Koa: the context). */
+/** Options every adapter takes; `Req` is the framework's request (or its context). */
 export interface RateLimitOptions<Req> {
   /**
    * A YAML file path, a rules object (`{domain, rules: [...]}`), compiled rules, or a source that reloads
@@ -102,7 +100,7 @@ export interface RateLimitOptions<Req> {
   addressDescriptors?: AddressDescriptors;
   /**
    * The request's cost, for rules without a cost of their own; undefined: the rule's (default 1). May be
-   * async (Hono: `await c.req.json()`). On a route with `afterBody`, it runs once the body is parsed.
+   * async (`await c.req.json()`). On a route with `afterBody`, it runs once the body is parsed.
    */
   cost?: (req: Req) => number | undefined | Promise<number | undefined>;
   /**

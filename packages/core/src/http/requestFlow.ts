@@ -1,21 +1,20 @@
 import { isThenable, type Maybe } from '../base/maybe.js';
 import type { CheckOptions, Limiter } from '../engine/engine.js';
+import type { Escalation, ResponseMarks } from '../escalation/index.js';
+import { retryJitterOf } from '../fields/jitter.js';
+import type { HeaderNames } from '../fields/responses.js';
+import { shownResult } from '../fields/shown.js';
 import type { Decision, RuleResult } from '../observe/contract.js';
+import { buildDescriptors, type DescriptorSettings, headerApiKey } from '../request/descriptors.js';
+import type { RequestFacts } from '../request/facts.js';
+import { type UsedDescriptors, usedByBoth, usedDescriptors } from '../request/used.js';
 import type { CompiledRules, Descriptors } from '../rules/contract.js';
-import { challengeRule, type RedeemContext, redeem } from './challengeFlow.js';
-import { refusedVerdict, withChallenge } from './challengeResponse.js';
-import { buildDescriptors, headerApiKey } from './descriptors.js';
-import type { RequestFacts } from './facts.js';
 import { type AdapterReport, runHook, validCost } from './hooks.js';
-import { retryJitterOf } from './jitter.js';
+import { rateLimitInfo } from './info.js';
 import { ALL_RULES, type CheckScope, type RequestNotes, remainingScope } from './notes.js';
 import type { NoticeWatch } from './notices.js';
 import type { AdapterStage, ResolvedOptions } from './options.js';
-import type { HeaderNames, HeaderValues } from './responses.js';
 import { withSettle } from './settle.js';
-import { shownResult } from './shown.js';
-import { hasStages, stageOf, withStage } from './stages.js';
-import { type UsedDescriptors, usedByBoth, usedDescriptors } from './used.js';
 import { allowVerdict, denyVerdict, type Verdict } from './verdict.js';
 
 /**
@@ -27,6 +26,8 @@ export interface RequestFlow<Req> {
   readonly options: ResolvedOptions<Req>;
   readonly limiter: Limiter;
   readonly notices: NoticeWatch;
+  /** How descriptors are built: the options' part for them (settings.ts). */
+  readonly descriptors: DescriptorSettings;
   readonly report: AdapterReport;
   readonly clock: () => number;
   /** This limiter's notes on a request (see notes.ts). */
@@ -35,7 +36,7 @@ export interface RequestFlow<Req> {
   readonly rawKeys: boolean;
   /** Built-in descriptors no rule reads are left out (no decision log, no observer reading descriptors). */
   readonly onlyUsed: boolean;
-  /** The adapter checks each request once, global and route rules together (Fastify): nothing noted. */
+  /** The adapter checks each request once, global and route rules together: nothing noted. */
   readonly checksOnce: boolean;
   /** The names an allowed response's rate-limit fields get (see AdapterTraits.lowerCaseHeaders). */
   readonly headerNames: HeaderNames;
@@ -49,8 +50,8 @@ export interface RequestFlow<Req> {
   /** The table whose descriptor names `usedGlobal` holds: looked up again only on a reload. */
   usedTable: CompiledRules | undefined;
   usedGlobal: UsedDescriptors;
-  /** The `challenge` option and what redeeming reads (challengeFlow.ts); undefined without one: no request looks for a solution. */
-  readonly challenge: RedeemContext | undefined;
+  /** Stages and challenges (escalation/): `redeem` before the engine, `respond` on its decision. */
+  readonly escalation: Escalation;
 }
 
 const SKIP: Verdict = Object.freeze({ action: 'skip' });
@@ -147,7 +148,7 @@ function withCost<Req>(
   cost: number | undefined,
 ): Maybe<Verdict> {
   if (flow.options.cost !== undefined) flow.notices.cost(cost, facts, scope);
-  const built = buildDescriptors(facts, flow.options, extra, usedBy(flow, scope), flow.onlyUsed);
+  const built = buildDescriptors(facts, flow.descriptors, extra, usedBy(flow, scope), flow.onlyUsed);
   return judge(flow, req, facts, built, cost, scope);
 }
 
@@ -158,9 +159,9 @@ export function decideWithoutHooks<Req>(
   facts: RequestFacts,
   scope: CheckScope,
 ): Maybe<Verdict> {
-  const built = buildDescriptors(facts, flow.options, undefined, usedBy(flow, scope), flow.onlyUsed);
+  const built = buildDescriptors(facts, flow.descriptors, undefined, usedBy(flow, scope), flow.onlyUsed);
   // Without `challenge` (the usual setup) the engine is next: no cost to check, no solution to look for.
-  if (flow.challenge === undefined)
+  if (!flow.escalation.redeems)
     return decideNow(flow, req, facts, built, checkOptionsOf(undefined, scope), scope);
   return judge(flow, req, facts, built, undefined, scope);
 }
@@ -196,7 +197,7 @@ export function readsRoute<Req>(flow: RequestFlow<Req>): boolean {
 function apiKeyOf<Req>(flow: RequestFlow<Req>, req: Req, facts: RequestFacts): Maybe<unknown> {
   const { apiKey, validateApiKey } = flow.options;
   if (flow.rawKeys) return undefined;
-  const key = apiKey ? hook(flow, 'api_key', apiKey, req) : headerApiKey(facts, flow.options);
+  const key = apiKey ? hook(flow, 'api_key', apiKey, req) : headerApiKey(facts, flow.descriptors);
   if (validateApiKey === undefined) return key;
   return then(key, (value) => {
     if (typeof value !== 'string' || value === '') return undefined;
@@ -222,30 +223,39 @@ function judge<Req>(
   scope: CheckScope,
 ): Maybe<Verdict> {
   const checkOptions = checkOptionsOf(validCost(flow.report, cost), scope);
-  // Only limiters given `challenge` look for a solution or a pass (challengeFlow.ts).
-  if (flow.challenge !== undefined) {
-    const redeemed = redeem(flow.challenge, facts, descriptors, checkOptions, scope);
+  // Only limiters given `challenge` look for a solution or a pass.
+  if (flow.escalation.redeems) {
+    const global = scope.global === false ? undefined : flow.limiter.rules;
+    const redeemed = flow.escalation.redeem(facts, descriptors, checkOptions, global, scope.rules);
     if (redeemed !== undefined)
       return then(redeemed, (r) => {
-        if (r.kind === 'refused') return refusedVerdict(r.rule, r.reason, flow.limiter.version);
+        if (r.kind === 'refused')
+          return { action: 'deny', denied: r.denied, info: rateLimitInfo(r.denied.decision, undefined) };
         if (r.kind === 'plain') {
           const plain = decideNow(flow, req, facts, descriptors, checkOptions, scope);
-          return r.headers === undefined ? plain : then(plain, (verdict) => withHeaders(verdict, r.headers));
+          return r.headers === undefined ? plain : then(plain, (verdict) => withMarks(verdict, r.headers));
         }
-        return withHeaders(verdictOf(flow, req, facts, descriptors, r.decision, scope), r.headers);
+        return withMarks(verdictOf(flow, req, facts, descriptors, r.decision, scope), r.headers);
       });
   }
   return decideNow(flow, req, facts, descriptors, checkOptions, scope);
 }
 
-/** The verdict with a redemption's headers (a pass earned or over) on its response, allowed or denied. */
-function withHeaders(verdict: Verdict, headers: HeaderValues | undefined): Verdict {
-  if (headers === undefined || verdict.action === 'skip') return verdict;
+/**
+ * The verdict with escalation's marks on its response (a stage, a challenge, a pass earned or over): headers
+ * on any, and a denial's body fields and page.
+ */
+function withMarks(verdict: Verdict, marks: ResponseMarks | undefined): Verdict {
+  if (marks === undefined || verdict.action === 'skip') return verdict;
   if (verdict.action === 'allow') {
-    Object.assign(verdict.headers, headers);
+    Object.assign(verdict.headers, marks.headers);
     return verdict;
   }
-  return { ...verdict, denied: { ...verdict.denied, headers: { ...verdict.denied.headers, ...headers } } };
+  const { denied } = verdict;
+  const headers = { ...denied.headers, ...marks.headers };
+  const body = marks.body === undefined ? denied.body : { ...denied.body, ...marks.body };
+  const html = marks.html === undefined ? {} : { html: marks.html };
+  return { ...verdict, denied: { ...denied, headers, body, ...html } };
 }
 
 function decideNow<Req>(
@@ -282,30 +292,8 @@ function verdictOf<Req>(
   scope: CheckScope,
 ): Verdict {
   const verdict = plainVerdictOf(flow, req, decision, scope);
-  // Tables without stages (the usual case) answer as they are.
-  if (!hasStages(flow.limiter.rules) && !hasStages(scope.rules)) return verdict;
-  const tables = [flow.limiter.rules, scope.rules];
-  const stage = stageOf(decision, tables);
-  if (stage === undefined) return verdict;
-  const staged = withStage(verdict, stage, decisionLogOf(flow.options), flow.options.observer);
-  if (stage.stage !== 'challenge' || flow.challenge === undefined) return staged;
-  const rule = challengeRule(stage.rule, tables);
-  if (rule === undefined) return staged;
-  return withChallenge(
-    flow.challenge.setup,
-    staged,
-    rule,
-    stage.violations ?? 0,
-    descriptors,
-    facts,
-    flow.clock(),
-  );
-}
-
-/** Where a stage's or a challenge's decision-log line goes: the logger's `info`, when `decisionLog` is on. */
-export function decisionLogOf<Req>(options: ResolvedOptions<Req>): ((entry: object) => void) | undefined {
-  const { logger, decisionLog } = options;
-  return decisionLog === undefined ? undefined : logger.info?.bind(logger);
+  // Tables without stages (the usual case) get no marks: the verdict answers as it is.
+  return withMarks(verdict, flow.escalation.respond(decision, scope.rules, descriptors, facts));
 }
 
 function plainVerdictOf<Req>(
@@ -333,8 +321,8 @@ function plainVerdictOf<Req>(
 }
 
 /**
- * The rule an allowed response's headers show. Global and route checks run apart in Express and Koa: the
- * most constrained of both, chosen as in one call (Fastify), so every adapter shows the same rule.
+ * The rule an allowed response's headers show. Global and route checks run apart where the global middleware runs
+ * before the router: the most constrained of both, chosen as in one call, so every adapter shows the same rule.
  */
 function shownFor<Req>(flow: RequestFlow<Req>, req: Req, decision: Decision): RuleResult | undefined {
   if (flow.checksOnce) return shownResult(decision.results, undefined);

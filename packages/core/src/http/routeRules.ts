@@ -60,7 +60,7 @@ function compileInline(
 }
 
 /**
- * A route's config (Fastify `config.rateLimit`, NestJS `@RateLimit`): `{rules: [...]}`, or the shorthand
+ * A route's config (`config.rateLimit`, a `@RateLimit` decorator): `{rules: [...]}`, or the shorthand
  * `{limit, per, key?, name?}` with its rule named `name`, else `defaultName`; either with `afterBody`.
  * Throws ConfigError/RulesError naming `label`.
  */

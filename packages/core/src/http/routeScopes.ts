@@ -15,7 +15,7 @@ interface RouteCompiler {
 }
 
 /**
- * Route scopes by their config object (Fastify's `config.rateLimit`, NestJS's `@RateLimit`), each compiled
+ * Route scopes by their config object (`config.rateLimit`, a `@RateLimit` decorator), each compiled
  * once: a config shared by two routes (a GET route and its HEAD twin) shares its rules and counters. `naming`
  * names a route from two parts (method and URL, controller and handler), only when it is compiled.
  */
@@ -40,8 +40,8 @@ export class RouteScopes {
   }
 
   /**
-   * A request's scope: compiled at registration, unless the route was not seen then (a Fastify route declared
-   * before the plugin loaded, a Nest controller of another module tree): compiled now, and a wrong config
+   * A request's scope: compiled at registration, unless the route was not seen then (a route declared
+   * before the plugin loaded, a controller of another module tree): compiled now, and a wrong config
    * reported, leaving the global rules only.
    */
   scopeOf(config: unknown, first: string, second?: string): CheckScope {

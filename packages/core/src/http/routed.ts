@@ -1,7 +1,7 @@
 import type { Limiter } from '../engine/engine.js';
+import type { RequestFacts } from '../request/facts.js';
 import type { RuleSpec } from '../rules/schema.js';
 import type { RouteOptions, RouteScope } from './afterBody.js';
-import type { RequestFacts } from './facts.js';
 import type { HttpLimiter } from './flow.js';
 import type { InlineLimit } from './inline.js';
 import { ALL_RULES } from './notes.js';
@@ -22,7 +22,7 @@ export type RouteMiddlewares = WeakMap<object, RouteScope>;
 export type RouteRules = RuleSpec | readonly RuleSpec[] | (InlineLimit & RouteOptions);
 
 /**
- * What only a framework whose global middleware runs before (or beside) its router knows (Express, Koa, Hono):
+ * What only a framework whose global middleware runs before (or beside) its router knows:
  * how it finds a request's route, where the request's facts live, and its middleware's signature.
  */
 export interface RoutedFramework<A, B, N, R, H> {
@@ -32,7 +32,7 @@ export interface RoutedFramework<A, B, N, R, H> {
   facts(a: A, b: B, template: string | undefined): RequestFacts;
   /** The request's facts in a route's middleware; default: `facts` without a template. */
   routeFacts?(a: A, b: B): RequestFacts;
-  /** The framework's middleware calling `run` (Koa's and Hono's take the context once: `run(c, c, next)`). */
+  /** The framework's middleware calling `run` (one that takes the context once: `run(c, c, next)`). */
   middleware(run: (a: A, b: B, next: N) => R): H;
   /** The layer's verdict writer (nodeVerdictWriter, fetchVerdictWriter). */
   readonly act: VerdictWriter<A, B, N, R>;

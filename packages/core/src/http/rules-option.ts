@@ -16,7 +16,8 @@ import {
   resolveRulesSync,
 } from '../rules/index.js';
 import { inlineRules } from './inline.js';
-import type { RateLimitLogger, ResolvedOptions } from './options.js';
+import type { RateLimitLogger } from './options.js';
+import type { LimiterSettings } from './settings.js';
 
 /** The rules `rateLimit()` applies when given none: 60 requests a minute per client IP. */
 export const DEFAULT_RULES = {
@@ -41,7 +42,7 @@ const DRY_RUN_NOTICE =
   'Turn it off to enforce.';
 
 /** The engine behind an adapter, built once from validated options (defaults and dry runs announced). */
-export function limiterFor<Req>(options: ResolvedOptions<Req>): Limiter {
+export function limiterFor<Req>(options: LimiterSettings<Req>): Limiter {
   const shorthand = shorthandRules(options);
   if (options.rules === undefined && shorthand === undefined) options.logger.warn(DEFAULT_NOTICE);
   if (options.dryRun === true) options.logger.warn(DRY_RUN_NOTICE);
@@ -62,7 +63,7 @@ export function limiterFor<Req>(options: ResolvedOptions<Req>): Limiter {
 }
 
 /** The rules of `{limit, per, key}` given instead of `rules` (validated): `per_ip`, or `per_api_key` and its anonymous twin. */
-function shorthandRules<Req>(options: ResolvedOptions<Req>): RulesInput | undefined {
+function shorthandRules<Req>(options: LimiterSettings<Req>): RulesInput | undefined {
   const { limit, per, key, algorithm } = options;
   if (limit === undefined || per === undefined) return undefined;
   const inline = { limit, per, ...(key ? { key } : {}), ...(algorithm ? { algorithm } : {}) };
@@ -70,7 +71,7 @@ function shorthandRules<Req>(options: ResolvedOptions<Req>): RulesInput | undefi
 }
 
 /** The observer, with decision logs to the logger joined in when `decisionLog` asks for them. */
-function observerOption<Req>(options: ResolvedOptions<Req>): { observer?: Observer } {
+function observerOption<Req>(options: LimiterSettings<Req>): { observer?: Observer } {
   if (options.decisionLog === undefined) return options.observer ? { observer: options.observer } : {};
   const log = decisionLogObserver({
     // The schema made sure it has info(); pino-style loggers take objects in warn() as well.

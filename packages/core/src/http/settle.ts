@@ -1,6 +1,7 @@
 import type { Limiter } from '../engine/engine.js';
 import { type ActualCosts, type Settlement, settledCost } from '../engine/settle.js';
 import type { Decision } from '../observe/contract.js';
+import type { SettleHandle } from './info.js';
 import type { HeaderReader, Verdict } from './verdict.js';
 
 /*
@@ -12,16 +13,8 @@ import type { HeaderReader, Verdict } from './verdict.js';
  * charged twice.
  */
 
-/** What handlers call, on the request's rate-limit info, for a request admitted on an estimate. */
-export interface SettleHandle {
-  /** Reports the request's actual cost (one number, or per rule name); settled once, at once. Never rejects. */
-  settle(actual: ActualCosts): Promise<Settlement>;
-  /**
-   * Adds units produced so far (a stream's tokens or bytes): settled when the response ends or the client
-   * leaves, unless `settle` came first. A value that is not a finite number >= 0 is ignored.
-   */
-  used(units: number): void;
-}
+/** Still importable from here: it lives beside the info handlers read it on. */
+export type { SettleHandle } from './info.js';
 
 /** The limiter's part the HTTP layer settles through. */
 export type SettleLimiter = Pick<Limiter, 'settle'>;

@@ -11,7 +11,7 @@ export interface RuleSmells {
   readonly routeKeyed: readonly string[];
 }
 
-/** Express 5 (`:id`, `*splat`, `{/:opt}`) and @koa/router (`(.*)`) template syntax; a path has none of it. */
+/** Route template syntax (`:id`, `*splat`, `{/:opt}`, `(.*)`); a path has none of it. */
 const TEMPLATE = /[:*{}()]/;
 
 /** Rule smells by table: a table is immutable, so each is read once. */

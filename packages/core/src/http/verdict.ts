@@ -1,8 +1,5 @@
 import type { Limiter } from '../engine/engine.js';
-import type { Decision, RuleResult } from '../observe/contract.js';
-import type { AdapterReport } from './hooks.js';
-import { type RateLimitInfo, rateLimitInfo } from './info.js';
-import type { HeaderFormat } from './responses.js';
+import type { HeaderFormat } from '../fields/responses.js';
 import {
   type DeniedResponse,
   DRAFT_NAMES,
@@ -10,7 +7,10 @@ import {
   type HeaderNames,
   type HeaderValues,
   rateLimitHeaders,
-} from './responses.js';
+} from '../fields/responses.js';
+import type { Decision, RuleResult } from '../observe/contract.js';
+import type { AdapterReport } from './hooks.js';
+import { type RateLimitInfo, rateLimitInfo } from './info.js';
 
 /** What the adapter must do with a request. */
 export type Verdict =
@@ -19,7 +19,7 @@ export type Verdict =
       readonly action: 'allow';
       readonly decision: Decision;
       readonly headers: HeaderValues;
-      /** For handlers: `req.rateLimit` (Express), `request.rateLimit` (Fastify), `ctx.state.rateLimit` (Koa). */
+      /** For handlers: `req.rateLimit`, `request.rateLimit`, `ctx.state.rateLimit`, by adapter. */
       readonly info: RateLimitInfo;
       /** leaky_bucket: wait this long before passing the request on. */
       readonly delayMs: number;

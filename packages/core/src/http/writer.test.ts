@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import type { DeniedResponse } from '../fields/responses.js';
 import type { Decision } from '../observe/contract.js';
 import type { Verdict } from './flow.js';
 import { rateLimitInfo } from './info.js';
-import type { DeniedResponse } from './responses.js';
 import { type VerdictIO, verdictWriter } from './writer.js';
 
 /** A response as the writer sees it; every call the writer makes is logged. */

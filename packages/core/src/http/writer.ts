@@ -1,11 +1,11 @@
+import type { DeniedResponse, HeaderValues } from '../fields/responses.js';
 import type { RateLimitInfo } from './info.js';
 import type { AdapterStage } from './options.js';
-import type { DeniedResponse, HeaderValues } from './responses.js';
 import type { ResponseListener, Verdict } from './verdict.js';
 
 /**
  * What a framework does for the shared verdict writer. `A`, `B` and `N` are what its middleware is called with
- * (Express: req, res, next; Fastify: request, reply, done; Koa and Hono: the context twice, and next), handed to
+ * (req, res, next; request, reply, done; or the context twice, and next), handed to
  * every callback, so no closure is made per request; `R` is what the middleware returns.
  */
 export interface VerdictIO<A, B, N, R> {
@@ -13,7 +13,7 @@ export interface VerdictIO<A, B, N, R> {
   proceed(a: A, b: B, next: N): R;
   /** Ends the middleware here (a response was sent before the limiter decided). */
   stop(a: A, b: B, next: N): R;
-  /** Hands over the rest of the work, a promise: Express and Fastify route its rejection, Koa and Hono return it. */
+  /** Hands over the rest of the work, a promise: callback-style frameworks route its rejection, promise-style ones return it. */
   later(a: A, b: B, next: N, pending: Promise<unknown>): R;
   /** Exposes the request's limit to handlers (`req.rateLimit`, `ctx.state.rateLimit`...). */
   setInfo(a: A, b: B, info: RateLimitInfo): void;

@@ -11,7 +11,7 @@ export const LIMITER_NOTICES = {
     'Build the limiter (or the rateLimit() middleware) once, at start-up, and reuse it.',
   SLUICE_STORE_SHARED:
     'two open limiters count the same rule on the same store, so a request that passes both is counted twice. ' +
-    'Use one limiter for both (Express/Koa: one rateLimit() and limiter.route()), rename the rule in one of ' +
+    'Use one limiter for both (one rateLimit() and its limiter.route()), rename the rule in one of ' +
     'them, or close() the one you replace.',
 } as const;
 

@@ -1,7 +1,7 @@
+import type { DeniedBody, HeaderValues } from '../fields/responses.js';
 import type { Decision, RuleResult } from '../observe/contract.js';
 import type { CompiledRule, CompiledRules } from '../rules/contract.js';
-import type { AdapterObserver } from './options.js';
-import type { Verdict } from './verdict.js';
+import type { SolutionRefusal } from './challenge.js';
 
 /**
  * Escalation stages of a response, from a rule's `warn_at`, `challenge` and `ban`: `warn` (allowed, past the
@@ -99,35 +99,43 @@ export function stageHeader(stage: StageOf): string {
 /** Where a warning's decision-log line goes: the logger's `info`, when `decisionLog` is on. */
 export type StageLog = ((entry: object) => void) | undefined;
 
+/** Who hears of each stage a response reaches; the adapters' observer is one. */
+export interface StageObserver {
+  /**
+   * A response of a rule with `warn_at` or `challenge` reached an escalation stage; also `solved` (a good
+   * solution earned a pass) and `refused` (a solution refused, with its reason).
+   */
+  onStage?(stage: EscalationStage | 'solved' | 'refused', rule: string, reason?: SolutionRefusal): void;
+}
+
 /**
- * The verdict with its stage shown: the `Sluice-Stage` header, and on a 429 the body's `stage`. A warning
- * writes one decision-log line (the rule and the share used; never the key).
+ * What escalation adds to a response: headers on any, and on a denial the body's fields and a page for a
+ * browser. The request flow puts them on its verdict; escalation never sees one.
  */
-export function withStage(
-  verdict: Verdict,
+export interface ResponseMarks {
+  readonly headers: HeaderValues;
+  readonly body?: Pick<DeniedBody, 'stage' | 'challenge'>;
+  readonly html?: string;
+}
+
+/**
+ * The marks of a stage: the `Sluice-Stage` header, and on a 429 the body's `stage`. A warning writes one
+ * decision-log line (the rule and the share used; never the key).
+ */
+export function stageMarks(
   stage: StageOf,
   log: StageLog,
-  observer?: Pick<AdapterObserver, 'onStage'>,
-): Verdict {
+  observer: StageObserver | undefined,
+): ResponseMarks {
   try {
     observer?.onStage?.(stage.stage, stage.rule);
   } catch {
     // An observer bug must not reach the request path.
   }
-  const header = stageHeader(stage);
-  if (verdict.action === 'allow') {
-    verdict.headers[STAGE_HEADER] = header;
-    if (stage.stage === 'warn') log?.({ event: 'rate_limit_warning', rule: stage.rule, used: stage.used });
-    return verdict;
+  const headers = { [STAGE_HEADER]: stageHeader(stage) };
+  if (stage.stage === 'warn') {
+    log?.({ event: 'rate_limit_warning', rule: stage.rule, used: stage.used });
+    return { headers };
   }
-  if (verdict.action !== 'deny') return verdict;
-  const { denied } = verdict;
-  return {
-    ...verdict,
-    denied: {
-      ...denied,
-      headers: { ...denied.headers, [STAGE_HEADER]: header },
-      body: { ...denied.body, ...(stage.stage === 'warn' ? {} : { stage: stage.stage }) },
-    },
-  };
+  return { headers, body: { stage: stage.stage } };
 }

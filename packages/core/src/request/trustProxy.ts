@@ -3,9 +3,9 @@ import { type AddressBits, covers, parseAddress, parseRange } from '../net/addre
 import type { ProxyTrust } from './facts.js';
 
 /**
- * Which proxies an app trusts to report the client in X-Forwarded-For, in every form Express's 'trust proxy'
+ * Which proxies an app trusts to report the client in X-Forwarded-For, in every form the common 'trust proxy' setting
  * takes: `false` (default) none, `true` every hop, a number of hops in front of the app, the proxies'
- * addresses and CIDR ranges as a list or a comma-separated string (with Express's names `loopback`,
+ * addresses and CIDR ranges as a list or a comma-separated string (with proxy-addr's names `loopback`,
  * `linklocal` and `uniquelocal`), or a function `(address, hop) => boolean` (hop 0 is the socket's peer).
  */
 export type TrustProxy =
@@ -23,7 +23,7 @@ export interface ForwardedTrust {
   clientAddress(peer: string | undefined, forwardedFor: string | null): string | undefined;
 }
 
-/** Express's (proxy-addr's) named ranges. */
+/** proxy-addr's named ranges. */
 const NAMED_RANGES: Readonly<Record<string, readonly string[]>> = {
   loopback: ['127.0.0.0/8', '::1/128'],
   linklocal: ['169.254.0.0/16', 'fe80::/10'],
@@ -64,7 +64,7 @@ function rangeTrust(entries: readonly unknown[]): ForwardedTrust {
   });
 }
 
-/** One entry of an address list: an address, a CIDR range or one of Express's names. */
+/** One entry of an address list: an address, a CIDR range or one of proxy-addr's names. */
 function proxyRanges(text: unknown): AddressBits[] {
   if (typeof text !== 'string')
     throw new ConfigError(`option "trustProxy": ${String(text)} is not an address`);

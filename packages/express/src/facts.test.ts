@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ExpressFacts, type ExpressRequestFields, expressTrust } from './expressFacts.js';
-import { fastifyTrust } from './fastifyFacts.js';
+import { ExpressFacts, type ExpressRequestFields, expressTrust } from './facts.js';
 
 describe('expressTrust', () => {
   it("reads Express's 'trust proxy' as settingTrust does, a hop count of 0 as bounded", () => {
@@ -47,16 +46,5 @@ describe('ExpressFacts', () => {
     const untrusting = { ...trusting, app: { enabled: () => false, get: () => false } };
     expect(new ExpressFacts(untrusting).ip).toBe('192.0.2.1');
     expect(new ExpressFacts(untrusting).proxyTrust).toBe('none');
-  });
-});
-
-describe('fastifyTrust', () => {
-  it('reads the options a Fastify instance keeps under its symbol, through the prototype chain', () => {
-    const options = Symbol('fastify.options');
-    const root = { [options]: { trustProxy: true } };
-    expect(fastifyTrust(Object.create(root))).toBe('all');
-    expect(fastifyTrust({ [options]: { trustProxy: 2 } })).toBe('bounded');
-    expect(fastifyTrust({ [options]: {} })).toBe('none');
-    expect(fastifyTrust({})).toBeUndefined();
   });
 });

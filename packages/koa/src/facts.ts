@@ -1,5 +1,4 @@
-import type { RequestFacts } from './facts.js';
-import type { ProxyTrust } from './proxy.js';
+import type { ProxyTrust, RequestFacts } from '@sluice/core/http';
 
 /**
  * What the limiter reads of a Koa context (@sluice/koa): the fields of Koa's own `Context` it needs, so core

@@ -1,6 +1,6 @@
 /** How the app's router compares paths. */
 export interface PathOptions {
-  /** True when the router tells `/Search` from `/search` (Express and @koa/router do not, by default). */
+  /** True when the router tells `/Search` from `/search` (most routers do not, by default). */
   readonly caseSensitive?: boolean;
 }
 

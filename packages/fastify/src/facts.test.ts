@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { FastifyFacts, type FastifyRequestFields } from './fastifyFacts.js';
+import { FastifyFacts, type FastifyRequestFields, fastifyTrust } from './facts.js';
 
 const options = Symbol('fastify.options');
 
@@ -38,5 +38,16 @@ describe('FastifyFacts', () => {
     expect(new FastifyFacts(forwarded, '/').proxyTrust).toBe('none');
     const moved = request({ headers: { 'x-forwarded-for': '198.51.100.1' }, ip: '198.51.100.1' });
     expect(new FastifyFacts(moved, '/').proxyTrust).toBeUndefined();
+  });
+});
+
+describe('fastifyTrust', () => {
+  it('reads the options a Fastify instance keeps under its symbol, through the prototype chain', () => {
+    const options = Symbol('fastify.options');
+    const root = { [options]: { trustProxy: true } };
+    expect(fastifyTrust(Object.create(root))).toBe('all');
+    expect(fastifyTrust({ [options]: { trustProxy: 2 } })).toBe('bounded');
+    expect(fastifyTrust({ [options]: {} })).toBe('none');
+    expect(fastifyTrust({})).toBeUndefined();
   });
 });

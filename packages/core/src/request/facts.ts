@@ -15,7 +15,7 @@ export interface RequestFacts {
   readonly url: string;
   /** The route template (`/users/:id`) when the framework knows it. */
   readonly route?: string;
-  /** Overrides the configured case sensitivity when the framework knows its router's (Express). */
+  /** Overrides the configured case sensitivity when the framework knows its router's. */
   readonly caseSensitive?: boolean;
   /** How the framework trusts proxies, for start-up smells only; undefined when unknown. */
   readonly proxyTrust?: ProxyTrust;

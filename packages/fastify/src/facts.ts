@@ -1,5 +1,5 @@
-import type { RequestFacts } from './facts.js';
-import { type ProxyTrust, settingTrust } from './proxy.js';
+import type { RequestFacts } from '@sluice/core/http';
+import { type ProxyTrust, settingTrust } from '@sluice/core/http';
 
 /**
  * A Fastify instance's `trustProxy` setting, as the proxy notices read it (@sluice/fastify, and NestJS on

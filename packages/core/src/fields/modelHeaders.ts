@@ -1,5 +1,5 @@
 import type { Decision, RuleResult } from '../observe/contract.js';
-import type { HeaderValues } from './responses.js';
+import type { HeaderValues } from './values.js';
 
 /*
  * The rate-limit fields model APIs send (`x-ratelimit-limit-requests`, `x-ratelimit-remaining-tokens`,

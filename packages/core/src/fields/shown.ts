@@ -8,7 +8,7 @@ function roomLeft(result: RuleResult): number {
 /**
  * True when `a` constrains the client more than `b`: less room left relative to its limit; on a tie fewer
  * requests left, then the later reset, then the rule name. The order results arrive in never matters, so
- * one call (Fastify) and two calls (Express, Koa global then route) show the same rule.
+ * one call (global and route rules together) and two calls (global, then route) show the same rule.
  */
 export function constrainsMore(a: RuleResult, b: RuleResult): boolean {
   const room = roomLeft(a) - roomLeft(b);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { type KoaContextFields, KoaFacts } from './koaFacts.js';
+import { type KoaContextFields, KoaFacts } from './facts.js';
 
 function context(overrides: Partial<KoaContextFields> = {}): KoaContextFields {
   return {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { NoticeWatch, PROXY_EVERY_REQUEST, PROXY_SAMPLE } from '../http/notices.js';
 import type { RequestFacts } from './descriptors.js';
-import { NoticeWatch, PROXY_EVERY_REQUEST, PROXY_SAMPLE } from './notices.js';
 import { PROXY_NOTICES, proxyNotice, settingTrust } from './proxy.js';
 
 function facts(

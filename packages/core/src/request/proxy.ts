@@ -8,13 +8,14 @@ export type { ProxyTrust } from './facts.js';
 export const PROXY_NOTICES = {
   SLUICE_XFF_UNTRUSTED:
     'requests carry X-Forwarded-For but the app does not trust proxies, so every client behind a proxy shares ' +
-    "the proxy's IP limit. If a proxy sits in front of the app, trust it (Fastify trustProxy, Express " +
-    "'trust proxy', Koa app.proxy).",
+    "the proxy's IP limit. If a proxy sits in front of the app, trust it (the " +
+    "framework's proxy setting, or the adapter's trustProxy option).",
   SLUICE_TRUST_ALL_PROXIES:
     'the app trusts every proxy, so a client can choose its own IP with X-Forwarded-For and escape per-IP ' +
-    'limits. Trust a hop count or the proxy addresses instead (Koa: set app.maxIpsCount).',
+    'limits. Trust a hop count or the proxy addresses instead (or cap the forwarded addresses read, where the ' +
+    'framework can).',
   SLUICE_FORWARDED_IGNORED:
-    'requests carry a Forwarded header (RFC 7239) and no X-Forwarded-For. Fastify, Express and Koa read the ' +
+    'requests carry a Forwarded header (RFC 7239) and no X-Forwarded-For. The frameworks read the ' +
     'client IP from X-Forwarded-For only, so the Forwarded header is ignored and every client behind that ' +
     'proxy shares its IP limit. Have the proxy send X-Forwarded-For (and trust it), or set the ip descriptor ' +
     'yourself in descriptors(req).',
@@ -24,7 +25,7 @@ export const PROXY_NOTICES = {
 export type ProxyNotice = keyof typeof PROXY_NOTICES;
 
 /**
- * A framework's own proxy setting (Express's 'trust proxy', Fastify's `trustProxy`) as the notices read it:
+ * A framework's own proxy setting ('trust proxy', `trustProxy`) as the notices read it:
  * nothing trusted for a falsy one, every hop for `true`, bounded for a hop count, list or function.
  */
 export function settingTrust(setting: unknown): ProxyTrust {

@@ -1,13 +1,12 @@
+import type { DeniedResponse } from '../fields/responses.js';
 import type { Decision } from '../observe/contract.js';
+import type { RequestFacts } from '../request/facts.js';
 import type { CompiledRule, Descriptors } from '../rules/contract.js';
 import { tagFor } from '../rules/keys.js';
 import { type Challenge, difficultyFor, issueChallenge } from './challenge.js';
 import type { ChallengeSetup, SolutionRefusal } from './challengeFlow.js';
 import { challengePage } from './challengePage.js';
-import type { RequestFacts } from './facts.js';
-import { rateLimitInfo } from './info.js';
-import type { HeaderValues } from './responses.js';
-import type { Verdict } from './verdict.js';
+import type { ResponseMarks } from './stages.js';
 
 /** Header of a 429 at the challenge stage: `"<token>";alg=sha256-leading-zero-bits;difficulty=18;expires=<unix s>`. */
 export const CHALLENGE_HEADER = 'Sluice-Challenge';
@@ -19,28 +18,25 @@ export function challengeHeader(challenge: Challenge): string {
 }
 
 /**
- * The 429 of the challenge stage with its challenge: the header, the body's `challenge`, and for a request that
- * accepts text/html a page that solves it. Bound to the key's hash under the secret (never the key).
+ * What the 429 of the challenge stage gains: the challenge's header, the body's `challenge`, and for a request
+ * that accepts text/html a page that solves it; undefined when the rule keys this request by nothing. Bound
+ * to the key's hash under the secret (never the key).
  */
-export function withChallenge(
+export function challengeMarks(
   setup: ChallengeSetup,
-  verdict: Verdict,
   rule: CompiledRule,
   violations: number,
   descriptors: Descriptors,
   facts: RequestFacts,
   now: number,
-): Verdict {
-  if (verdict.action !== 'deny' || rule.challenge === undefined) return verdict;
+): ResponseMarks | undefined {
+  if (rule.challenge === undefined) return undefined;
   const keyHash = tagFor(rule, descriptors, setup.secret);
-  if (keyHash === undefined) return verdict;
+  if (keyHash === undefined) return undefined;
   const policy = rule.challenge;
   const difficulty = difficultyFor(policy.difficulty, policy.after, violations);
   const challenge = issueChallenge(setup.secret, rule.name, keyHash, difficulty, now, setup.ttlMs);
-  const { denied } = verdict;
-  const headers: HeaderValues = { ...denied.headers, [CHALLENGE_HEADER]: challengeHeader(challenge) };
   const body = {
-    ...denied.body,
     challenge: {
       algorithm: challenge.algorithm,
       difficulty: challenge.difficulty,
@@ -48,8 +44,9 @@ export function withChallenge(
       expiresAt: new Date(challenge.expiresAt).toISOString(),
     },
   };
+  const headers = { [CHALLENGE_HEADER]: challengeHeader(challenge) };
   const html = setup.page && acceptsHtml(facts) ? challengePage(challenge, rule.name) : undefined;
-  return { ...verdict, denied: { ...denied, headers, body, ...(html === undefined ? {} : { html }) } };
+  return html === undefined ? { headers, body } : { headers, body, html };
 }
 
 /** A browser's navigation: its Accept names text/html (a fetch or API client's does not). */
@@ -63,7 +60,11 @@ function acceptsHtml(facts: RequestFacts): boolean {
  * A solution refused (sent in a header): 403, with the reason; nothing was counted. `rule` undefined for a
  * solution that names none (garbage, or not signed with this secret): the body's `rule` is null.
  */
-export function refusedVerdict(rule: string | undefined, reason: SolutionRefusal, version: string): Verdict {
+export function refusedResponse(
+  rule: string | undefined,
+  reason: SolutionRefusal,
+  version: string,
+): DeniedResponse {
   const decision: Decision = {
     allowed: false,
     rule,
@@ -80,16 +81,12 @@ export function refusedVerdict(rule: string | undefined, reason: SolutionRefusal
     action: 'deny',
   };
   return {
-    action: 'deny',
-    denied: {
-      status: 403,
-      headers:
-        rule === undefined
-          ? { 'Cache-Control': 'no-store' }
-          : { 'Cache-Control': 'no-store', 'X-RateLimit-Rule': rule },
-      body: { error: 'forbidden', rule: rule ?? null, retryAfter: null, refused: reason },
-      decision,
-    },
-    info: rateLimitInfo(decision, undefined),
+    status: 403,
+    headers:
+      rule === undefined
+        ? { 'Cache-Control': 'no-store' }
+        : { 'Cache-Control': 'no-store', 'X-RateLimit-Rule': rule },
+    body: { error: 'forbidden', rule: rule ?? null, retryAfter: null, refused: reason },
+    decision,
   };
 }

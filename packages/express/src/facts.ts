@@ -1,5 +1,5 @@
-import type { RequestFacts } from './descriptors.js';
-import { type ProxyTrust, settingTrust } from './proxy.js';
+import type { RequestFacts } from '@sluice/core/http';
+import { type ProxyTrust, settingTrust } from '@sluice/core/http';
 
 /**
  * What the limiter reads of an Express request (@sluice/express, and NestJS on @nestjs/platform-express): the

@@ -1,7 +1,5 @@
-import type { ServerResponse } from 'node:http';
 import type { Challenge } from './challenge.js';
 import { SOLUTION_COOKIE } from './challengeFlow.js';
-import type { DeniedResponse } from './responses.js';
 
 /*
  * The challenge page: a 429 for browsers (a request whose Accept names text/html) that solves the challenge
@@ -54,16 +52,4 @@ export function challengePage(challenge: Challenge, rule: string): string {
   }
 })();
 </script></body></html>`;
-}
-
-/** The page's Content-Type. */
-export const PAGE_TYPE = 'text/html; charset=utf-8';
-
-/** Sends a denial's page on a Node response (the Node layer's default for every framework over it). */
-export function sendChallengePage(res: ServerResponse, denied: DeniedResponse): void {
-  if (res.headersSent || denied.html === undefined) return;
-  res.statusCode = denied.status;
-  for (const name in denied.headers) res.setHeader(name, denied.headers[name] as string);
-  res.setHeader('Content-Type', PAGE_TYPE);
-  res.end(denied.html);
 }

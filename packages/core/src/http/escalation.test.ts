@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../base/errors.js';
+import { issueChallenge, solveChallenge } from '../escalation/index.js';
+import type { RequestFacts } from '../request/facts.js';
 import { compileRules } from '../rules/index.js';
-import { issueChallenge, solveChallenge } from './challenge.js';
-import type { RequestFacts } from './facts.js';
 import { ALL_RULES, type CheckScope, createHttpLimiter, type Verdict } from './flow.js';
 
 const CHALLENGED = {

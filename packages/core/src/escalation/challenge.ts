@@ -31,6 +31,9 @@ export type SolutionVerdict =
   | 'wrong_rule'
   | 'unsolved';
 
+/** Why a solution was refused, as metrics and the decision log name it (bounded). */
+export type SolutionRefusal = Exclude<SolutionVerdict, 'ok'> | 'replayed';
+
 /** The signed fields of a token, in order. */
 interface TokenFields {
   readonly rule: string;

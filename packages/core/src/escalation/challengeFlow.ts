@@ -3,17 +3,15 @@ import type { Maybe } from '../base/maybe.js';
 import { isThenable } from '../base/maybe.js';
 import { checkOptionNames } from '../base/optionNames.js';
 import type { CheckOptions, Limiter } from '../engine/engine.js';
+import type { HeaderValues } from '../fields/responses.js';
+import { shownResult } from '../fields/shown.js';
 import type { Decision } from '../observe/contract.js';
+import type { RequestFacts } from '../request/facts.js';
 import type { CompiledRule, CompiledRules, Descriptors } from '../rules/contract.js';
 import { tagFor } from '../rules/keys.js';
-import { type SolutionVerdict, strayFault, tokenNonce, tokenRule, verifySolution } from './challenge.js';
+import { type SolutionRefusal, strayFault, tokenNonce, tokenRule, verifySolution } from './challenge.js';
 import { issuePass, passRule, readPass } from './challengePass.js';
-import type { RequestFacts } from './facts.js';
-import type { CheckScope } from './notes.js';
-import type { AdapterObserver } from './options.js';
-import type { HeaderValues } from './responses.js';
-import { shownResult } from './shown.js';
-import { STAGE_HEADER } from './stages.js';
+import { STAGE_HEADER, type StageObserver } from './stages.js';
 
 /*
  * Redeeming a proof-of-work challenge (http/challenge.ts): a request bearing a solution, or the pass a solution
@@ -40,8 +38,8 @@ export interface ChallengeSetup {
   readonly page: boolean;
 }
 
-/** Why a solution was refused, as metrics and the decision log name it (bounded). */
-export type SolutionRefusal = Exclude<SolutionVerdict, 'ok'> | 'replayed';
+/** Still importable from here. */
+export type { SolutionRefusal } from './challenge.js';
 
 export const SOLUTION_HEADER = 'sluice-solution';
 export const PASS_HEADER = 'sluice-pass';
@@ -52,12 +50,9 @@ const NONCE_DESCRIPTOR = 'sluice_challenge';
 const DEFAULT_TTL_MS = 60_000;
 const OPTION_NAMES = ['secret', 'ttlMs', 'page'];
 
-/** The `challenge` option at start-up: ConfigError when wrong, or when a rule has `challenge` and no secret is given. */
-export function challengeSetup(given: unknown, table: CompiledRules): ChallengeSetup | undefined {
-  if (given === undefined) {
-    assertSecretGiven(table, undefined);
-    return undefined;
-  }
+/** The `challenge` option at start-up, checked (ConfigError when wrong); undefined when not given. */
+export function challengeSetup(given: unknown): ChallengeSetup | undefined {
+  if (given === undefined) return undefined;
   if (typeof given !== 'object' || given === null)
     throw new ConfigError('challenge must be {secret, ttlMs?, page?}');
   checkOptionNames('challenge', given, OPTION_NAMES);
@@ -206,7 +201,7 @@ export interface RedeemContext {
   readonly setup: ChallengeSetup;
   readonly limiter: Limiter;
   readonly clock: () => number;
-  readonly observer: Pick<AdapterObserver, 'onStage'> | undefined;
+  readonly observer: StageObserver | undefined;
   /** The decision log's `info`, when on. */
   readonly log: ((entry: object) => void) | undefined;
   /** Names of the routes' challenge rules (noteRouteRules), filled as routes are compiled. */
@@ -225,18 +220,19 @@ const PLAIN: Redemption = Object.freeze({ kind: 'plain' });
 
 /**
  * Redeems the solution or pass the request carries, deciding it; undefined when it carries none for a rule of
- * this check (the usual case: two header reads). A refused solution sent in a header is refused; one in a
- * cookie (a stale page's), and a pass that is over or not this key's, leave the request to the usual decision.
+ * this check (`global`: the limiter's table when the check counts it, `route`: the route's), the usual case:
+ * two header reads. A refused solution sent in a header is refused; one in a cookie (a stale page's), and a
+ * pass that is over or not this key's, leave the request to the usual decision.
  */
 export function redeem(
   context: RedeemContext,
   facts: RequestFacts,
   descriptors: Descriptors,
   options: CheckOptions,
-  scope: CheckScope,
+  global: CompiledRules | undefined,
+  route: CompiledRules | undefined,
 ): Maybe<Redemption> | undefined {
-  const global = scope.global === false ? undefined : context.limiter.rules;
-  const credentials = credentialsOf(context, facts, [global, scope.rules]);
+  const credentials = credentialsOf(context, facts, [global, route]);
   if (credentials.length === 0) return undefined;
   const first = credentials[0]!;
   if (first.kind === 'stray') return refuse(context, undefined, first.fault, false);
@@ -244,7 +240,7 @@ export function redeem(
     const credential = credentials[at]!;
     // Only the first can be a stray (a solution header is looked at first).
     if (credential.kind === 'stray') return PLAIN;
-    const redeemed = redeemOne(context, credential, descriptors, options, global, scope.rules);
+    const redeemed = redeemOne(context, credential, descriptors, options, global, route);
     // A pass used up, or not good here, leaves the next credential its turn (a page's new solution cookie).
     const next = (r: Redemption): Maybe<Redemption> =>
       r.kind === 'plain' && at + 1 < credentials.length ? tryFrom(at + 1) : r;

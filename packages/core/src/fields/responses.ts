@@ -2,6 +2,7 @@ import type { Decision, RuleResult } from '../observe/contract.js';
 import { jitteredSeconds } from './jitter.js';
 import { modelHeaders } from './modelHeaders.js';
 import { shownResult } from './shown.js';
+import type { HeaderValues } from './values.js';
 
 /**
  * Which IETF draft of the RateLimit header fields responses carry, named as express-rate-limit's
@@ -66,8 +67,8 @@ const FORMS: Readonly<Record<HeaderFormat, HeaderForms>> = {
 /** Whether a format carries the model-API fields (modelHeaders.ts) beside its own. */
 const withModel = (format: HeaderFormat): boolean => format === 'model' || format === 'draft+model';
 
-/** Header names and values to set on a response. */
-export type HeaderValues = Record<string, string>;
+/** Still importable from here, where adapters and the Envoy service have always found it. */
+export type { HeaderValues } from './values.js';
 
 /** The names of the rate-limit fields a response carries. */
 export interface HeaderNames {
@@ -94,7 +95,7 @@ export const DRAFT_NAMES: HeaderNames = Object.freeze({
 });
 
 /**
- * The same names in lower case, for a framework that sends every name so (Fastify): given them, it need not
+ * The same names in lower case, for a framework that sends every name so: given them, it need not
  * lower-case each name of each response.
  */
 export const LOWER_CASE_NAMES: HeaderNames = Object.freeze(
