@@ -7,36 +7,13 @@ import { findCircles, importGraph, packageSources } from './importGraph.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
-/** The rooms issue 41's http split works in: core's http/ and the folders it is splitting out of it. */
-const HTTP_SPLIT_ROOMS = /^packages\/core\/src\/(http|escalation|fields|request)\/[^/]+\.ts$/;
-
-/**
- * Known circles, being removed by issue 41's http split: empty this list as they go. Each line must still be a
- * circle (the list only shrinks) and lie in the split's rooms; paths from packages/core/src, without `.ts`.
- */
-const KNOWN_HTTP_CIRCLES = [
-  'http/challengeFlow -> http/options -> http/challengeFlow',
-  'http/challengeFlow -> http/stages -> http/options -> http/challengeFlow',
-  'http/challengeFlow -> http/stages -> http/verdict -> http/hooks -> http/options -> http/challengeFlow',
-  'http/hooks -> http/options -> http/stages -> http/verdict -> http/hooks',
-  'http/info -> http/settle -> http/verdict -> http/info',
-  'http/modelHeaders -> http/responses -> http/modelHeaders',
-  'http/options -> http/stages -> http/options',
-].map((circle) => circle.replace(/[\w/]+/g, (file) => `packages/core/src/${file}.ts`));
-
 const shown = (circle: readonly string[]) => circle.join(' -> ');
 
 describe('no file circles in packages/*/src', () => {
   const circles = findCircles(importGraph(ROOT, packageSources(ROOT))).map(shown);
 
-  it('has no import circle between files, type-only imports included (but the listed ones of the http split)', () => {
-    expect(circles.filter((circle) => !KNOWN_HTTP_CIRCLES.includes(circle))).toEqual([]);
-  });
-
-  it('lists only circles of the http split that still exist (remove a line once its circle is gone)', () => {
-    expect(KNOWN_HTTP_CIRCLES.filter((circle) => !circles.includes(circle))).toEqual([]);
-    const files = KNOWN_HTTP_CIRCLES.flatMap((circle) => circle.split(' -> '));
-    expect(files.filter((file) => !HTTP_SPLIT_ROOMS.test(file))).toEqual([]);
+  it('has no import circle between files, type-only imports included', () => {
+    expect(circles).toEqual([]);
   });
 });
 
