@@ -14,7 +14,7 @@ import { issuePass, passRule, readPass } from './challengePass.js';
 import { STAGE_HEADER, type StageObserver } from './stages.js';
 
 /*
- * Redeeming a proof-of-work challenge (http/challenge.ts): a request bearing a solution, or the pass a solution
+ * Redeeming a proof-of-work challenge (challenge.ts): a request bearing a solution, or the pass a solution
  * earned, is decided with its challenge rule left out and, in the same store call, a counter of its own: a
  * solution's replay marker (limit 1, keyed by the challenge's nonce) and the pass's budget (limit `pass`, for
  * `for`, keyed the same). A denial of either commits nothing, as any denial in a store call. Only limiters

@@ -115,8 +115,9 @@ export function createEscalation(settings: EscalationSettings): Escalation {
       return isThenable(redeemed) ? redeemed.then(asRedeemed) : asRedeemed(redeemed);
     },
     respond(decision, route, descriptors, facts) {
+      // Tables without stages (the usual case): nothing to add, nothing made.
+      if (!hasStages(limiter.rules) && !hasStages(route)) return undefined;
       const tables = [limiter.rules, route];
-      if (!hasStages(tables[0]) && !hasStages(route)) return undefined;
       const stage = stageOf(decision, tables);
       if (stage === undefined) return undefined;
       const marks = stageMarks(stage, log, observer);

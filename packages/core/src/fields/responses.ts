@@ -111,9 +111,9 @@ export interface DeniedBody {
   /** Set when the key is banned (`ban` in the rule): `ban`, and when the ban ends (ISO 8601, UTC). */
   readonly reason?: 'ban';
   readonly bannedUntil?: string;
-  /** The escalation stage, for a rule with `warn_at` or `challenge` (http/stages.ts). */
+  /** The escalation stage, for a rule with `warn_at` or `challenge` (escalation/stages.ts). */
   readonly stage?: 'limit' | 'challenge' | 'ban';
-  /** At the challenge stage: the proof-of-work challenge to solve (http/challengeResponse.ts). */
+  /** At the challenge stage: the proof-of-work challenge to solve (escalation/challengeResponse.ts). */
   readonly challenge?: {
     readonly algorithm: string;
     readonly difficulty: number;

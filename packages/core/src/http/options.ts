@@ -243,7 +243,7 @@ export const rateLimitOptionsSchema = z
       })
       .optional(),
     decisionLog: z.union([z.literal(true), sampleRates]).optional(),
-    // Checked with a did-you-mean of its own at start-up (challengeFlow.ts).
+    // Its fields are checked, with a did-you-mean, in the same resolve (settings.ts: escalation's challengeSetup).
     challenge: z
       .custom<ChallengeOptions>((value) => typeof value === 'object' && value !== null, {
         message: 'must be {secret, ttlMs?, page?}',
