@@ -61,7 +61,7 @@ export async function simulate(algorithm: AlgorithmName): Promise<Point[]> {
 
 const WIDTH = 720;
 const HEIGHT = 280;
-const LEFT = 48;
+const LEFT = 64;
 const RIGHT = 16;
 const TOP = 36;
 const PLOT_BOTTOM = 180;
@@ -74,7 +74,9 @@ const x = (t: number) => LEFT + (t / DURATION_MS) * (WIDTH - LEFT - RIGHT);
 
 /** The chart of `points` as a self-contained SVG (no script, no external font or style). */
 export function chartSvg(algorithm: string, points: readonly Point[]): string {
-  const top = Math.max(1, ...points.map((point) => point.remaining));
+  // The scale is the limit (what `remaining` starts from), or more if an algorithm ever reports more.
+  const limit = algorithm === 'concurrency' ? CONCURRENT : REQUESTS;
+  const top = Math.max(limit, ...points.map((point) => point.remaining));
   const y = (remaining: number) => PLOT_BOTTOM - (remaining / top) * (PLOT_BOTTOM - TOP);
   const allowed = points.filter((point) => point.allowed).length;
   // Remaining as a step line: flat until the next decision.
@@ -104,7 +106,7 @@ export function chartSvg(algorithm: string, points: readonly Point[]): string {
   return `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${WIDTH} ${HEIGHT}" width="${WIDTH}" height="${HEIGHT}" font-family="sans-serif" font-size="11" data-algorithm="${algorithm}" data-requests="${points.length}" data-allowed="${allowed}">
   <title>${title}</title>
   <rect width="${WIDTH}" height="${HEIGHT}" fill="#fff"/>
-  <text x="${LEFT}" y="18" font-size="13" font-weight="bold">${title}</text>
+  <text x="8" y="18" font-size="12" font-weight="bold">${title}</text>
   <g>
     ${seconds}
   </g>

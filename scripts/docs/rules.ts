@@ -134,20 +134,26 @@ export function ruleFields(): { readonly document: RuleField[]; readonly rule: R
   };
 }
 
+/** What a field takes: its choices when it is an enum (or a union with one), else its type in words. */
+function takes(field: RuleField): string {
+  if (field.values === undefined) return cell(field.type);
+  const choices = field.values.map((value) => `\`${value}\``).join(', ');
+  return field.type === 'one of the values'
+    ? choices
+    : `${cell(field.type.replace(field.values.join(', '), choices))}`;
+}
+
+// Four columns, so the table fits the page: whether a field is required is said beside its name.
 function table(fields: readonly RuleField[]): string {
   const rows = fields.map((field) => {
     const note = RULE_FIELD_NOTES[field.path];
     if (note === undefined)
       throw new Error(`rules reference: no note for field ${field.path} (ruleFields.ts)`);
-    const values = field.values?.map((value) => `\`${value}\``).join(', ') ?? '';
     const shown = field.defaultValue === undefined ? '' : `\`${field.defaultValue}\``;
-    return `| <span id="${anchor(field.path)}">\`${field.path}\`</span> | ${field.required ? 'yes' : 'no'} | ${cell(field.type)} | ${shown} | ${values} | ${cell(note)} |`;
+    const name = `<span id="${anchor(field.path)}">\`${field.path}\`</span>${field.required ? ' (required)' : ''}`;
+    return `| ${name} | ${takes(field)} | ${shown} | ${cell(note)} |`;
   });
-  return [
-    '| field | required | takes | default | values | meaning |',
-    '|---|---|---|---|---|---|',
-    ...rows,
-  ].join('\n');
+  return ['| field | takes | default | meaning |', '|---|---|---|---|', ...rows].join('\n');
 }
 
 /** The anchor of a field's row: `limit.per` → `field-limit-per`. */

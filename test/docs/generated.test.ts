@@ -50,13 +50,14 @@ describe('rules reference', () => {
 
   it('lists every field with its type, default and allowed values', () => {
     for (const path of paths) expect(page).toContain(`\`${path}\`</span>`);
-    expect(page).toMatch(
-      /`algorithm`<\/span> \| no \| one of the values \| `sliding_window` \| `fixed_window`/,
-    );
+    expect(page).toMatch(/`algorithm`<\/span> \| `fixed_window`, .*`quota` \| `sliding_window` \|/);
     for (const name of ALGORITHM_NAMES) expect(page).toContain(`\`${name}\``);
     // A custom field's type is its validator's own words.
-    expect(page).toMatch(/`limit\.requests`<\/span> \| yes \| a whole number of at least 0 \|/);
-    expect(page).toMatch(/`rollout`<\/span> \| no \| a percentage from 0 to 100 \| `100` \|/);
+    expect(page).toMatch(/`limit\.requests`<\/span> \(required\) \| a whole number of at least 0 \|/);
+    expect(page).toMatch(/`rollout`<\/span> \| a percentage from 0 to 100 \| `100` \|/);
+    expect(page).toMatch(
+      /`count`<\/span> \| `failed`, `succeeded` \\\| a list of: an HTTP status from 100 to 599 \|/,
+    );
   });
 });
 
