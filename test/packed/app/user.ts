@@ -4,7 +4,8 @@
  * `@ts-expect-error` lines prove the types are real: were any package typed `any`, they would be unused. Core's
  * subpath entries are used as their authors would: `@sluice/core/http` (adapters), `@sluice/core/testing` (stores:
  * the shared vectors run here without a test runner; the contract suite takes one's functions), `@sluice/core/store`
- * (a store author's table of states, decided by the evaluator).
+ * (a store author's table of states, decided by the evaluator); the adapters' `@sluice/express/facts` and
+ * `@sluice/fastify/facts` as an adapter author on either framework (NestJS's guard) reads them.
  */
 import {
   compileRules,
@@ -18,7 +19,9 @@ import { retryAfterSeconds } from '@sluice/core/http';
 import { evaluateChecks, type StateTable } from '@sluice/core/store';
 import { describeStoreContract, loadVectors, runVectorCase, type TestApi } from '@sluice/core/testing';
 import { rateLimit as expressRateLimit } from '@sluice/express';
+import { ExpressFacts } from '@sluice/express/facts';
 import { rateLimit as fastifyRateLimit } from '@sluice/fastify';
+import { FastifyFacts } from '@sluice/fastify/facts';
 import { rateLimit as koaRateLimit } from '@sluice/koa';
 import { prometheusObserver } from '@sluice/prometheus';
 import { RedisStore } from '@sluice/redis';
@@ -36,6 +39,7 @@ express().use(expressRateLimit({ rules }));
 export const typo = () => expressRateLimit({ rulez: rules });
 new Koa().use(koaRateLimit({ rules, skip: (ctx) => ctx.path === '/health' }));
 void Fastify().register(fastifyRateLimit, { rules });
+export const factsKinds: readonly string[] = [ExpressFacts.name, FastifyFacts.name];
 export const redisStore = (client: Redis): RedisStore => new RedisStore({ client });
 
 /** A store author's proof on their runner (vitest: `import * as vitest from 'vitest'`); typed here, not run. */
