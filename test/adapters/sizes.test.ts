@@ -10,7 +10,12 @@ import { describe, expect, it } from 'vitest';
 // counted apart, as what the adapter reads rather than what it translates.
 
 const PACKAGES = fileURLToPath(new URL('../../packages/', import.meta.url));
-const MAX_LINES = 150;
+/**
+ * At most 150 non-blank lines an adapter; Fastify 175: it alone marks websocket routes for @sluice/websocket,
+ * moves `afterBody` routes into preValidation, and refuses a second register and a misspelled `config` key
+ * (Fastify's own errors name neither), all Fastify's knowledge, in its adapter by issue 41.
+ */
+const MAX_LINES: Readonly<Record<string, number>> = { express: 150, koa: 150, fastify: 175, hono: 150 };
 
 /** An adapter's source files that are not tests (its request facts, src/facts.ts, apart). */
 function sourceFiles(name: string): string[] {
@@ -36,11 +41,11 @@ const source = (name: string): string =>
     .join('\n');
 
 describe('adapter sizes', () => {
-  for (const name of ['express', 'koa', 'fastify', 'hono']) {
-    it(`@sluice/${name} is at most ${MAX_LINES} non-blank lines`, () => {
+  for (const [name, max] of Object.entries(MAX_LINES)) {
+    it(`@sluice/${name} is at most ${max} non-blank lines`, () => {
       const lines = nonBlankLines(name);
       expect(lines).toBeGreaterThan(30); // The count reads the real sources, not an empty folder.
-      expect(lines).toBeLessThanOrEqual(MAX_LINES);
+      expect(lines).toBeLessThanOrEqual(max);
     });
   }
 
