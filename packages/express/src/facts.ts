@@ -67,6 +67,10 @@ export class ExpressFacts implements RequestFacts {
     return expressTrust(this.#trust);
   }
 
+  get proxySetting(): string {
+    return "Express's app.set('trust proxy', hops or addresses)";
+  }
+
   header(name: string): string | readonly string[] | undefined {
     return this.#req.headers[name];
   }

@@ -72,6 +72,10 @@ export class FastifyFacts implements RequestFacts {
       : undefined;
   }
 
+  get proxySetting(): string {
+    return "Fastify's trustProxy option (hops or addresses)";
+  }
+
   header(name: string): string | readonly string[] | undefined {
     return this.#request.headers[name];
   }

@@ -54,6 +54,10 @@ export class KoaFacts implements RequestFacts {
     return !app.proxy ? 'none' : app.maxIpsCount > 0 ? 'bounded' : 'all';
   }
 
+  get proxySetting(): string {
+    return "Koa's app.proxy, with app.maxIpsCount to read only your proxies' hops";
+  }
+
   header(name: string): string | readonly string[] | undefined {
     return this.#ctx.req.headers[name];
   }

@@ -135,7 +135,11 @@ export class NoticeWatch {
     const code = proxyNotice(facts, this.#given);
     if (code === undefined) return;
     this.#proxyGiven += 1;
-    this.#give(code, PROXY_NOTICES[code]);
+    const setting = facts.proxySetting;
+    this.#give(
+      code,
+      setting === undefined ? PROXY_NOTICES[code] : `${PROXY_NOTICES[code]} Here: ${setting}.`,
+    );
   }
 
   #rules(code: AdapterNotice, rules: readonly string[]): void {
