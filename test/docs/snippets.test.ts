@@ -18,7 +18,7 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT } from '../../scripts/docs/options.js';
 import { allSnippets, type Snippet } from '../../scripts/docs/snippets.js';
 import { startRedis } from '../support/redis.js';
@@ -155,6 +155,96 @@ describe('documentation snippets', () => {
     const passing = [...PENDING].filter((file) => !pending.some((error) => error.startsWith(`${file}:`)));
     expect(passing, 'pages whose snippets now pass: remove them from PENDING').toEqual([]);
     expect(errors.filter((error) => !pending.includes(error))).toEqual([]);
+  });
+
+  describe('NestJS examples under tsx (esbuild: experimentalDecorators, no emitDecoratorMetadata)', () => {
+    let redisUrl = '';
+    let stopRedis: (() => Promise<void>) | undefined;
+    beforeAll(async () => {
+      const redis = await startRedis();
+      redisUrl = `redis://${redis.host}:${redis.port}`;
+      stopRedis = () => redis.stop();
+    });
+    afterAll(() => stopRedis?.());
+
+    /** Runs `code` (a snippet and a driver after it) with tsx in the temp project; the driver's line. */
+    async function runWithTsx(name: string, code: string): Promise<string> {
+      mkdirSync(join(project, 'runs'), { recursive: true });
+      // tsx applies a tsconfig only to the files it includes: the runs get their own, with the same options.
+      writeFileSync(
+        join(project, 'runs', 'tsconfig.json'),
+        JSON.stringify({ extends: '../tsconfig.json', files: [], include: ['./*.ts'] }),
+      );
+      writeFileSync(join(project, 'runs', name), code);
+      const { stdout } = await run(
+        join(ROOT, 'node_modules', '.bin', 'tsx'),
+        ['--tsconfig', 'runs/tsconfig.json', `runs/${name}`],
+        { cwd: project, env: { ...process.env, REDIS_URL: redisUrl }, timeout: 60_000 },
+      );
+      // The driver's line is the last: an app may log its own before it (Nest's start-up lines).
+      return stdout.trim().split('\n').at(-1) ?? '';
+    }
+
+    // Every page's Nest app, as written but on a free port, asked until it refuses: a first 429.
+    const apps = snippets.filter((snippet) =>
+      /NestFactory\.create\(AppModule[\s\S]*\.listen\(3000\)/.test(snippet.code),
+    );
+    it('finds the NestJS apps and gateways of the docs', () => {
+      expect(apps.map((snippet) => snippet.file)).toContain('packages/nestjs/README.md');
+      expect(snippets.some((snippet) => snippet.code.includes('@WebSocketGateway('))).toBe(true);
+    });
+    it.each(apps.map((snippet) => [`${snippet.file}:${snippet.line}`, snippet] as const))(
+      '%s answers 429 once over its limit',
+      { timeout: 90_000 },
+      async (where, snippet) => {
+        const path = `/${/@Get\((?:'([^']*)')?\)/.exec(snippet.code)?.[1] ?? ''}`;
+        const driver = `
+const { port } = app.getHttpServer().address();
+const statuses: number[] = [];
+while (statuses.length < 20 && !statuses.includes(429)) statuses.push((await fetch(\`http://127.0.0.1:\${port}${path}\`)).status);
+console.log(JSON.stringify(statuses));
+process.exit(0); // a Redis client the app made would keep the process alive
+`;
+        const code =
+          snippet.before + snippet.code.replace('.listen(3000)', ".listen(0, '127.0.0.1')") + driver;
+        const statuses = JSON.parse(await runWithTsx(fileOf(snippet), code)) as number[];
+        expect(statuses[0], where).toBe(200);
+        expect(statuses.at(-1), where).toBe(429);
+      },
+    );
+
+    const gateways = snippets.filter((snippet) => snippet.code.includes('@WebSocketGateway('));
+    it.each(gateways.map((snippet) => [`${snippet.file}:${snippet.line}`, snippet] as const))(
+      '%s: the gateway limits messages (its service injected without metadata)',
+      { timeout: 90_000 },
+      async (where, snippet) => {
+        const event = /@SubscribeMessage\('([^']+)'\)/.exec(snippet.code)?.[1];
+        const path = /@WebSocketGateway\(\{ path: '([^']+)'/.exec(snippet.code)?.[1] ?? '/';
+        const driver = `
+import { NestFactory as SnippetNestFactory } from '@nestjs/core';
+import { WsAdapter as SnippetWsAdapter } from '@nestjs/platform-ws';
+import SnippetWebSocket from 'ws';
+const snippetApp = await SnippetNestFactory.create(AppModule, { logger: false });
+snippetApp.useWebSocketAdapter(new SnippetWsAdapter(snippetApp));
+await snippetApp.listen(0, '127.0.0.1');
+const socket = new SnippetWebSocket(\`ws://127.0.0.1:\${snippetApp.getHttpServer().address().port}${path}\`);
+await new Promise((resolve) => socket.once('open', resolve));
+const replies: string[] = [];
+socket.on('message', (data) => replies.push(String(data)));
+for (let i = 0; i < 50; i++) socket.send(JSON.stringify({ event: '${event}', data: \`m\${i}\` }));
+await new Promise((resolve) => setTimeout(resolve, 1000));
+console.log(JSON.stringify(replies.map((reply) => JSON.parse(reply).event)));
+process.exit(0);
+`;
+        const events = JSON.parse(
+          await runWithTsx(fileOf(snippet), snippet.before + snippet.code + driver),
+        ) as string[];
+        // Some messages echoed by the handler, the rest refused by the guard with Nest's exception frame.
+        expect(events[0], where).not.toBe('exception');
+        expect(events, where).toContain('exception');
+        expect(events.length, where).toBe(50);
+      },
+    );
   });
 
   const runnable = snippets.filter((snippet) => snippet.run !== undefined);
