@@ -21,7 +21,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT } from '../../scripts/docs/options.js';
 import { allSnippets, type Snippet } from '../../scripts/docs/snippets.js';
-import { startRedis } from '../support/redis.js';
+import { freePort, redisCli, startRedis } from '../support/redis.js';
 
 const run = promisify(execFile);
 
@@ -159,16 +159,20 @@ describe('documentation snippets', () => {
 
   describe('NestJS examples under tsx (esbuild: experimentalDecorators, no emitDecoratorMetadata)', () => {
     let redisUrl = '';
+    let redisPort = 0;
     let stopRedis: (() => Promise<void>) | undefined;
     beforeAll(async () => {
       const redis = await startRedis();
       redisUrl = `redis://${redis.host}:${redis.port}`;
+      redisPort = redis.port;
       stopRedis = () => redis.stop();
     });
     afterAll(() => stopRedis?.());
 
     /** Runs `code` (a snippet and a driver after it) with tsx in the temp project; the driver's line. */
     async function runWithTsx(name: string, code: string): Promise<string> {
+      // Each app counts from nothing: the Redis pages share one server, and their keys would carry over.
+      await redisCli(redisPort, 'FLUSHALL');
       mkdirSync(join(project, 'runs'), { recursive: true });
       // tsx applies a tsconfig only to the files it includes: the runs get their own, with the same options.
       writeFileSync(
@@ -185,28 +189,43 @@ describe('documentation snippets', () => {
       return stdout.trim().split('\n').at(-1) ?? '';
     }
 
-    // Every page's Nest app, as written but on a free port, asked until it refuses: a first 429.
-    const apps = snippets.filter((snippet) =>
-      /NestFactory\.create\(AppModule[\s\S]*\.listen\(3000\)/.test(snippet.code),
+    // The getting-started apps (docs/start/, and the NestJS README's), as written but on a free port, asked until
+    // they refuse: a first 429 on every framework, from the page a newcomer copies.
+    const LISTEN_3000 = /(\blisten\(\s*(?:\{\s*port:\s*)?|\bport:\s*)3000\b/g;
+    const apps = snippets.filter(
+      (snippet) =>
+        (snippet.file.startsWith('docs/start/') || snippet.code.includes('NestFactory.create(AppModule')) &&
+        snippet.code.match(LISTEN_3000) !== null,
     );
-    it('finds the NestJS apps and gateways of the docs', () => {
-      expect(apps.map((snippet) => snippet.file)).toContain('packages/nestjs/README.md');
+    it('finds an app on every getting-started page, and the NestJS gateway', () => {
+      const files = new Set(apps.map((snippet) => snippet.file));
+      for (const framework of ['fastify', 'express', 'koa', 'hono', 'nestjs'])
+        expect(
+          [...files].some((file) => file.includes(framework)),
+          framework,
+        ).toBe(true);
       expect(snippets.some((snippet) => snippet.code.includes('@WebSocketGateway('))).toBe(true);
     });
     it.each(apps.map((snippet) => [`${snippet.file}:${snippet.line}`, snippet] as const))(
       '%s answers 429 once over its limit',
       { timeout: 90_000 },
       async (where, snippet) => {
+        const port = await freePort();
         const path = `/${/@Get\((?:'([^']*)')?\)/.exec(snippet.code)?.[1] ?? ''}`;
+        // Some apps listen without waiting (Express, Koa, Hono): the first requests may find no server yet.
         const driver = `
-const { port } = app.getHttpServer().address();
 const statuses: number[] = [];
-while (statuses.length < 20 && !statuses.includes(429)) statuses.push((await fetch(\`http://127.0.0.1:\${port}${path}\`)).status);
+for (let i = 0; i < 100 && statuses.length < 20 && !statuses.includes(429); i++) {
+  try {
+    statuses.push((await fetch('http://127.0.0.1:${port}${path}')).status);
+  } catch {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
 console.log(JSON.stringify(statuses));
 process.exit(0); // a Redis client the app made would keep the process alive
 `;
-        const code =
-          snippet.before + snippet.code.replace('.listen(3000)', ".listen(0, '127.0.0.1')") + driver;
+        const code = snippet.before + snippet.code.replace(LISTEN_3000, `$1${port}`) + driver;
         const statuses = JSON.parse(await runWithTsx(fileOf(snippet), code)) as number[];
         expect(statuses[0], where).toBe(200);
         expect(statuses.at(-1), where).toBe(429);
