@@ -208,3 +208,28 @@ describe('algorithm charts', () => {
     for (const name of ALGORITHM_NAMES) expect(page).toContain(`](/charts/${name}.svg)`);
   });
 });
+
+describe('API reference', () => {
+  it('has an entry point for every entry every package exports (typedoc.json), each of them a source file', async () => {
+    const { existsSync, readdirSync, readFileSync } = await import('node:fs');
+    const { join } = await import('node:path');
+    const { ROOT } = await import('../../scripts/docs/options.js');
+    const typedoc = JSON.parse(readFileSync(join(ROOT, 'typedoc.json'), 'utf8')) as { entryPoints: string[] };
+    const exported: string[] = [];
+    for (const dir of readdirSync(join(ROOT, 'packages'))) {
+      const manifest = join(ROOT, 'packages', dir, 'package.json');
+      if (!existsSync(manifest)) continue;
+      const { exports = {} } = JSON.parse(readFileSync(manifest, 'utf8')) as {
+        exports?: Record<string, { import?: { types?: string } }>;
+      };
+      for (const target of Object.values(exports)) {
+        const types = target.import?.types;
+        if (types !== undefined)
+          exported.push(`packages/${dir}/${types.replace(/^\.\/dist\//, 'src/').replace(/\.d\.ts$/, '.ts')}`);
+      }
+    }
+    expect(exported.length).toBeGreaterThan(15);
+    expect([...typedoc.entryPoints].sort()).toEqual([...exported].sort());
+    for (const entry of typedoc.entryPoints) expect(existsSync(join(ROOT, entry)), entry).toBe(true);
+  });
+});
