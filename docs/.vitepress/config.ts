@@ -25,7 +25,6 @@ export default defineConfig({
   ignoreDeadLinks: GENERATED.filter((page) => !existsSync(join(DOCS, page))).map(
     (page) => new RegExp(`^\\.{0,2}/?(?:\\.\\./)?${page.replace(/(index)?\.md$/, '')}`),
   ),
-  srcExclude: ['README.md'],
   themeConfig: {
     search: { provider: 'local' },
     outline: { level: [2, 3] },
