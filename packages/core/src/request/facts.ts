@@ -19,7 +19,7 @@ export interface RequestFacts {
   readonly caseSensitive?: boolean;
   /** How the framework trusts proxies, for start-up smells only; undefined when unknown. */
   readonly proxyTrust?: ProxyTrust;
-  /** Where the framework sets that trust (`Koa: app.proxy, app.maxIpsCount`), named by the proxy notices. */
+  /** Where the framework sets that trust (its own option or setting), named by the proxy notices. */
   readonly proxySetting?: string;
   /** A request header by lower-case name. */
   header(name: string): string | readonly string[] | undefined;
