@@ -100,9 +100,12 @@ function siteOf(
     resume: () => signal(server.pids(), 'SIGCONT'),
     close: async () => {
       signal(server.pids(), 'SIGCONT');
-      await store.close();
-      await closeClient();
-      await server.kill();
+      try {
+        await store.close();
+        await closeClient();
+      } finally {
+        await server.kill();
+      }
     },
   };
 }

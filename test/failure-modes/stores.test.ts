@@ -49,24 +49,22 @@ interface Harness {
   readonly metrics: () => Promise<string>;
 }
 
-const open: Harness[] = [];
+const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
-  for (const harness of open.splice(0)) {
-    await harness.limiter.close();
-    await harness.site.close();
-  }
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
 async function harness(kind: StoreKind, up: boolean): Promise<Harness> {
   const notices: string[] = [];
   const logger = { warn: (message: string) => void notices.push(message) };
   const site = await kind.site(up, logger);
+  // Stopped even when a step below throws: a server left running would outlive the test run.
+  cleanups.push(() => site.close());
   const prometheus = prometheusObserver();
   const observer: Observer = combineObservers(prometheus);
   const limiter = createLimiter({ rules: RULES, store: site.store, observer, logger });
-  const made = { site, limiter, notices, metrics: () => prometheus.metrics() };
-  open.push(made);
-  return made;
+  cleanups.push(() => limiter.close());
+  return { site, limiter, notices, metrics: () => prometheus.metrics() };
 }
 
 /** Checks one after another, 5 ms apart, for `forMs`; `each` after every check. */
