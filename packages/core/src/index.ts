@@ -21,9 +21,7 @@ export {
   type Settlement,
   type SettleOutcome,
 } from './engine/engine.js';
-// Of the HTTP layer, what users of the adapters see: their options' and handlers' types, and normalizeIp for
-// descriptors. The rest is for adapter authors: @sluice/core/http.
-export type { TrustProxy } from './request/fetch.js';
+export type { DeniedBody, DeniedResponse, HeaderFormat } from './fields/responses.js';
 export type { RateLimitInfo } from './http/info.js';
 export type { InlineLimit } from './http/inline.js';
 export type {
@@ -34,7 +32,6 @@ export type {
   RateLimitLogger,
   RateLimitOptions,
 } from './http/options.js';
-export type { DeniedBody, DeniedResponse, HeaderFormat } from './fields/responses.js';
 export type * from './lists/contract.js';
 export { type FileList, type FileListOptions, fileList, MAX_LIST_BYTES } from './lists/file.js';
 export { parseList } from './lists/parse.js';
@@ -55,6 +52,8 @@ export {
 } from './observe/decisionLog.js';
 export { type EngineView, type LimiterHealth, storeHealth } from './observe/health.js';
 export type { LimiterNotice, NoticeLogger } from './observe/misuse.js';
+// The adapters' proxy trust option; the rest of the HTTP layer is for adapter authors: @sluice/core/http.
+export type { TrustProxy } from './request/fetch.js';
 export type { BreakerOptions } from './resilience/breaker.js';
 export type { ConnectionState, ResilienceOptions } from './resilience/resilientStore.js';
 export type * from './rules/adaptiveTypes.js';
