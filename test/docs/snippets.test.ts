@@ -226,6 +226,53 @@ process.exit(0); // a Redis client the app made would keep the process alive
       },
     );
 
+    // `nest build` is tsc with the tsconfig `nest new` writes (decorator metadata emitted): the NestJS page's
+    // first app, so compiled against the built packages as an app installs them, then run by Node.
+    const nestApp = apps.find((snippet) => snippet.file === 'docs/start/nestjs.md');
+    it('docs/start/nestjs.md, compiled as `nest build` does (emitDecoratorMetadata), answers 429', async () => {
+      expect(nestApp).toBeDefined();
+      const port = await freePort();
+      const dir = join(project, 'nest-build');
+      mkdirSync(join(dir, 'node_modules', '@sluice'), { recursive: true });
+      for (const name of readdirSync(join(ROOT, 'packages')))
+        symlinkSync(join(ROOT, 'packages', name), join(dir, 'node_modules', '@sluice', name), 'dir');
+      writeFileSync(join(dir, 'package.json'), JSON.stringify({ type: 'module', private: true }));
+      writeFileSync(
+        join(dir, 'tsconfig.json'),
+        JSON.stringify({
+          compilerOptions: {
+            module: 'nodenext',
+            moduleResolution: 'nodenext',
+            target: 'ES2023',
+            emitDecoratorMetadata: true,
+            experimentalDecorators: true,
+            skipLibCheck: true,
+            strict: true,
+            outDir: 'dist',
+            types: ['node'],
+            typeRoots: [join(ROOT, 'node_modules', '@types')],
+          },
+          files: ['main.ts'],
+        }),
+      );
+      const driver = `
+const statuses: number[] = [];
+for (let i = 0; i < 20 && !statuses.includes(429); i++)
+  statuses.push((await fetch('http://127.0.0.1:${port}/')).status);
+console.log(JSON.stringify(statuses));
+process.exit(0);
+`;
+      writeFileSync(join(dir, 'main.ts'), nestApp!.code.replace(LISTEN_3000, `$1${port}`) + driver);
+      const tsc = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
+      await run(process.execPath, [tsc, '-p', 'tsconfig.json'], { cwd: dir, timeout: 120_000 });
+      const compiled = readFileSync(join(dir, 'dist', 'main.js'), 'utf8');
+      expect(compiled).toContain('design:paramtypes'); // the metadata `nest build` emits
+      const { stdout } = await run(process.execPath, ['dist/main.js'], { cwd: dir, timeout: 60_000 });
+      const statuses = JSON.parse(stdout.trim().split('\n').at(-1) ?? '[]') as number[];
+      expect(statuses[0]).toBe(200);
+      expect(statuses.at(-1)).toBe(429);
+    }, 180_000);
+
     const gateways = snippets.filter((snippet) => snippet.code.includes('@WebSocketGateway('));
     it.each(gateways.map((snippet) => [`${snippet.file}:${snippet.line}`, snippet] as const))(
       '%s: the gateway limits messages (its service injected without metadata)',
