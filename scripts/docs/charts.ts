@@ -106,7 +106,7 @@ export function chartSvg(algorithm: string, points: readonly Point[]): string {
   return `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${WIDTH} ${HEIGHT}" width="${WIDTH}" height="${HEIGHT}" font-family="sans-serif" font-size="11" data-algorithm="${algorithm}" data-requests="${points.length}" data-allowed="${allowed}">
   <title>${title}</title>
   <rect width="${WIDTH}" height="${HEIGHT}" fill="#fff"/>
-  <text x="8" y="18" font-size="12" font-weight="bold">${title}</text>
+  <text x="8" y="18"><tspan font-size="12" font-weight="bold">${algorithm}</tspan>${title.slice(algorithm.length)}</text>
   <g>
     ${seconds}
   </g>
