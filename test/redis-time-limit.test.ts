@@ -1,7 +1,8 @@
 /**
  * RedisStore's default time limit under a busy Redis and under a hung one, on a real redis-server: a Redis
  * that keeps answering, slowly (blocked by DEBUG SLEEP before each call), is waited for and no request fails
- * open, under traffic too (150 ms per call); a Redis that stops answering (SIGSTOP) holds calls only until
+ * open, under traffic too (100 ms per call, half the stall time: a loaded CI machine adds its own delay to
+ * each gap between answers); a Redis that stops answering (SIGSTOP) holds calls only until
  * nothing has answered for the stall time (DEFAULT_STALL_MS), then calls fail within the short limit until it
  * answers again.
  */
@@ -164,7 +165,7 @@ describe('busy or hung, told by progress, under traffic', () => {
     await store.close();
   });
 
-  it('Redis slowed to 150 ms per call but answering: waited for, nothing fails open', async () => {
+  it('Redis slowed to 100 ms per call but answering: waited for, nothing fails open', async () => {
     const store = new RedisStore({
       client: redis.client,
       prefix: randomPrefix(),
@@ -174,7 +175,7 @@ describe('busy or hung, told by progress, under traffic', () => {
     let slowing = true;
     // Back to back, from another connection: Redis answers the store's calls only between two sleeps.
     const slower = (async () => {
-      while (slowing) await redis.admin.debug('SLEEP', 0.15);
+      while (slowing) await redis.admin.debug('SLEEP', 0.1);
     })();
     const run = traffic(store, 20);
     await pause(2000);
@@ -183,7 +184,7 @@ describe('busy or hung, told by progress, under traffic', () => {
     await run.stop();
     const codes = new Set(run.outcomes.map((o) => o.outcome));
     expect([...codes]).toEqual(['ok']);
-    expect(Math.max(...run.outcomes.map((o) => o.ms))).toBeGreaterThan(100); // it was slow
+    expect(Math.max(...run.outcomes.map((o) => o.ms))).toBeGreaterThan(60); // it was slow
     expect(store.health().failingOpenSince).toBeUndefined();
     await store.close();
   });
