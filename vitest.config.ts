@@ -17,6 +17,7 @@ const packages = [
   'nestjs',
   'envoy',
   'websocket',
+  'graphql',
 ];
 
 // Tests import @sluice/* from source, so the suite needs no build step.
