@@ -78,4 +78,6 @@ export const RULE_FIELD_NOTES: Readonly<Record<string, string>> = {
   'challenge.difficulty': 'Leading zero bits of the first challenge; one more each later violation.',
   'challenge.pass': 'Uncounted requests a solution earns.',
   'challenge.for': 'How long a pass lasts.',
+  public:
+    '`false` leaves the rule out of the limits page (`sluice docs`) and the OpenAPI entries (`sluice openapi`) written for API users.',
 };

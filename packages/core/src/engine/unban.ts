@@ -10,7 +10,7 @@ export interface UnbanContext {
   readonly stores: { readonly store: Store; readonly local: Store };
   readonly secret: string | undefined;
   readonly logger: NoticeLogger;
-  readonly onUnban: (rule: string, lifted: boolean) => void;
+  readonly onUnban: (rule: string, lifted: boolean, tag: string) => void;
 }
 
 /** Log code of a lifted ban: an operator's act, logged every time (with the hashed key, never the key). */
@@ -42,6 +42,6 @@ export async function unbanKey(
   context.logger.warn(
     `${BAN_LIFTED}: ban of rule ${rule.name} lifted for key ${tag}${lifted ? '' : ' (it had none)'}`,
   );
-  context.onUnban(rule.name, lifted);
+  context.onUnban(rule.name, lifted, tag);
   return lifted;
 }

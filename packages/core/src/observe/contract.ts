@@ -97,6 +97,6 @@ export interface Observer {
   onShed?(rule: string, priority: PriorityClass): void;
   /** An enforcing rule with `ban` banned a key (at the denial that started it), until epoch ms `until`. */
   onBan?(rule: string, until: number): void;
-  /** An operator lifted a key's ban under a rule (`limiter.unban`); `lifted`: the key had one. */
-  onUnban?(rule: string, lifted: boolean): void;
+  /** An operator lifted a key's ban under a rule (`limiter.unban`); `lifted`: the key had one; `tag`: its hashed key. */
+  onUnban?(rule: string, lifted: boolean, tag: string): void;
 }

@@ -16,7 +16,7 @@ export interface GuardedObserver {
   onAdaptiveFactor(rule: string, factor: number): void;
   onShed(rule: string, priority: PriorityClass): void;
   onBan(rule: string, until: number): void;
-  onUnban(rule: string, lifted: boolean): void;
+  onUnban(rule: string, lifted: boolean, tag: string): void;
   /** Whether the observer listens to store latency (timing a call costs a clock read on each side). */
   readonly timesStore: boolean;
   /** Hook calls that threw or whose promise rejected, since start. */

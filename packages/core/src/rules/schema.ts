@@ -233,6 +233,8 @@ export const ruleSchema = z.strictObject({
   warn_at: jitterPercent.optional(),
   /** Escalation: a proof-of-work challenge on the 429s from the `after`th violation (before the ban). */
   challenge: challengeSpec.optional(),
+  /** `false` keeps the rule off the limits page and OpenAPI entries `sluice docs`/`openapi` write. */
+  public: z.boolean().optional(),
 });
 
 /** The top of a rules file. Rules are validated one by one (see validate.ts) so that every rule reports. */
