@@ -38,6 +38,7 @@ export { parseList } from './lists/parse.js';
 export { valueList } from './lists/valueList.js';
 export type { ValueSet } from './lists/valueSet.js';
 export { normalizeIp } from './net/ip.js';
+export { type AuditTrail, type AuditTrailOptions, auditTrail } from './observe/audit.js';
 export { combineObservers } from './observe/combine.js';
 export type * from './observe/contract.js';
 export {
@@ -71,6 +72,7 @@ export {
 export { type ResolveOptions, type RulesLike, resolveRules, resolveRulesSync } from './rules/resolve.js';
 export { type LimitSpec, type ParsedRule, type RuleSpec, ruleSchema } from './rules/schema.js';
 export { type WatchedRules, type WatchRulesOptions, watchRules } from './rules/watch.js';
+export type { AuditEntry, AuditKind, AuditLog, AuditQuery, AuditRecord, AuditValue } from './store/audit.js';
 export type * from './store/contract.js';
 export { MemoryStore, type MemoryStoreOptions } from './store/memory.js';
 export type { BanState } from './store/policies.js';

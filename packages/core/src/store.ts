@@ -31,6 +31,22 @@ export type {
 } from './rules/contract.js';
 export { hashText } from './rules/keys.js';
 export { loadRules, parseRules } from './rules/parse.js';
+export {
+  AUDIT_KINDS,
+  type AuditEntry,
+  type AuditKind,
+  type AuditLog,
+  type AuditQuery,
+  type AuditRecord,
+  type AuditValue,
+  auditEntryOf,
+  checkAuditQuery,
+  DEFAULT_AUDIT_ENTRIES,
+  DEFAULT_AUDIT_READ,
+  MemoryAuditLog,
+  matchesAudit,
+  newestMatching,
+} from './store/audit.js';
 export type {
   Check,
   CheckPolicy,

@@ -13,6 +13,8 @@ export const NOTICE_CODES = {
   leases: ['SLUICE_LEASES_UNRENEWED', 'SLUICE_LEASES_RENEWED'],
   /** An operator's act (engine/unban.ts). */
   operator: ['SLUICE_BAN_LIFTED'],
+  /** The audit trail's writes failing, then written again (observe/audit.ts). */
+  audit: ['SLUICE_AUDIT_UNWRITTEN', 'SLUICE_AUDIT_WRITTEN'],
   /** Adapters' misconfiguration smells (http/notices.ts). */
   adapter: [
     'SLUICE_UNVALIDATED_API_KEY',

@@ -1,5 +1,6 @@
 import { ConfigError } from '../base/errors.js';
 import { checkOptionNames } from '../base/optionNames.js';
+import { type AuditLog, MemoryAuditLog } from './audit.js';
 import type { Check, CheckResult, FactorReport, Lease, SlotHint, Store, StoreHealth } from './contract.js';
 import {
   banKey,
@@ -113,6 +114,8 @@ export class MemoryStore implements Store, StateTable {
   /** Keys held and evictions so far; a MemoryStore is always connected and has nothing pending. */
   /** Adaptive factors, shared by the limiters that use this store. */
   readonly #factors = new MemoryFactors();
+  /** The audit trail, in process: the newest 10,000 entries. */
+  readonly audit: AuditLog = new MemoryAuditLog();
 
   /** Folds a gateway's outcomes into an adaptive rule's factor (adaptive/aimd.ts); answers at once. */
   adaptFactor(report: FactorReport, now: number): number {
