@@ -1,4 +1,5 @@
 import {
+  type AuditLog,
   type BreakerOptions,
   type Check,
   type CheckResult,
@@ -12,6 +13,7 @@ import {
   type StoreHealth,
 } from '@sluice/core/store';
 import pg from 'pg';
+import { auditTableOf, createAuditTableSql, PostgresAuditLog } from './audit.js';
 import { checkout } from './checkout.js';
 import { createTableSql, type TableName, tableName } from './schema.js';
 import { sweepExpired } from './sweep.js';
@@ -138,7 +140,8 @@ function limitsFor(timeoutMs: number): TransactionLimits {
 export async function createTable(pool: pg.Pool, table: TableName): Promise<void> {
   const client = await checkout(pool);
   try {
-    await client.query(`BEGIN;\n${createTableSql(table)};\nCOMMIT`);
+    const audit = createAuditTableSql(auditTableOf(table));
+    await client.query(`BEGIN;\n${createTableSql(table)};\n${audit};\nCOMMIT`);
     client.release();
   } catch (error) {
     client.release(error instanceof Error ? error : true);
@@ -169,6 +172,8 @@ export class PostgresStore implements Store {
   #sweepFailing = false;
   /** Every call settles within its time limit, unless a fallback store of yours may take longer. */
   readonly timeLimited: boolean;
+  /** The audit trail: rows of `<tablePrefix>audit`, beside the counters (audit.ts). */
+  readonly audit: AuditLog;
 
   constructor(options: PostgresStoreOptions) {
     checkOptionNames('PostgresStore', options, OPTION_NAMES);
@@ -188,14 +193,16 @@ export class PostgresStore implements Store {
     this.#sweepBatch = positive('sweepBatch', options.sweepBatch ?? DEFAULT_SWEEP_BATCH, true);
     this.#logger = options.logger ?? console;
     const create = options.createTable === true;
+    const ready = create ? () => (this.#migrated ? undefined : this.#migrate()) : () => undefined;
     this.#transactions = new Transactions({
       pool,
       table: this.#table,
       clock,
       timeoutMs: () => this.#resilient.timeoutMs,
       limits: limitsFor(maxTimeoutMs),
-      ready: create ? () => (this.#migrated ? undefined : this.#migrate()) : () => undefined,
+      ready,
     });
+    this.audit = new PostgresAuditLog(pool, this.#table, ready);
     this.#resilient = resilientStore(this.#transactions, {
       name: 'PostgreSQL',
       timeoutMs,

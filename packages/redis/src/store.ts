@@ -1,4 +1,5 @@
 import {
+  type AuditLog,
   type BreakerOptions,
   type Check,
   type CheckResult,
@@ -15,6 +16,7 @@ import {
 } from '@sluice/core/store';
 import type { Cluster, Redis } from 'ioredis';
 import { RedisFactors } from './adaptiveFactors.js';
+import { RedisAuditLog } from './audit.js';
 import type { ClientWatcher } from './clientEvents.js';
 import { assertCheck, assertPrefix, assertSafeId } from './codec.js';
 import { KeyStateError } from './errors.js';
@@ -162,6 +164,8 @@ export class RedisStore implements Store {
   readonly #resilient: ResilientStore;
   readonly #factors: RedisFactors;
   readonly #scripts: ScriptStore;
+  /** The audit trail: a stream under `<prefix>:{audit}:log` (audit.ts). */
+  readonly audit: AuditLog;
   /**
    * Every call settles within its time limit (plus the rest of the turn it waits in, with coalescing, held or
    * not), so the engine needs no timer of its own per call; true unless a fallback store of yours may take
@@ -204,6 +208,7 @@ export class RedisStore implements Store {
     this.#transport = transport;
     const prefix = assertPrefix(options.prefix ?? 'sluice');
     this.#factors = new RedisFactors(transport, prefix);
+    this.audit = new RedisAuditLog(transport, prefix);
     const clock = options.clock ?? 'app';
     if (clock !== 'app' && clock !== 'redis') throw new ConfigError("clock must be 'app' or 'redis'");
     const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
