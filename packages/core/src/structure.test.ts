@@ -16,6 +16,7 @@ const LAYERS = [
   'observe',
   'resilience',
   'adaptive',
+  'watch',
   'engine',
   'fields',
   'request',

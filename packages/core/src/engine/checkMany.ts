@@ -131,7 +131,12 @@ function uncounted(request: PlannedRequest): Decision {
 
 /** Tells the observer each set's decision, with that set's descriptors. */
 function told(path: RequestPath, planned: readonly PlannedSet[], decisions: Decision[]): Decision[] {
-  for (let i = 0; i < planned.length; i++) path.observer.onDecision(decisions[i]!, planned[i]!.descriptors);
+  for (let i = 0; i < planned.length; i++) {
+    const { request, descriptors } = planned[i]!;
+    if (request !== undefined)
+      path.watch?.sawPlanned(request.remote, request.local, decisions[i]!.results, descriptors);
+    path.observer.onDecision(decisions[i]!, descriptors);
+  }
   return decisions;
 }
 

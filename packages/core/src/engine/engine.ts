@@ -13,6 +13,9 @@ import { TagCache } from '../rules/keys.js';
 import { assertNotPromise, isCompiledRules, isRulesSource } from '../rules/resolve.js';
 import type { BreakerState, Lease, Store } from '../store/contract.js';
 import { MemoryStore } from '../store/memory.js';
+import type { GatewayBoard } from '../watch/board.js';
+import { limiterWatch } from '../watch/limiterWatch.js';
+import type { WatchOptions } from '../watch/options.js';
 import { type CheckManyOptions, type CheckSet, decideMany } from './checkMany.js';
 import { type Explanation, explainRequest } from './explain.js';
 import { LeaseKeeper, renewRound } from './leaseKeeper.js';
@@ -64,6 +67,12 @@ export interface LimiterOptions {
    * Every list the rules name must be given; a rules reload naming a missing one is refused.
    */
   lists?: Lists;
+  /**
+   * Heavy hitters per rule (`limiter.hotKeys()`): the top keys by requests and by denials in fixed memory, by
+   * hashed counter tag; with `{publish: true}` also published to the store's board every few seconds for
+   * `sluice top` and `sluice dashboard` (docs/guide/watching.md). Default on, not published; `false`: off.
+   */
+  watch?: WatchOptions | false;
 }
 
 /** The engine: matches rules, evaluates them in one store call per store, decides. */
@@ -130,6 +139,11 @@ export interface Limiter {
    * to the observer (`onUnban`); true when the key had one.
    */
   unban(rule: string, descriptors: Descriptors): Promise<boolean>;
+  /**
+   * This process's board: per rule its heaviest keys (hashed tags) by requests and by denials, counts and
+   * rates, and the store's health, as it publishes it (watch/board.ts); undefined with `watch: false`.
+   */
+  hotKeys(): GatewayBoard | undefined;
   /** Closes the stores it made; a store passed in stays open (it is the app's, as a Redis client is). */
   close(): Promise<void>;
 }
@@ -146,6 +160,7 @@ const LIMITER_OPTIONS: readonly (keyof LimiterOptions)[] = [
   'logger',
   'silence',
   'lists',
+  'watch',
 ];
 
 function assertStore(store: unknown, name: string): asserts store is Store {
@@ -164,7 +179,14 @@ export function createLimiter(options: LimiterOptions): Limiter {
   // Never back, whatever the store: a shared store's counters were written on this clock too, and a stepped-back
   // one would read them as far ahead, that is as stale, and open a second window (README, Time and numbers).
   const clock = options.clock ?? steadyClock();
-  const observer = guardObserver(options.observer);
+  const guarded = guardObserver(options.observer);
+  const watch = limiterWatch(options.watch, {
+    store: given.store,
+    observer: guarded,
+    clock,
+    health: () => health(),
+  });
+  const observer = watch?.observer ?? guarded;
   const logger = options.logger ?? console;
   assertRules(options.rules);
   const lists = assertLists(options.lists);
@@ -192,6 +214,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
     observer,
     clock,
     adaptive,
+    ...(watch === undefined ? {} : { watch: watch.hotKeys }),
   };
   const ledger = new LeaseLedger();
   const settlements = new Settlements();
@@ -231,6 +254,13 @@ export function createLimiter(options: LimiterOptions): Limiter {
     watched.checked();
     return decideOne(path, descriptors, opts);
   };
+  // The stores' own reports: a wrapper's would say "connected" while the engine sees its calls fail.
+  const health = () =>
+    limiterHealth(given.store, given.local, {
+      pending: calls.store.pending,
+      failingSince: calls.store.failingSince,
+      observerFailures: observer.failures,
+    });
   const giveBack = (leases: readonly Lease[]) =>
     leases.length === 0 ? Promise.resolve() : releaseLeases(path, leases, clock());
   return {
@@ -276,14 +306,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
     get version() {
       return path.table.version;
     },
-    health() {
-      // The stores' own reports: a wrapper's would say "connected" while the engine sees its calls fail.
-      return limiterHealth(given.store, given.local, {
-        pending: calls.store.pending,
-        failingSince: calls.store.failingSince,
-        observerFailures: observer.failures,
-      });
-    },
+    health,
     setBreaker(rule, state) {
       adaptive.setBreakerOf(path.table, rule, state, clock());
     },
@@ -297,7 +320,9 @@ export function createLimiter(options: LimiterOptions): Limiter {
         rule,
         descriptors,
       ),
+    hotKeys: () => watch?.view(),
     async close() {
+      watch?.stop();
       unsubscribe?.();
       watched.close();
       keeper.stop();

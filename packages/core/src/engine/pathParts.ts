@@ -4,6 +4,7 @@ import type { GuardedObserver } from '../observe/guarded.js';
 import type { CompiledRules } from '../rules/contract.js';
 import type { TagCache } from '../rules/keys.js';
 import type { Store } from '../store/contract.js';
+import type { HotKeys } from '../watch/hotKeys.js';
 import type { LocalLeases } from './localLeases.js';
 import type { StoreCaller } from './storeCall.js';
 
@@ -26,4 +27,6 @@ export interface RequestPath {
   readonly clock: () => number;
   /** Adaptive limits and priority shedding; reached only by tables with such rules. */
   readonly adaptive?: AdaptiveControl;
+  /** The heavy hitters and counts per rule (watch/), fed with each decision's checks; absent with `watch: false`. */
+  readonly watch?: HotKeys;
 }

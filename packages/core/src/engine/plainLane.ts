@@ -37,6 +37,7 @@ export function decidePlain(
     checks.push(plainCheck(rule, cached.tag, descriptors, codeCost, path.dryRun, cached));
   }
   const decision = decided(path, rules, checks, descriptors, now);
+  path.watch?.sawChecks(checks, decision.results, descriptors);
   path.observer.onDecision(decision, descriptors);
   return decision;
 }

@@ -131,6 +131,7 @@ export function settle(
   } else {
     for (const lease of decision.leases) if (!lease.refund) observer.onLeases(lease.rule, 1);
   }
+  path.watch?.sawPlanned(request.remote, request.local, decision.results, request.descriptors);
   observer.onDecision(decision, request.descriptors);
   return decision;
 }

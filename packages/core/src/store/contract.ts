@@ -8,6 +8,7 @@ import type { LimitParams } from '../algorithms/limits.js';
 import type { StoreErrorKind } from '../base/errors.js';
 import type { AdaptivePolicy } from '../rules/adaptiveTypes.js';
 import type { BanPolicy, CompiledRule, CountOutcome, Mode, RuleScope } from '../rules/contract.js';
+import type { Board } from './board.js';
 import type { AuditLog } from './audit.js';
 
 /** One rule's counting work for one request, as the engine hands it to a store. */
@@ -153,6 +154,8 @@ export interface Store {
    * without it a limiter keeps them in process.
    */
   adaptFactor?: FactorStore['adaptFactor'];
+  /** Optional: the gateways' boards of heavy hitters (store/board.ts); MemoryStore and RedisStore have one. */
+  readonly board?: Board;
   /** Optional: the audit trail's append-only log (store/audit.ts); MemoryStore, RedisStore, PostgresStore have it. */
   readonly audit?: AuditLog;
 }

@@ -1,6 +1,7 @@
 import { ConfigError } from '../base/errors.js';
 import { checkOptionNames } from '../base/optionNames.js';
 import { type AuditLog, MemoryAuditLog } from './audit.js';
+import { type Board, MemoryBoard } from './board.js';
 import type { Check, CheckResult, FactorReport, Lease, SlotHint, Store, StoreHealth } from './contract.js';
 import {
   banKey,
@@ -114,6 +115,8 @@ export class MemoryStore implements Store, StateTable {
   /** Keys held and evictions so far; a MemoryStore is always connected and has nothing pending. */
   /** Adaptive factors, shared by the limiters that use this store. */
   readonly #factors = new MemoryFactors();
+  /** The gateways' boards of heavy hitters, in process (store/board.ts). */
+  readonly board: Board = new MemoryBoard();
   /** The audit trail, in process: the newest 10,000 entries. */
   readonly audit: AuditLog = new MemoryAuditLog();
 
