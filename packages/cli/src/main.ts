@@ -1,4 +1,5 @@
 import { unknownName } from '@sluice/core';
+import { auditCommand } from './commands/audit.js';
 import { capacityCommand } from './commands/capacity.js';
 import { explainCommand } from './commands/explain.js';
 import { migrateCommand } from './commands/migrate.js';
@@ -22,6 +23,7 @@ const COMMANDS: readonly Command[] = [
   capacityCommand,
   pushCommand,
   unbanCommand,
+  auditCommand,
   migrateCommand,
   rlsCommand,
 ];

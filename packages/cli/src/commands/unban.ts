@@ -4,6 +4,7 @@ import { listOption, parseCommandArgs, stringOption } from '../args.js';
 import { type Command, EXIT, type ExitCode, type Io, UsageError } from '../io.js';
 import { connectRedis, loadRedisModules, redactUrl } from '../redis.js';
 import { loadChecked } from '../rulesFile.js';
+import { actorOption, byHelp, recordAct } from './audit.js';
 import { parseDescriptors } from './explain.js';
 
 /**
@@ -16,14 +17,14 @@ async function ruleOf(
   keyNames: readonly string[],
   global: boolean,
   io: Io,
-): Promise<KeyedRule | ExitCode> {
+): Promise<(KeyedRule & { domain?: string }) | ExitCode> {
   if (file === undefined) return { name, global, key: global ? [] : keyNames };
   const loaded = await loadChecked(file, io);
   if (typeof loaded === 'number') return loaded;
   const rule = loaded.rules.rules.find((r) => r.name === name);
   if (rule === undefined) throw new UsageError(`${file} has no rule named ${name}`);
   if (rule.ban === undefined) throw new UsageError(`rule ${name} has no ban: there is nothing to lift`);
-  return rule;
+  return { ...rule, domain: loaded.rules.domain };
 }
 
 /** `sluice unban [rules.yaml] --rule R --key d=v... --redis URL`: lifts one key's ban, as limiter.unban does. */
@@ -31,14 +32,14 @@ export const unbanCommand: Command = {
   name: 'unban',
   summary: "lift a key's ban under a rule with ban, in the RedisStore the gateways share",
   help: `Usage: sluice unban [<rules.yaml>] --rule <name> --key <descriptor=value>... --redis <url>
-       [--cluster] [--prefix <prefix>] [--key-secret <secret>] [--global]
+       [--cluster] [--prefix <prefix>] [--key-secret <secret>] [--global] [--by <name>]
 
 Lifts the ban of one key under a rule with ban: deletes the key's ban state (its violations and escalation
 level go with it) from Redis, so every gateway lets it through again, by its limit. The key is hashed as the
 limiter hashes it: the rule's key descriptors and values (with the limiter's keySecret if it has one). Say
 which rules file the gateways use to take the rule's key descriptors from it; without one, give the --key
 descriptors in the order of the rule's key (or --global for a global rule). Prints the hashed key, never
-the values.
+the values. The unban is recorded in the audit trail (sluice audit lists it).
 
 Example:
   sluice unban rules.yaml --rule login_per_ip --key ip=203.0.113.9 --redis redis://10.0.0.5:6379
@@ -51,10 +52,11 @@ Options:
   --cluster             the URL is a node of a Redis Cluster
   --prefix <prefix>     the RedisStore's key prefix; default sluice
   --key-secret <s>      the limiter's keySecret, for keyed (HMAC) tags; default $SLUICE_KEY_SECRET
+  ${byHelp(22)}
   -h, --help            show this help
 
-Exit codes: 0 lifted (or the key had no ban), 1 Redis failure, 2 usage error, unreadable or invalid rules file,
-or ioredis or @sluice/redis not installed.`,
+Exit codes: 0 lifted (or the key had no ban), 1 Redis failure or the audit entry not written, 2 usage error,
+unreadable or invalid rules file, or ioredis or @sluice/redis not installed.`,
   async run(args, io) {
     const parsed = parseCommandArgs(args, {
       rule: { type: 'string' },
@@ -64,7 +66,9 @@ or ioredis or @sluice/redis not installed.`,
       cluster: { type: 'boolean' },
       prefix: { type: 'string' },
       'key-secret': { type: 'string' },
+      by: { type: 'string' },
     });
+    const actor = actorOption(parsed);
     const [file, ...extra] = parsed.positionals;
     if (extra.length > 0) throw new UsageError('unban takes at most one rules file');
     const name = stringOption(parsed, 'rule');
@@ -99,7 +103,16 @@ or ioredis or @sluice/redis not installed.`,
           ? `lifted the ban of rule ${rule.name} for key ${tag} in ${redactUrl(url)}`
           : `rule ${rule.name} had no ban for key ${tag} in ${redactUrl(url)}: nothing to lift`,
       );
-      return EXIT.ok;
+      const details = { tag, lifted };
+      const entry = {
+        at: Date.now(),
+        kind: 'unban',
+        actor,
+        domain: rule.domain ?? null,
+        rule: rule.name,
+        details,
+      } as const;
+      return (await recordAct(store.audit, entry, redactUrl(url), io)) ? EXIT.ok : EXIT.findings;
     } catch (error) {
       io.err(`unban in ${redactUrl(url)} failed: ${error instanceof Error ? error.message : String(error)}`);
       return EXIT.findings;
