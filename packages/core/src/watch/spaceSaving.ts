@@ -46,6 +46,8 @@ export class SpaceSaving {
   /** Emptied buckets, reused: a busy sketch allocates nothing. */
   #spare: Bucket | undefined;
   #total = 0;
+  /** Whether a key was ever turned out of its counter (until then every count is exact). */
+  #turnedOut = false;
 
   constructor(capacity: number) {
     this.capacity = capacity;
@@ -66,7 +68,7 @@ export class SpaceSaving {
    * ever turned out (every count exact), else the lowest count, which is at most N/k.
    */
   get floor(): number {
-    return this.#counters.size < this.capacity ? 0 : (this.#lowest?.count ?? 0);
+    return this.#turnedOut ? (this.#lowest?.count ?? 0) : 0;
   }
 
   /** Counts one more of `tag`. */
@@ -84,6 +86,7 @@ export class SpaceSaving {
     // Full: the new key takes a counter of the lowest count, which becomes its possible error.
     const lowest = this.#lowest!;
     const taken = lowest.head!;
+    this.#turnedOut = true;
     this.#counters.delete(taken.tag);
     taken.tag = tag;
     taken.error = lowest.count;
@@ -106,6 +109,7 @@ export class SpaceSaving {
     this.#lowest = undefined;
     this.#spare = undefined;
     this.#total = 0;
+    this.#turnedOut = false;
   }
 
   #addNew(tag: string): void {
