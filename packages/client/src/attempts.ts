@@ -1,5 +1,5 @@
 import { retryDelay } from './backoff.js';
-import { emit, type GiveUpReason } from './events.js';
+import { emit, type GiveUpReason, type RefusalCode } from './events.js';
 import type { HeaderSource } from './headerSource.js';
 import { readModelBudget } from './modelFields.js';
 import type { ResolvedClientOptions } from './options.js';
@@ -7,6 +7,7 @@ import type { OriginState } from './origins.js';
 import type { NoRetryReason } from './plan.js';
 import { type RateLimitInfo, readRateLimits } from './rateLimitFields.js';
 import { parseRetryAfter } from './retryAfter.js';
+import type { TokenBudget } from './tokenBudget.js';
 
 /** What the attempt logic needs of a request, whichever API sends it (fetch, an undici dispatch). */
 export interface Target {
@@ -51,25 +52,26 @@ export async function paced(
 }
 
 /**
- * Waits until the token budget holds `cost` (the request's estimate), then takes it; answers the token
- * reservation number. A wait past the longest allowed is not made: the request goes, and the server's
- * answer says what to do.
+ * Waits until `budget` (the origin's tokens, a GraphQL endpoint's cost points) holds `cost` (the request's
+ * estimate), then takes it; answers the reservation number. A wait past the longest allowed is not made: the
+ * request goes, and the server's answer says what to do. `policy` names the budget in the `wait` event.
  */
 export async function tokensPaced(
   settings: ResolvedClientOptions,
-  state: OriginState,
+  budget: TokenBudget,
   target: Target,
   attempt: number,
   cost: number,
+  policy = 'tokens',
 ): Promise<number> {
   const start = settings.now();
   for (let round = 1; round <= MAX_PACING_ROUNDS; round++) {
     const now = settings.now();
-    const ms = state.tokens.waitFor(cost, now);
+    const ms = budget.waitFor(cost, now);
     if (ms <= 0 || now + ms - start > settings.maxWaitMs) break;
-    await waitToPace(settings, target, attempt, ms, 'tokens');
+    await waitToPace(settings, target, attempt, ms, policy);
   }
-  return state.tokens.take(cost);
+  return budget.take(cost);
 }
 
 /** A pacing wait before attempt `attempt`, telling the `wait` hook which policy set it. */
@@ -102,6 +104,17 @@ export function observe(
   return infos;
 }
 
+/** A refused answer: its status, the attempt it answered, its headers, and a wait its body named (GraphQL's). */
+export interface Answer {
+  readonly status: number;
+  readonly attempt: number;
+  readonly headers: HeaderSource;
+  /** The wait a GraphQL THROTTLED error asked for, ms: it comes before Retry-After, which has whole seconds. */
+  readonly waitMs?: number | undefined;
+  /** Set when the body refused the call (a GraphQL THROTTLED error), whatever the status. */
+  readonly code?: RefusalCode | undefined;
+}
+
 /**
  * What to do with a refused answer (a `retryOn` status): the wait before the next attempt, spending a
  * retry from the budget; or undefined when the answer goes back to the caller. Emits the events.
@@ -110,12 +123,12 @@ export function nextWait(
   settings: ResolvedClientOptions,
   state: OriginState,
   target: Target,
-  answer: { readonly status: number; readonly attempt: number; readonly headers: HeaderSource },
+  answer: Answer,
   infos: readonly RateLimitInfo[],
 ): number | undefined {
   const { events } = settings;
   const delayMs = retryDelay({
-    serverWaitMs: serverWait(answer.headers, infos, settings.now()),
+    serverWaitMs: answer.waitMs ?? serverWait(answer.headers, infos, settings.now()),
     attempt: answer.attempt,
     jitterMs: settings.jitterMs,
     backoff: settings.backoff,
@@ -126,6 +139,7 @@ export function nextWait(
     method: target.method,
     status: answer.status,
     attempt: answer.attempt,
+    ...(answer.code === undefined ? {} : { code: answer.code }),
   };
   const reason = giveUpReason(settings, state, target, answer.attempt, delayMs);
   if (reason !== undefined) {

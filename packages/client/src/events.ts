@@ -16,11 +16,16 @@ export interface WaitEvent {
   readonly policy?: string;
 }
 
-/** A refused response (429, 503) will be retried. */
+/** What a refusal's body said: `THROTTLED`, a GraphQL error (its status may be 200 or 429). */
+export type RefusalCode = 'THROTTLED';
+
+/** A refused response (429, 503, a GraphQL THROTTLED error) will be retried. */
 export interface RetryEvent {
   readonly origin: string;
   readonly method: string;
   readonly status: number;
+  /** Set when the body refused the call: a GraphQL THROTTLED error. */
+  readonly code?: RefusalCode;
   /** The attempt that was refused, 1 for the first. */
   readonly attempt: number;
   /** The wait before the next attempt, ms. */
@@ -35,6 +40,8 @@ export interface GiveUpEvent {
   readonly origin: string;
   readonly method: string;
   readonly status: number;
+  /** Set when the body refused the call: a GraphQL THROTTLED error. */
+  readonly code?: RefusalCode;
   readonly attempt: number;
   readonly reason: GiveUpReason;
 }

@@ -1,20 +1,35 @@
 import { nextWait, observe, paced, spendOnSolution, tokensPaced, waitToRetry } from './attempts.js';
 import { challengeOf, PASS_HEADER, PASS_OVER_HEADER, SOLUTION_HEADER, solveChallenge } from './challenge.js';
 import { emit } from './events.js';
+import { type GraphqlCall, graphqlCall, sendGraphql } from './graphqlCall.js';
+import { type GraphqlAnswer, throttledWaitMs } from './graphqlCost.js';
 import { type ClientOptions, type ResolvedClientOptions, resolveOptions } from './options.js';
 import { type OriginState, Origins } from './origins.js';
 import { type FetchInput, planRequest, type RequestPlan } from './plan.js';
 import type { RateLimitInfo } from './rateLimitFields.js';
+
+/** `fetch`'s options, and the client's own for one call. */
+export interface SluiceRequestInit extends RequestInit {
+  /**
+   * What this GraphQL call will cost, in the server's points: the client waits until the endpoint's budget
+   * holds it before sending (see the `graphql` option; a call given a cost is paced as one). Not sent.
+   */
+  cost?: number;
+}
+
+/** The fetch {@link createFetch} makes: `fetch`'s signature and result, and a `cost` per call. */
+export type SluiceFetch = (input: FetchInput, init?: SluiceRequestInit) => Promise<Response>;
 
 /**
  * A `fetch` that paces requests by the RateLimit fields of earlier responses, and retries 429 and 503
  * after Retry-After plus jitter, within a number of attempts, a longest wait and a per-origin retry budget.
  * Same signature and result as `fetch`: a refused request that is not retried resolves with its response.
  */
-export function createFetch(options?: ClientOptions): typeof fetch {
+export function createFetch(options?: ClientOptions): SluiceFetch {
   const settings = resolveOptions(options);
   const origins = new Origins(settings);
-  return function sluiceFetch(input: FetchInput, init?: RequestInit): Promise<Response> {
+  return function sluiceFetch(input: FetchInput, given?: SluiceRequestInit): Promise<Response> {
+    const { init, cost: callCost } = withoutCost(given);
     let plan: RequestPlan;
     try {
       plan = planRequest(input, init, settings);
@@ -23,13 +38,31 @@ export function createFetch(options?: ClientOptions): typeof fetch {
       return settings.fetch(input, init);
     }
     let cost: number;
+    let call: GraphqlCall | undefined;
     try {
       cost = estimateOf(settings, plan, init);
+      call = graphqlCall(settings.graphql, plan, init?.body ?? undefined, callCost);
     } catch (error) {
       return Promise.reject(error);
     }
-    return send(settings, origins.get(plan.url.origin), plan, cost);
+    return send(settings, origins.get(plan.url.origin), plan, { cost, call });
   };
+}
+
+/** The call's `fetch` options without the client's own `cost`, which is not sent. */
+function withoutCost(given: SluiceRequestInit | undefined): {
+  init: RequestInit | undefined;
+  cost: number | undefined;
+} {
+  if (given === undefined || !('cost' in given)) return { init: given, cost: undefined };
+  const { cost, ...init } = given;
+  return { init, cost };
+}
+
+/** What one request is priced at: its estimated tokens (0 without `estimate`), and the GraphQL call it is. */
+interface Pricing {
+  readonly cost: number;
+  readonly call: GraphqlCall | undefined;
 }
 
 /** Sends the attempts of one request. */
@@ -37,20 +70,22 @@ async function send(
   settings: ResolvedClientOptions,
   state: OriginState,
   plan: RequestPlan,
-  cost: number,
+  { cost, call }: Pricing,
 ): Promise<Response> {
   state.budget?.earn();
   let solution: string | undefined;
   let justSolved = false;
   for (let attempt = 1; ; attempt++) {
     const extra = challengeHeaders(state, solution);
-    const attemptSpec = { attempt, cost, extra, atOnce: justSolved };
-    const { response, infos } = await sendOne(settings, state, plan, attemptSpec);
+    const attemptSpec = { attempt, cost, call, extra, atOnce: justSolved };
+    const { response, infos, graphql } = await sendOne(settings, state, plan, attemptSpec);
     justSolved = false;
-    if (!settings.retryOn.has(response.status)) return keepPass(state, response, extra);
+    const throttled = graphql?.throttled === true ? graphql : undefined;
+    if (!settings.retryOn.has(response.status) && throttled === undefined)
+      return keepPass(state, response, extra);
     // A challenge, solved once per request: sent again at once with the solution, as the same attempt. Not
     // paced: the server decides it with the spent rule left out, so the 429's reset does not apply to it.
-    if (solution === undefined && response.status === 429) {
+    if (solution === undefined && response.status === 429 && throttled === undefined) {
       const solving = await solved(settings, state, plan, { response, attempt, sent: extra });
       if (solving === BUDGET_SPENT) return response;
       if (solving !== undefined) {
@@ -60,8 +95,10 @@ async function send(
         continue;
       }
     }
-    const answer = { status: response.status, attempt, headers: response.headers };
-    const delayMs = nextWait(settings, state, plan, answer, infos);
+    const answer = { status: response.status, attempt, headers: response.headers, ...refusal(throttled) };
+    // A THROTTLED call was refused before it ran: sending it again runs it once, whatever its method.
+    const target = throttled && plan.noRetry === 'not_idempotent' ? { ...plan, noRetry: undefined } : plan;
+    const delayMs = nextWait(settings, state, target, answer, infos);
     if (delayMs === undefined) return response;
     // The refused body is not needed; reading nothing of it frees the connection.
     await response.body?.cancel().catch(() => {});
@@ -125,16 +162,26 @@ async function solved(
   return solution;
 }
 
-/** One attempt's response, and what its RateLimit fields said. */
+/** What a THROTTLED answer adds to a refusal: its code, and the wait its body asked for. */
+function refusal(throttled: GraphqlAnswer | undefined): { code?: 'THROTTLED'; waitMs?: number | undefined } {
+  return throttled === undefined ? {} : { code: 'THROTTLED', waitMs: throttledWaitMs(throttled) };
+}
+
+/** One attempt's response, what its RateLimit fields said, and what its GraphQL body said of the cost. */
 interface Sent {
   readonly response: Response;
   readonly infos: readonly RateLimitInfo[];
+  readonly graphql?: GraphqlAnswer | undefined;
 }
 
-/** One attempt to send: its number, its token estimate, its challenge headers, and whether it skips pacing waits. */
+/**
+ * One attempt to send: its number, its token estimate, the GraphQL call it is, its challenge headers, and
+ * whether it skips pacing waits.
+ */
 interface AttemptSpec {
   readonly attempt: number;
   readonly cost: number;
+  readonly call: GraphqlCall | undefined;
   readonly extra: Readonly<Record<string, string>> | undefined;
   /** A challenge's solution: sent without a pacing wait (see `paced`). */
   readonly atOnce: boolean;
@@ -148,19 +195,24 @@ async function sendOne(
   settings: ResolvedClientOptions,
   state: OriginState,
   plan: RequestPlan,
-  { attempt, cost, extra, atOnce }: AttemptSpec,
+  { attempt, cost, call, extra, atOnce }: AttemptSpec,
 ): Promise<Sent> {
   const probe = settings.pacing && (await state.firstAnswer.turn(plan.signal));
   let answered = false;
   let tokenSeq = 0;
   try {
     const seq = await paced(settings, state, plan, attempt, atOnce);
-    if (cost > 0 && settings.pacing) tokenSeq = await tokensPaced(settings, state, plan, attempt, cost);
-    const response = await settings.fetch(...plan.args(attempt, extra));
+    if (cost > 0 && settings.pacing)
+      tokenSeq = await tokensPaced(settings, state.tokens, plan, attempt, cost);
+    const sendIt = () => settings.fetch(...plan.args(attempt, extra));
+    const { response, answer } =
+      call === undefined
+        ? { response: await sendIt(), answer: undefined }
+        : await sendGraphql(settings, state.graphql, plan, { call, attempt }, sendIt);
     // Applied before the probe lets the others go: they take their slots from this answer.
     const infos = observe(settings, state, plan, seq, response.headers, tokenSeq);
     answered = true;
-    return { response, infos };
+    return { response, infos, graphql: answer };
   } finally {
     // A request that got no answer (a network error, an abort) is no longer in flight.
     if (!answered && tokenSeq > 0) state.tokens.observe(tokenSeq, undefined, settings.now());

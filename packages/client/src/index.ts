@@ -6,12 +6,13 @@ export type {
   ClientEvents,
   GiveUpEvent,
   GiveUpReason,
+  RefusalCode,
   RetryEvent,
   SolvedEvent,
   WaitEvent,
   WaitReason,
 } from './events.js';
-export { createFetch } from './fetch.js';
+export { createFetch, type SluiceFetch, type SluiceRequestInit } from './fetch.js';
 export type { HeaderSource } from './headerSource.js';
 export { type InterceptorOptions, sluiceInterceptor } from './interceptor.js';
 export type { ClientOptions, EstimateRequest } from './options.js';

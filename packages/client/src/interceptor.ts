@@ -13,8 +13,8 @@ import type {
   UndiciInterceptor,
 } from './undiciTypes.js';
 
-/** Options of {@link sluiceInterceptor}: those of `createFetch`, less `fetch` and `estimate` (fetch only). */
-export type InterceptorOptions = Omit<ClientOptions, 'fetch' | 'estimate'>;
+/** Options of {@link sluiceInterceptor}: those of `createFetch`, less `fetch`, `estimate` and `graphql` (fetch only). */
+export type InterceptorOptions = Omit<ClientOptions, 'fetch' | 'estimate' | 'graphql'>;
 
 /**
  * The client as an undici interceptor, for code that uses undici directly (`request`, `stream`, a

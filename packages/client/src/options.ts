@@ -29,6 +29,12 @@ export interface ClientOptions {
    * `x-ratelimit-*-tokens` fields describe before the request is sent. Default: none, tokens are not paced.
    */
   estimate?: (request: EstimateRequest) => number;
+  /**
+   * Pace GraphQL calls by the budget of cost points their answers publish (`extensions.cost`, as Shopify's and
+   * @sluice/graphql's do) and retry THROTTLED errors, whatever their status. The body of a GraphQL call's JSON
+   * answer is read from a clone before the call resolves. Default false (a call given a `cost` is paced anyway).
+   */
+  graphql?: boolean;
   /** Add an `Idempotency-Key` to POST/PATCH requests without one: true (a random UUID) or a maker. Default false. */
   idempotencyKey?: boolean | (() => string);
   /** Header naming the attempt number on retries (`2`, `3`, ...). Default: none. */
@@ -75,6 +81,7 @@ export interface ResolvedClientOptions {
   readonly retryBudget: Required<RetryBudgetOptions> | false;
   readonly pacing: boolean;
   readonly estimate: ((request: EstimateRequest) => number) | undefined;
+  readonly graphql: boolean;
   readonly idempotencyKey: false | (() => string);
   readonly attemptHeader: string | false;
   readonly retryHeader: string | false;
@@ -97,6 +104,7 @@ const KNOWN: readonly (keyof ClientOptions)[] = [
   'retryBudget',
   'pacing',
   'estimate',
+  'graphql',
   'idempotencyKey',
   'attemptHeader',
   'retryHeader',
@@ -157,6 +165,7 @@ export function resolveOptions(options: ClientOptions = {}): ResolvedClientOptio
     retryBudget: budget,
     pacing: options.pacing ?? true,
     estimate: options.estimate,
+    graphql: options.graphql ?? false,
     idempotencyKey: idempotencyKeyMaker(options.idempotencyKey ?? false),
     attemptHeader,
     retryHeader,
@@ -170,6 +179,7 @@ export function resolveOptions(options: ClientOptions = {}): ResolvedClientOptio
   for (const name of ['now', 'sleep', 'random'] as const) fn(name, resolved[name]);
   if (resolved.estimate !== undefined) fn('estimate', resolved.estimate);
   if (typeof resolved.pacing !== 'boolean') fail('pacing must be true or false');
+  if (typeof resolved.graphql !== 'boolean') fail('graphql must be true or false');
   return resolved;
 }
 

@@ -1,15 +1,18 @@
 import { RetryBudget, type RetryBudgetOptions } from './budget.js';
 import { FirstAnswer } from './firstAnswer.js';
+import { GraphqlCosts } from './graphqlCost.js';
 import { Pacer } from './pacer.js';
 import { TokenBudget } from './tokenBudget.js';
 
-/** What the client keeps per origin: its pacing schedule, its first answer, its retry budget and its token budget. */
+/** What the client keeps per origin: its pacing schedule, its first answer, its retry, token and GraphQL budgets. */
 export interface OriginState {
   readonly pacer: Pacer;
   readonly firstAnswer: FirstAnswer;
   readonly budget: RetryBudget | undefined;
   /** The origin's token budget, from the model-API `x-ratelimit-*-tokens` fields. */
   readonly tokens: TokenBudget;
+  /** The budgets of cost points of the origin's GraphQL endpoints, and what their queries cost. */
+  readonly graphql: GraphqlCosts;
   /** The last pass a solved challenge earned at this origin (`Sluice-Pass`), sent until refused. */
   pass: string | undefined;
 }
@@ -40,6 +43,7 @@ export class Origins {
         pacer: new Pacer(jitterMs, random),
         firstAnswer: new FirstAnswer(),
         tokens: new TokenBudget(),
+        graphql: new GraphqlCosts(),
         budget: retryBudget === false ? undefined : new RetryBudget(retryBudget),
         pass: undefined,
       };

@@ -59,7 +59,8 @@ export function planRequest(
   settings: PlanSettings,
 ): RequestPlan {
   const request = input instanceof Request ? input : undefined;
-  const url = new URL(request ? request.url : input);
+  // Narrowed on `input` itself, as Node's types and the DOM's (which GraphQL servers' types bring in) both allow.
+  const url = new URL(input instanceof Request ? input.url : input);
   const method = (init?.method ?? request?.method ?? 'GET').toUpperCase();
   const idempotent = isIdempotent(method);
   const base = new Headers(init?.headers ?? request?.headers);

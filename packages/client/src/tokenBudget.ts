@@ -9,6 +9,11 @@ interface Known {
   readonly rate: number;
 }
 
+/** What an answer says of a budget; `ratePerMs` when the server names its refill rate (a GraphQL throttle status). */
+export interface BudgetReading extends ModelBudget {
+  readonly ratePerMs?: number;
+}
+
 /** Requests in flight remembered at most (answers that never come would leave them for ever). */
 const MAX_IN_FLIGHT = 10_000;
 
@@ -48,7 +53,7 @@ export class TokenBudget {
   }
 
   /** The answer to reservation `seq` came (`budget`: what its fields said), or the request failed (undefined). */
-  observe(seq: number, budget: ModelBudget | undefined, now: number): void {
+  observe(seq: number, budget: BudgetReading | undefined, now: number): void {
     const cost = this.#inFlight.get(seq) ?? 0;
     this.#inFlight.delete(seq);
     if (budget === undefined) return;
@@ -58,9 +63,12 @@ export class TokenBudget {
     const missing = budget.limit - budget.remaining;
     this.#known = {
       limit: budget.limit,
-      remaining: Math.max(0, Math.min(budget.remaining, believed)),
+      // Below zero only as the server said it (a GraphQL budget in debt); the belief itself stops at zero.
+      remaining: Math.min(budget.remaining, Math.max(0, believed)),
       at: now,
-      rate: missing > 0 && budget.resetMs > 0 ? missing / budget.resetMs : (this.#known?.rate ?? 0),
+      rate:
+        budget.ratePerMs ??
+        (missing > 0 && budget.resetMs > 0 ? missing / budget.resetMs : (this.#known?.rate ?? 0)),
     };
   }
 
