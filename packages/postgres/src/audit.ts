@@ -30,6 +30,7 @@ export function auditTableOf(table: TableName): AuditTable {
 /**
  * The statements that create the audit table, each idempotent; run with the counters' (migrate, createTable).
  * Append-only: the gateways need INSERT and SELECT on it (and USAGE on its id sequence), never UPDATE or DELETE.
+ * `details` is json, not jsonb: kept as written, its fields in the order the listing shows them.
  */
 export function createAuditTableSql(table: AuditTable): string {
   return [
@@ -40,7 +41,7 @@ export function createAuditTableSql(table: AuditTable): string {
   actor text NOT NULL,
   domain text,
   rule text,
-  details jsonb NOT NULL
+  details json NOT NULL
 )`,
     `CREATE INDEX IF NOT EXISTS ${table.timeIndex} ON ${table.qualified} (at)`,
   ].join(';\n');

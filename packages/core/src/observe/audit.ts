@@ -81,8 +81,8 @@ function failureEpisodes(logger: DecisionLogger | undefined) {
  * An Observer that keeps the audit trail: each rule table the limiter takes (the reload, and each rule whose mode
  * or rollout changed against the table before), each ban an enforced rule starts and each `limiter.unban`, as
  * entries in the store's append-only log and as log lines. A ban names the rule and the key's hashed tag, never
- * the key. Writes never hold up a request: they go out in the background, and a failing store is told once per
- * episode. `sluice push --by` writes the pushes; `sluice audit` lists them all.
+ * the key. Writes never hold up a request: they go out in the background, one at a time in order (each store
+ * bounds its time), and a failing store is told once per episode. `sluice push --by` writes the pushes; `sluice audit` lists them all.
  */
 export function auditTrail(options: AuditTrailOptions): AuditTrail {
   checkOptionNames('auditTrail', options, OPTION_NAMES);
@@ -100,7 +100,8 @@ export function auditTrail(options: AuditTrailOptions): AuditTrail {
   const clock = options.clock ?? Date.now;
   const actor = options.actor ?? `${hostname()}/${process.pid}`;
   const episodes = failureEpisodes(logger);
-  const pending = new Set<Promise<void>>();
+  // One write at a time, in order: a store with a pool of connections could otherwise reorder them.
+  let written: Promise<void> = Promise.resolve();
   let table: CompiledRules | undefined;
   let rulesByName = new Map<string, CompiledRule>();
   let minute = { start: Number.NEGATIVE_INFINITY, written: 0, left: 0 };
@@ -108,9 +109,7 @@ export function auditTrail(options: AuditTrailOptions): AuditTrail {
   function record(entry: AuditEntry): void {
     logger?.info({ event: 'sluice.audit', msg: describe(entry), ...entry });
     if (log === undefined) return;
-    const write = log.append(entry).then(episodes.written, episodes.failed);
-    pending.add(write);
-    void write.finally(() => pending.delete(write));
+    written = written.then(() => log.append(entry)).then(episodes.written, episodes.failed);
   }
 
   function onBan(rule: string, until: number, descriptors: Descriptors, version: string, at: number): void {
@@ -157,8 +156,6 @@ export function auditTrail(options: AuditTrailOptions): AuditTrail {
       const domain = table?.domain ?? null;
       record({ at: clock(), kind: 'unban', actor, domain, rule, details: { tag, lifted } });
     },
-    async flush(): Promise<void> {
-      while (pending.size > 0) await Promise.all(pending);
-    },
+    flush: () => written,
   };
 }
