@@ -20,8 +20,15 @@ export interface OperationFacts {
 /** An operation priced before execution. */
 export interface CostEstimate {
   readonly ok: true;
-  /** The IBM cost spec's estimated cost, an integer >= 0. */
+  /**
+   * The IBM cost spec's estimated cost, an integer >= 0: by default its field cost plus its type cost
+   * (EstimatorOptions.costOf), rounded up.
+   */
   readonly cost: number;
+  /** The spec's field cost (§5.3.2.2): each field's weight, arguments and directives, times the times it runs. */
+  readonly fieldCost: number;
+  /** The spec's type cost (§5.3.2.1): each object, scalar and enum value returned, times its type's weight. */
+  readonly typeCost: number;
   readonly operation: OperationFacts;
   /** Parsed and validated (graphql-js specifiedRules), cached. */
   readonly document: DocumentNode;
@@ -49,10 +56,17 @@ export interface EstimatorOptions {
   readonly maxTokens?: number;
   /** Documents kept, by query text and by DocumentNode (LRU). Default 1,000. */
   readonly cacheSize?: number;
-  /** How __schema/__type/__typename selections are priced: 'free' (default, cost 0) or 'priced' (as any field). */
-  readonly introspection?: 'free' | 'priced';
-  /** Validate with graphql-js's NoSchemaIntrospectionCustomRule too (introspection refused). Default false. */
-  readonly forbidIntrospection?: boolean;
+  /**
+   * __schema, __type and __typename: 'free' (default) leaves them out of the cost; 'priced' prices them as any
+   * field (introspection types weigh the spec's defaults); 'forbidden' refuses __schema and __type (graphql-js's
+   * NoSchemaIntrospectionCustomRule, GRAPHQL_VALIDATION_FAILED) and leaves __typename free.
+   */
+  readonly introspection?: 'free' | 'priced' | 'forbidden';
+  /**
+   * What `cost` counts: 'both' (default) the field cost plus the type cost, 'fields' the field cost alone (the
+   * figure the spec's examples give), 'types' the type cost alone.
+   */
+  readonly costOf?: 'both' | 'fields' | 'types';
 }
 
 export interface CostEstimator {
