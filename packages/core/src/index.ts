@@ -53,6 +53,7 @@ export {
 } from './observe/decisionLog.js';
 export { type EngineView, type LimiterHealth, storeHealth } from './observe/health.js';
 export type { LimiterNotice, NoticeLogger } from './observe/misuse.js';
+export type { BudgetView, RegionScheduler, RegionsOptions } from './regions/index.js';
 // The adapters' proxy trust option; the rest of the HTTP layer is for adapter authors: @sluice/core/http.
 export type { TrustProxy } from './request/fetch.js';
 export type { BreakerOptions } from './resilience/breaker.js';

@@ -17,6 +17,7 @@ const LAYERS = [
   'resilience',
   'adaptive',
   'watch',
+  'regions',
   'engine',
   'fields',
   'request',

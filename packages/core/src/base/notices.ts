@@ -11,6 +11,8 @@ export const NOTICE_CODES = {
   store: ['SLUICE_STORE_UNREACHABLE', 'SLUICE_STORE_RECOVERED'],
   /** Leases of open connections renewed late or not at all, then in time again (engine/leaseKeeper.ts). */
   leases: ['SLUICE_LEASES_UNRENEWED', 'SLUICE_LEASES_RENEWED'],
+  /** A region cut off from the global budget's store, then back (regions/partition.ts). */
+  regions: ['SLUICE_GLOBAL_UNREACHABLE', 'SLUICE_GLOBAL_REJOINED'],
   /** An operator's act (engine/unban.ts). */
   operator: ['SLUICE_BAN_LIFTED'],
   /** The audit trail's writes failing, then written again (observe/audit.ts). */

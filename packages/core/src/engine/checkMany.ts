@@ -6,7 +6,7 @@ import { decideRequest, heldLeases, type PlannedRequest, type StoreOutcome } fro
 import type { LeasePlan } from './localLeases.js';
 import type { RequestPath } from './pathParts.js';
 import { type PlannedCheck, planChecks } from './plan.js';
-import { actOn, byScope, matchedRules, NO_OPTIONS, releaseLeases } from './requestPath.js';
+import { actOn, byScope, matchedRules, NO_OPTIONS, regional, releaseLeases } from './requestPath.js';
 
 /** One descriptor set of a `checkMany` call, with the units it spends. */
 export interface CheckSet {
@@ -117,6 +117,7 @@ function planSet(
   let checks = planChecks(counted, descriptors, codeCost, path.tags, path.dryRun);
   if (path.adaptive !== undefined && (table.adaptive === true || opts.rules?.adaptive === true))
     checks = path.adaptive.scale(checks, descriptors, now);
+  if (path.regions !== undefined) checks = path.regions.scale(checks, now);
   const [r, l] = byScope(checks);
   remote.push(...r);
   local.push(...l);
@@ -149,7 +150,8 @@ function settleMany(
   sent: StoreOutcome,
   fromLocal: StoreOutcome,
 ): Decision[] {
-  const storeOutcome = plan === undefined ? sent : path.pools.settle(all.remote, plan, sent, all.now);
+  let storeOutcome = plan === undefined ? sent : path.pools.settle(all.remote, plan, sent, all.now);
+  if (path.regions !== undefined) storeOutcome = regional(path.regions, all.remote, storeOutcome, all.now);
   const decisions = planned.map((p) => {
     if (p.acted !== undefined) return p.acted;
     const { request } = p;
@@ -158,7 +160,8 @@ function settleMany(
       slice(storeOutcome, p.remoteAt, request.remote.length),
       slice(fromLocal, p.localAt, request.local.length),
     );
-    return path.adaptive?.active === true ? path.adaptive.settled(own, request.descriptors) : own;
+    const adapted = path.adaptive?.active === true ? path.adaptive.settled(own, request.descriptors) : own;
+    return path.regions === undefined ? adapted : path.regions.mark(adapted);
   });
   if (decisions.every((decision) => decision.allowed)) {
     for (const decision of decisions)

@@ -7,6 +7,7 @@ import type { Decision, Observer } from '../observe/contract.js';
 import { guardObserver } from '../observe/guarded.js';
 import { type LimiterHealth, limiterHealth } from '../observe/health.js';
 import { LIMITER_NOTICES, type LimiterNotice, misuseWatch, type NoticeLogger } from '../observe/misuse.js';
+import { RegionalBudgets, type RegionsOptions, regionSettings } from '../regions/index.js';
 import { withResilience } from '../resilience/resilientStore.js';
 import type { CompiledRules, Descriptors, RulesSource } from '../rules/contract.js';
 import { TagCache } from '../rules/keys.js';
@@ -67,6 +68,12 @@ export interface LimiterOptions {
    * Every list the rules name must be given; a rules reload naming a missing one is refused.
    */
   lists?: Lists;
+  /**
+   * This gateway's region and the store every region shares: `scope: global` rules then count in `store` (the
+   * region's own) against the region's grant of one global budget, drawn in slices off the request path
+   * (docs/guide/regions.md). Without it, a global rule counts in `store` like any other.
+   */
+  regions?: RegionsOptions;
   /**
    * Heavy hitters per rule (`limiter.hotKeys()`): the top keys by requests and by denials in fixed memory, by
    * hashed counter tag; with `{publish: true}` also published to the store's board every few seconds for
@@ -160,6 +167,7 @@ const LIMITER_OPTIONS: readonly (keyof LimiterOptions)[] = [
   'logger',
   'silence',
   'lists',
+  'regions',
   'watch',
 ];
 
@@ -203,6 +211,10 @@ export function createLimiter(options: LimiterOptions): Limiter {
     observer,
     domain: () => path.table.domain,
   });
+  const regions =
+    options.regions === undefined
+      ? undefined
+      : new RegionalBudgets(regionSettings(options.regions), { clock, observer, logger });
   const path: RequestPath = {
     table,
     lists,
@@ -214,6 +226,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
     observer,
     clock,
     adaptive,
+    ...(regions === undefined ? {} : { regions }),
     ...(watch === undefined ? {} : { watch: watch.hotKeys }),
   };
   const ledger = new LeaseLedger();
@@ -229,7 +242,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
     logger,
     silenced(options),
   );
-  const explained = { secret: options.keySecret, dryRun: path.dryRun, lists };
+  const explained = { secret: options.keySecret, dryRun: path.dryRun, lists, regions };
 
   function setRules(rules: CompiledRules): void {
     assertListsGiven(rules, lists);
@@ -322,6 +335,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
       ),
     hotKeys: () => watch?.view(),
     async close() {
+      regions?.close();
       watch?.stop();
       unsubscribe?.();
       watched.close();

@@ -1,4 +1,5 @@
 import type { Lists } from '../lists/contract.js';
+import type { BudgetView, RegionalBudgets } from '../regions/index.js';
 import { type ActionOutcome, resolveActions } from '../rules/actions.js';
 import type {
   CompiledRule,
@@ -28,6 +29,8 @@ export interface ExplainedRule {
   readonly effectiveMode: Mode | undefined;
   readonly rollout: number;
   readonly scope: RuleScope;
+  /** `scope: global` on a limiter with regions: the global budget this key draws on, seen from the region. */
+  readonly budget?: BudgetView;
 }
 
 /** What the limiter would evaluate for some descriptors, without calling a store. */
@@ -46,6 +49,8 @@ export interface ExplainSettings {
   readonly secret: string | undefined;
   readonly dryRun: boolean;
   readonly lists: Lists | undefined;
+  /** The limiter's global budgets, when it has regions. */
+  readonly regions?: RegionalBudgets | undefined;
 }
 
 /** The rules of `rules` (and the check's own) that apply to these descriptors at `now`, and their tags. */
@@ -63,7 +68,7 @@ export function explainRequest(
       : undefined;
   return {
     version: rules.version,
-    rules: matched.map((rule) => explainRule(rule, descriptors, acted, settings)),
+    rules: matched.map((rule) => explainRule(rule, descriptors, acted, settings, now)),
     ...(acted?.decidedBy === undefined
       ? {}
       : { decidedBy: { rule: acted.decidedBy.name, action: acted.decidedBy.action ?? 'allow' } }),
@@ -76,10 +81,16 @@ export function explainRule(
   descriptors: Descriptors,
   acted: ActionOutcome | undefined,
   settings: ExplainSettings,
+  now = 0,
 ): ExplainedRule {
   const counts = rule.action === undefined;
   const tag = counts ? tagFor(rule, descriptors, settings.secret) : undefined;
   const exemptedBy = acted?.exempted.get(rule.name);
+  const { regions } = settings;
+  const budget =
+    regions !== undefined && rule.scope === 'global' && tag !== undefined
+      ? regions.view(rule, tag, now)
+      : undefined;
   return {
     rule: rule.name,
     action: rule.action ?? 'limit',
@@ -91,6 +102,7 @@ export function explainRule(
     effectiveMode: modeFor(rule, tag, settings.dryRun),
     rollout: rule.rollout,
     scope: rule.scope,
+    ...(budget === undefined ? {} : { budget }),
   };
 }
 

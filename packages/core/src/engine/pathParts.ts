@@ -1,6 +1,7 @@
 import type { AdaptiveControl } from '../adaptive/controller.js';
 import type { Lists } from '../lists/contract.js';
 import type { GuardedObserver } from '../observe/guarded.js';
+import type { RegionalBudgets } from '../regions/index.js';
 import type { CompiledRules } from '../rules/contract.js';
 import type { TagCache } from '../rules/keys.js';
 import type { Store } from '../store/contract.js';
@@ -27,6 +28,8 @@ export interface RequestPath {
   readonly clock: () => number;
   /** Adaptive limits and priority shedding; reached only by tables with such rules. */
   readonly adaptive?: AdaptiveControl;
+  /** The global budgets of `scope: global` rules; absent without the `regions` option. */
+  readonly regions?: RegionalBudgets;
   /** The heavy hitters and counts per rule (watch/), fed with each decision's checks; absent with `watch: false`. */
   readonly watch?: HotKeys;
 }

@@ -1,6 +1,7 @@
 import { isPromise, type Maybe } from '../base/maybe.js';
 import type { Lists } from '../lists/contract.js';
 import type { Decision, RuleResult } from '../observe/contract.js';
+import type { RegionalBudgets } from '../regions/index.js';
 import { resolveActions } from '../rules/actions.js';
 import type { CompiledRule, CompiledRules, Descriptors, RuleScope } from '../rules/contract.js';
 import type { Lease } from '../store/contract.js';
@@ -60,6 +61,7 @@ export function decideOne(
   // Only tables with adaptive or priority rules scale limits: others pay nothing.
   if (path.adaptive !== undefined && (rules.adaptive === true || opts.rules?.adaptive === true))
     planned = path.adaptive.scale(planned, descriptors, now);
+  if (path.regions !== undefined) planned = path.regions.scale(planned, now);
   const [remote, local] = byScope(planned);
   const request: PlannedRequest = { descriptors, version: rules.version, now, remote, local, extra };
   // Rules with local leases send batch-sized checks, or none when their pool serves them.
@@ -116,9 +118,12 @@ export function settle(
   localOutcome: StoreOutcome,
 ): Decision {
   const { pools, observer } = path;
-  const storeOutcome = plan === undefined ? sent : pools.settle(request.remote, plan, sent, request.now);
+  let storeOutcome = plan === undefined ? sent : pools.settle(request.remote, plan, sent, request.now);
+  if (path.regions !== undefined)
+    storeOutcome = regional(path.regions, request.remote, storeOutcome, request.now);
   let decision = decideRequest(request, storeOutcome, localOutcome);
   if (path.adaptive?.active === true) decision = path.adaptive.settled(decision, request.descriptors);
+  if (path.regions !== undefined) decision = path.regions.mark(decision);
   if (!decision.allowed && plan !== undefined) pools.refund(plan);
   // One store may have committed leases while the other denied: hand them back at once.
   if (!decision.allowed) {
@@ -134,6 +139,16 @@ export function settle(
   path.watch?.sawPlanned(request.remote, request.local, decision.results, request.descriptors);
   observer.onDecision(decision, request.descriptors);
   return decision;
+}
+
+/** A store outcome with its global rules' answers noted by the region's budgets and shown as the global budget. */
+export function regional(
+  regions: RegionalBudgets,
+  remote: readonly PlannedCheck[],
+  outcome: StoreOutcome,
+  now: number,
+): StoreOutcome {
+  return outcome.ok ? { ok: true, results: regions.settled(remote, outcome.results, now) } : outcome;
 }
 
 /** Gives leases back to the store that holds each (one call per store); never rejects. */

@@ -5,7 +5,16 @@ import type { CompiledRules, Descriptors, Mode } from '../rules/contract.js';
 import type { Lease, StoreErrorKind } from '../store/contract.js';
 
 /** Why a decision came out as it did. */
-export type DecisionReason = 'allowed' | 'limit' | 'ban' | 'deny' | 'store_error' | 'timeout' | 'breaker';
+export type DecisionReason =
+  | 'allowed'
+  | 'limit'
+  | 'ban'
+  | 'deny'
+  | 'store_error'
+  | 'timeout'
+  | 'breaker'
+  /** A `scope: global` rule decided on the region's fallback share: the global store is unreachable. */
+  | 'global_unreachable';
 
 /** One evaluated rule inside a decision. */
 export interface RuleResult {
@@ -97,6 +106,31 @@ export interface Observer {
   onShed?(rule: string, priority: PriorityClass): void;
   /** An enforcing rule with `ban` banned a key (at the denial that started it), until epoch ms `until`. */
   onBan?(rule: string, until: number): void;
+  /** The global budget of `scope: global` rules, seen from this gateway's region (regions/): see RegionEvent. */
+  onRegion?(event: RegionEvent): void;
   /** An operator lifted a key's ban under a rule (`limiter.unban`); `lifted`: the key had one; `tag`: its hashed key. */
   onUnban?(rule: string, lifted: boolean, tag: string): void;
 }
+
+/**
+ * What a gateway's sync loop did with the global budget (regions/). Labels: region and rule, never a key.
+ * `round`: one call to the global store; `slice`: units granted to the region; `charge`: units the region
+ * admitted beyond its grant (first slice, partition, lost global data) added to the global count;
+ * `unreachable` / `rejoined`: a partition episode begins / ends.
+ */
+export type RegionEvent =
+  | {
+      readonly kind: 'round';
+      readonly region: string;
+      readonly ok: boolean;
+      readonly seconds: number;
+      readonly counters: number;
+    }
+  | {
+      readonly kind: 'slice' | 'charge';
+      readonly region: string;
+      readonly rule: string;
+      readonly units: number;
+    }
+  | { readonly kind: 'unreachable'; readonly region: string }
+  | { readonly kind: 'rejoined'; readonly region: string; readonly afterMs: number };

@@ -2,7 +2,7 @@ import { isThenable } from '../base/maybe.js';
 import type { PriorityClass } from '../rules/adaptiveTypes.js';
 import type { CompiledRules, Descriptors } from '../rules/contract.js';
 import type { StoreErrorKind } from '../store/contract.js';
-import type { Decision, Observer } from './contract.js';
+import type { Decision, Observer, RegionEvent } from './contract.js';
 
 /** An Observer whose every hook exists and never throws nor rejects: the engine calls it without checks. */
 export interface GuardedObserver {
@@ -17,6 +17,7 @@ export interface GuardedObserver {
   onShed(rule: string, priority: PriorityClass): void;
   onBan(rule: string, until: number): void;
   onUnban(rule: string, lifted: boolean, tag: string): void;
+  onRegion(event: RegionEvent): void;
   /** Whether the observer listens to store latency (timing a call costs a clock read on each side). */
   readonly timesStore: boolean;
   /** Hook calls that threw or whose promise rejected, since start. */
@@ -74,6 +75,7 @@ export function guardObserver(observer: Observer = {}): GuardedObserver {
     onShed: guard(observer.onShed),
     onBan: guard(observer.onBan),
     onUnban: guard(observer.onUnban),
+    onRegion: guard(observer.onRegion),
     timesStore: typeof observer.onStoreLatency === 'function',
     get failures() {
       return failures;

@@ -42,7 +42,45 @@ export function checkRule(rule: ParsedRule, at: FieldPath, raw: unknown = rule):
     ...checkKey(rule, at),
     ...checkShards(counted, at),
     ...checkLease(counted, at),
+    ...checkGlobalScope(counted, at),
   );
+  return found;
+}
+
+/** Algorithms a global budget can be drawn in slices from: a count per window (see regions/). */
+const SLICED_ALGORITHMS: readonly string[] = ['fixed_window', 'quota'];
+
+/** Longest name of a `scope: global` rule: its global counters add `.r.<region>` (32 characters at most). */
+export const MAX_GLOBAL_RULE_NAME = MAX_NAME_LENGTH - 36;
+
+/** Fields that change a rule's counting in ways a region's grant cannot follow. */
+const NOT_GLOBAL = ['shards', 'lease', 'adaptive', 'priority', 'challenge'] as const;
+
+/**
+ * `scope: global` draws on one budget shared by every region, granted in slices of a count per window: only
+ * fixed_window and quota divide so; fields that split or scale the counter do not mix with it.
+ */
+function checkGlobalScope(rule: CountedRule, at: FieldPath): Finding[] {
+  if (rule.scope !== 'global') {
+    return rule.partition_margin === undefined
+      ? []
+      : [{ path: [...at, 'partition_margin'], message: 'partition_margin only applies to scope: global' }];
+  }
+  const found: Finding[] = [];
+  if (!SLICED_ALGORITHMS.includes(rule.algorithm))
+    found.push({
+      path: [...at, 'algorithm'],
+      message: `scope: global takes algorithm: fixed_window or quota (a budget granted in slices is a count per window); this rule uses ${rule.algorithm}`,
+    });
+  if ('concurrent' in rule.limit) return found;
+  for (const field of NOT_GLOBAL)
+    if (rule[field] !== undefined)
+      found.push({ path: [...at, field], message: `${field} does not mix with scope: global: remove one` });
+  if (rule.name.length > MAX_GLOBAL_RULE_NAME)
+    found.push({
+      path: [...at, 'name'],
+      message: `a scope: global rule's name must be at most ${MAX_GLOBAL_RULE_NAME} characters (its global counters add the region's name), got ${rule.name.length}`,
+    });
   return found;
 }
 

@@ -12,6 +12,7 @@ const COUNTING_FIELDS = [
   'rollout',
   'on_store_error',
   'scope',
+  'partition_margin',
   'shards',
   'lease',
   'ban',

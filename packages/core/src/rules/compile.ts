@@ -71,6 +71,7 @@ function compileRule(rule: ParsedRule): CompiledRule {
     ...(rule.review === undefined ? {} : { review: rule.review }),
     ...(expiresAt === undefined ? {} : { expiresAt }),
     scope: rule.scope,
+    ...(rule.partition_margin === undefined ? {} : { partitionMargin: rule.partition_margin }),
     ...(rule.shards === undefined || rule.shards === 1 ? {} : { shards: rule.shards }),
     ...(rule.lease === undefined ? {} : { lease: { batch: rule.lease.batch } }),
     ...compilePolicies(rule),

@@ -11,8 +11,12 @@ import type { AdaptivePolicy, PriorityPolicy } from './adaptiveTypes.js';
 /** `enforce` rules can deny; `shadow` rules are counted and reported, never acted on. */
 export type Mode = 'enforce' | 'shadow';
 
-/** `store`: the limiter's store; `local`: an in-process MemoryStore even when the store is remote. */
-export type RuleScope = 'store' | 'local';
+/**
+ * `store`: the limiter's store (with regions, the region's own); `local`: an in-process MemoryStore even when the
+ * store is remote; `global`: one budget shared by every region, counted in the limiter's store against the
+ * region's grant (regions/). A lease always lives in `store` or `local`.
+ */
+export type RuleScope = 'store' | 'local' | 'global';
 
 /** `challenge: {after, difficulty, pass, for}`, compiled (see rules/stages.ts for the defaults). */
 export interface ChallengePolicy {
@@ -96,6 +100,8 @@ export interface CompiledRule {
   /** Epoch ms after which the rule no longer applies. */
   readonly expiresAt?: number;
   readonly scope: RuleScope;
+  /** scope: global: the partition share's margin the rule states (absent: the limiter's `regions.margin`). */
+  readonly partitionMargin?: number;
   /** Hot keys: the counter is split over this many sub-counters, each holding limit/shards (absent: 1). */
   readonly shards?: number;
   /** Local leases: a gateway takes `batch` units at once from the store and spends them in process. */

@@ -66,7 +66,7 @@ describe('a wrong field value is named in plain words, at its position', () => {
     ],
     [
       ['    scope: shared', LIMIT],
-      'rules.yaml:5:12 rules[0].scope: `scope` must be store or local, got "shared"',
+      'rules.yaml:5:12 rules[0].scope: `scope` must be store, local or global, got "shared"',
     ],
     [
       ['    action: lmit', LIMIT],

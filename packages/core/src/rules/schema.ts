@@ -206,7 +206,13 @@ export const ruleSchema = z.strictObject({
   owner: text(nonEmpty, 'the name of a person or team').optional(),
   review: day.optional(),
   expires: expiry.optional(),
-  scope: z.enum(['store', 'local']).default('store'),
+  /** Where it counts: the limiter's store (a region's own), in process, or one budget shared by every region. */
+  scope: z.enum(['store', 'local', 'global']).default('store'),
+  /** scope: global: a region cut off from the global store decides on limit × its recent share × this. */
+  partition_margin: field<number>(
+    (value) => typeof value === 'number' && value > 0 && value <= 10,
+    'a number above 0 and at most 10 (1.1: a tenth above the share)',
+  ).optional(),
   /** Hot keys: split the counter over this many sub-counters, each holding limit/shards. */
   shards: shards.optional(),
   /** Hot keys: take `batch` units per store call and spend them locally. */
