@@ -140,7 +140,8 @@ function buildModel(schema: GraphQLSchema): CostModel {
 
 function readType(builder: ModelBuilder, type: GraphQLNamedType): void {
   if (isObjectType(type) || isScalarType(type) || isEnumType(type)) {
-    builder.types.set(type, builder.weight(type, type.name) ?? (isObjectType(type) ? 1 : 0));
+    // A type cost, like a field's, is never negative: a negative type weight counts as zero.
+    builder.types.set(type, Math.max(0, builder.weight(type, type.name) ?? (isObjectType(type) ? 1 : 0)));
   } else if (directiveArguments(type, 'cost') !== undefined) {
     // §7.2: an abstract type weighs its heaviest member; an input object, what its fields weigh.
     builder.problems.push(`${type.name}: @cost is not allowed on ${kindOf(type)} (spec §7.2)`);
