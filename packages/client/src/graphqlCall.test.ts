@@ -223,6 +223,15 @@ describe('createFetch with graphql: one call at a time against a cost budget', (
     ]);
   });
 
+  it('a THROTTLED error that says it can never fit (retryAfterMs: null) goes back at once', async () => {
+    const never = { errors: [{ message: 'T', extensions: { code: 'THROTTLED', retryAfterMs: null } }] };
+    const server = new FakeServer(100, 1, {});
+    const { fetch, events } = server.client({ fetch: async () => json(never, 429) });
+    expect((await fetch(URL_, query('{ a }'))).status).toBe(429);
+    expect(events.retries).toEqual([]);
+    expect(events.giveUps).toMatchObject([{ code: 'THROTTLED', attempt: 1, reason: 'wait_too_long' }]);
+  });
+
   it('without graphql, a THROTTLED 200 is an answer like any other', async () => {
     const server = new FakeServer(100, 1, { '{ big }': 90 });
     await server.client().fetch(URL_, query('{ big }'));

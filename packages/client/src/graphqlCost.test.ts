@@ -47,6 +47,23 @@ describe('readGraphqlAnswer', () => {
     });
   });
 
+  it("reads the cost of a THROTTLED error's own extensions (Mercurius: no top-level extensions on an error)", () => {
+    const cost = { requestedQueryCost: 30, throttleStatus: SHOPIFY.extensions.cost.throttleStatus };
+    const refused = { errors: [{ message: 'T', extensions: { code: 'THROTTLED', retryAfterMs: 9, cost } }] };
+    expect(readGraphqlAnswer(refused)).toEqual({
+      requested: 30,
+      status: SHOPIFY.extensions.cost.throttleStatus,
+      throttled: true,
+      retryAfterMs: 9,
+    });
+  });
+
+  it('retryAfterMs: null (the operation can never fit) is an infinite wait', () => {
+    const never = { errors: [{ message: 'T', extensions: { code: 'THROTTLED', retryAfterMs: null } }] };
+    expect(readGraphqlAnswer(never)?.retryAfterMs).toBe(Number.POSITIVE_INFINITY);
+    expect(throttledWaitMs(readGraphqlAnswer(never)!)).toBe(Number.POSITIVE_INFINITY);
+  });
+
   it('a batch: costs summed, the last status kept, a refusal only when every operation was refused', () => {
     const second = {
       ...SHOPIFY,

@@ -17,7 +17,10 @@ export interface GraphqlAnswer {
   readonly status: ThrottleStatus | undefined;
   /** Every operation was refused THROTTLED before execution (no data): the call may be sent again as it is. */
   readonly throttled: boolean;
-  /** The wait the THROTTLED errors asked for (`extensions.retryAfterMs`, the longest), ms. */
+  /**
+   * The wait the THROTTLED errors asked for (`extensions.retryAfterMs`, the longest), ms; infinite when one
+   * says `retryAfterMs: null`: the operation costs more than the budget can ever hold.
+   */
   readonly retryAfterMs: number | undefined;
 }
 
@@ -93,14 +96,16 @@ export function readGraphqlAnswer(body: unknown): GraphqlAnswer | undefined {
   let retryAfterMs: number | undefined;
   let refused = 0;
   for (const result of results) {
-    const cost = field(field(result, 'extensions'), 'cost');
+    const throttled = throttledError(result.errors);
+    // Where a server writes no top-level extensions on an error (Mercurius), the cost is the error's.
+    const cost = field(result.extensions, 'cost') ?? field(throttled, 'cost');
     const asked = points(field(cost, 'requestedQueryCost'));
     if (asked !== undefined) requested = (requested ?? 0) + asked;
     status = throttleStatus(field(cost, 'throttleStatus')) ?? status;
-    const throttled = throttledError(result.errors);
     if (throttled === undefined || (result.data !== undefined && result.data !== null)) continue;
     refused += 1;
-    const wait = points(field(throttled, 'retryAfterMs'));
+    const said = field(throttled, 'retryAfterMs');
+    const wait = said === null ? Number.POSITIVE_INFINITY : points(said);
     if (wait !== undefined) retryAfterMs = Math.max(retryAfterMs ?? 0, wait);
   }
   return { requested, status, throttled: refused === results.length, retryAfterMs };
