@@ -39,6 +39,13 @@ export default defineConfig({
           fileURLToPath(new URL(`./packages/${name}/src/facts.ts`, import.meta.url)),
         ]),
       ),
+      // @sluice/graphql's server plugins, an entry each.
+      ...Object.fromEntries(
+        ['apollo', 'yoga', 'mercurius'].map((name) => [
+          `@sluice/graphql/${name}`,
+          fileURLToPath(new URL(`./packages/graphql/src/${name}.ts`, import.meta.url)),
+        ]),
+      ),
       ...Object.fromEntries(
         packages.map((name) => [
           `@sluice/${name}`,

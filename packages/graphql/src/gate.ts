@@ -1,0 +1,210 @@
+import type { Decision, Limiter } from '@sluice/core';
+import { deniedResponse, type HeaderFormat, rateLimitHeaders } from '@sluice/core/http';
+import { GraphQLError } from 'graphql';
+import { type Admission, type Gate, type Priced, price, Unit } from './budget.js';
+import type { GraphqlRequest } from './cost/index.js';
+import { clientDescriptors, type HeaderReader, unitDescriptors } from './descriptors.js';
+import { type GraphqlHooks, type HooksCore, hooksCore } from './hooks.js';
+import {
+  type BudgetSettings,
+  budgetSettings,
+  checkStandalone,
+  type DescriptorsHook,
+  Notice,
+  STANDALONE_NAMES,
+  type StandaloneOptions,
+} from './options.js';
+
+/*
+ * What the three server plugins share: each operation priced, put in its unit (itself, its whole batch, or
+ * inside an adapter its HTTP request) and passed through the unit's gate. Standalone, the unit is decided here
+ * with `limiter.check`; inside an adapter, the adapter decided it and the hooks hold its decision.
+ */
+
+/** Inside a Sluice adapter: the plugin settles the adapter's decision (see hooks.ts). */
+export interface InAdapterOptions<Ctx> {
+  /** The hooks given to the adapter (`graphqlHooks(estimator, ...)`). */
+  readonly hooks: GraphqlHooks;
+  /** The adapter's request behind the server's context; each plugin has a default. */
+  readonly request?: (ctx: Ctx) => object | undefined;
+}
+
+/** A plugin's options: standalone (a `limiter`) or inside an adapter (its `hooks`). */
+export type CostBudgetOptions<Ctx> = StandaloneOptions<Ctx> | InAdapterOptions<Ctx>;
+
+/** Where an operation runs: what its unit is found by and decided with. */
+export interface OperationSite<Ctx> {
+  /** One object per HTTP request: its operations, batched or not, share it. */
+  readonly key: object;
+  /** The operation's place in its batch (0 when alone). */
+  readonly index: number;
+  readonly ctx: Ctx;
+  readonly header: HeaderReader;
+  /** The HTTP request's operations when it is a batch: a whole batch is decided as one. */
+  readonly batch?: () => readonly GraphqlRequest[];
+}
+
+const IN_ADAPTER_NAMES = ['hooks', 'request'];
+
+/** The gate every operation of a server passes, built once per plugin. */
+export class CostGate<Ctx> {
+  readonly settings: BudgetSettings;
+  readonly #standalone: Standalone<Ctx> | undefined;
+  readonly #hooks: HooksCore | undefined;
+  readonly #request: (ctx: Ctx) => object | undefined;
+  readonly #units = new WeakMap<object, Unit>();
+
+  constructor(owner: string, options: CostBudgetOptions<Ctx>, request: (ctx: Ctx) => object | undefined) {
+    if (typeof options === 'object' && options !== null && 'hooks' in options) {
+      const core = hooksCore(options.hooks);
+      if (core === undefined)
+        throw new TypeError(`${owner}: option "hooks" must be made by graphqlHooks(...)`);
+      if (options.request !== undefined && typeof options.request !== 'function')
+        throw new TypeError(`${owner}: option "request" must be a function of the context`);
+      budgetSettings(owner, { estimator: core.settings.estimator }, ['estimator']);
+      const names = Object.keys(options).filter((name) => !IN_ADAPTER_NAMES.includes(name));
+      if (names.length > 0)
+        throw new TypeError(
+          `${owner}: inside an adapter the budget's options go to graphqlHooks(...), not here: ${names.join(', ')}`,
+        );
+      this.settings = core.settings;
+      this.#hooks = core;
+      this.#request = options.request ?? request;
+    } else {
+      this.settings = budgetSettings(owner, options, STANDALONE_NAMES);
+      checkStandalone(owner, options);
+      this.#standalone = new Standalone(options, this.settings);
+      this.#request = request;
+    }
+  }
+
+  /** Prices one operation (never throws: an estimator that throws lets the operation through, logged). */
+  price(request: GraphqlRequest): Priced | undefined {
+    try {
+      return price(this.settings, request);
+    } catch (error) {
+      this.settings.logger.warn(`SLUICE_GRAPHQL_ESTIMATE_FAILED: the cost estimator threw: ${String(error)}`);
+      return undefined;
+    }
+  }
+
+  /** The gate of one operation; undefined when it runs unlimited (nothing priced or decided it). */
+  gate(priced: Priced | undefined, site: OperationSite<Ctx>): Promise<Gate> | undefined {
+    if (priced === undefined) return undefined;
+    if (this.#hooks !== undefined) return this.#inAdapter(this.#hooks, priced, site);
+    const standalone = this.#standalone!;
+    if (site.batch === undefined || standalone.batch === 'each')
+      return standalone.unit([priced], site).gate(priced);
+    let unit = this.#units.get(site.key);
+    if (unit === undefined) {
+      unit = standalone.unit(
+        site.batch().map((one) => this.price(one) ?? UNPRICED),
+        site,
+      );
+      this.#units.set(site.key, unit);
+    }
+    // An operation the batch's pricing missed (a persisted query's text known only later) is decided alone.
+    return (unit.has(site.index) || !priced.ok ? unit : standalone.unit([priced], site)).gate(priced);
+  }
+
+  #inAdapter(hooks: HooksCore, priced: Priced, site: OperationSite<Ctx>): Promise<Gate> | undefined {
+    const req = this.#request(site.ctx);
+    const entry = req === undefined ? undefined : hooks.entryOf(req);
+    if (entry === undefined) {
+      if (req !== undefined && decidedHere(req)) return Promise.resolve(notPriced());
+      hooks.unpriced.say();
+      return undefined;
+    }
+    const unit = hooks.unitOf(entry);
+    // Priced here but not by the hooks (a persisted query sent by its hash): the adapter charged nothing.
+    if (priced.ok && !unit.has(site.index)) return Promise.resolve(notPriced());
+    return unit.gate(priced);
+  }
+}
+
+/** An operation left out of a whole batch's pricing. */
+const UNPRICED: Priced = Object.freeze({ ok: false, errors: [] });
+
+/** The adapter decided the request (its info is on it) without the hooks having priced its operations. */
+function decidedHere(req: object): boolean {
+  const has = (value: unknown) =>
+    typeof value === 'object' &&
+    value !== null &&
+    ((value as { rateLimit?: unknown }).rateLimit !== undefined ||
+      (value as { state?: { rateLimit?: unknown } }).state?.rateLimit !== undefined);
+  return has(req) || has((req as { req?: unknown }).req);
+}
+
+function notPriced(): Gate {
+  return {
+    kind: 'refused',
+    errors: [
+      new GraphQLError(
+        'The rate limiter decided this request without pricing its operations: decide the GraphQL route ' +
+          'after its body is parsed (afterBody), give the adapter `descriptors: hooks.descriptors`, and send ' +
+          'the query text (not only a persisted query hash)',
+        { extensions: { code: 'COST_NOT_PRICED' } },
+      ),
+    ],
+  };
+}
+
+/** Standalone: units decided with the limiter, the app's descriptors merged with the GraphQL ones. */
+class Standalone<Ctx> {
+  readonly batch: 'each' | 'whole';
+  readonly #limiter: Pick<Limiter, 'check' | 'settle'>;
+  readonly #descriptors: DescriptorsHook<Ctx> | undefined;
+  readonly #headers: HeaderFormat;
+  readonly #settings: BudgetSettings;
+  readonly #failing: Notice;
+
+  constructor(options: StandaloneOptions<Ctx>, settings: BudgetSettings) {
+    this.batch = options.batch ?? 'each';
+    this.#limiter = options.limiter;
+    this.#descriptors = options.descriptors;
+    this.#headers = options.headers ?? 'draft';
+    this.#settings = settings;
+    this.#failing = new Notice(
+      settings.logger,
+      'SLUICE_GRAPHQL_CHECK_FAILED: the limiter failed to decide; operations run unlimited (failedOpen)',
+    );
+  }
+
+  unit(ops: readonly Priced[], site: OperationSite<Ctx>): Unit {
+    return new Unit(this.#settings, ops, () => this.#admit(ops, site));
+  }
+
+  async #admit(ops: readonly Priced[], site: OperationSite<Ctx>): Promise<Admission> {
+    try {
+      const own = this.#descriptors === undefined ? {} : await this.#descriptors(site.ctx);
+      const graphql = unitDescriptors(ops.flatMap((op) => (op.ok ? [op.descriptors] : [])));
+      const descriptors = { ...graphql, ...clientDescriptors(site.header), ...strings(own) };
+      const decision = await this.#limiter.check(descriptors);
+      this.#failing.clear();
+      return this.#admission(decision);
+    } catch (error) {
+      this.#failing.say(String(error));
+      return { allowed: true, decision: undefined, headers: {}, settle: async () => undefined };
+    }
+  }
+
+  #admission(decision: Decision): Admission {
+    if (!decision.allowed) return { allowed: false, denied: deniedResponse(decision, this.#headers) };
+    return {
+      allowed: true,
+      decision,
+      headers: rateLimitHeaders(decision, this.#headers),
+      settle: (actual) => this.#limiter.settle(decision, actual),
+    };
+  }
+}
+
+/** The app's descriptor values as strings, undefined ones left out. */
+function strings(own: Readonly<Record<string, unknown>> | undefined): Record<string, string> {
+  const result: Record<string, string> = {};
+  if (typeof own !== 'object' || own === null) return result;
+  for (const [name, value] of Object.entries(own))
+    if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean')
+      result[name] = String(value);
+  return result;
+}
