@@ -46,12 +46,25 @@ const MAIN_EXPORTS: Record<string, string[]> = {
   'core/http': ['createHttpLimiter'],
   'core/testing': ['describeStoreContract', 'loadVectors', 'runVectorCase'],
   'nestjs/websocket': ['SluiceWsModule', 'SluiceWsGuard', 'SluiceWsService', 'SLUICE_WS_OPTIONS'],
+  graphql: ['costEstimator', 'costDirectivesSdl', 'graphqlHooks'],
+  'graphql/apollo': ['apolloCostBudget'],
+  'graphql/yoga': ['useCostBudget'],
+  'graphql/mercurius': ['mercuriusCostBudget'],
 };
 /**
  * The entries beside the packages' roots (`exports` subpaths), each loaded as its users would: core's by audience,
- * and NestJS's gateways (`@sluice/nestjs/websocket`, apart so that HTTP-only apps need no @nestjs/websockets).
+ * NestJS's gateways (`@sluice/nestjs/websocket`, apart so that HTTP-only apps need no @nestjs/websockets), and the
+ * GraphQL server plugins (one entry a server, so that an app loads only its own server's).
  */
-const SUB_ENTRIES = ['core/http', 'core/store', 'core/testing', 'nestjs/websocket'];
+const SUB_ENTRIES = [
+  'core/http',
+  'core/store',
+  'core/testing',
+  'nestjs/websocket',
+  'graphql/apollo',
+  'graphql/yoga',
+  'graphql/mercurius',
+];
 const names = readdirSync(join(root, 'packages'));
 for (const name of names) {
   symlinkSync(join(root, 'packages', name), join(app, 'node_modules', '@sluice', name), 'dir');
