@@ -46,7 +46,7 @@ describe('sluice', () => {
     // Nothing close: the commands are named.
     expect(unknown).toMatchObject({ code: 2, stdout: '' });
     expect(unknown.stderr.split('\n')[0]).toBe(
-      'sluice: unknown command "frobnicate" (commands: validate, explain, test, report, replay, simulate, capacity, push, unban, audit, migrate, rls)',
+      'sluice: unknown command "frobnicate" (commands: validate, explain, test, report, replay, simulate, capacity, push, unban, audit, docs, openapi, migrate, rls)',
     );
   }, 120_000);
 

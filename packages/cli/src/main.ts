@@ -1,8 +1,10 @@
 import { unknownName } from '@sluice/core';
 import { auditCommand } from './commands/audit.js';
 import { capacityCommand } from './commands/capacity.js';
+import { docsCommand } from './commands/docs.js';
 import { explainCommand } from './commands/explain.js';
 import { migrateCommand } from './commands/migrate.js';
+import { openapiCommand } from './commands/openapi.js';
 import { testCommand } from './commands/policyTest.js';
 import { pushCommand } from './commands/push.js';
 import { replayCommand } from './commands/replay.js';
@@ -24,6 +26,8 @@ const COMMANDS: readonly Command[] = [
   pushCommand,
   unbanCommand,
   auditCommand,
+  docsCommand,
+  openapiCommand,
   migrateCommand,
   rlsCommand,
 ];
