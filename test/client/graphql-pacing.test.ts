@@ -4,12 +4,16 @@
  * execution, give back the difference once the actual cost is known, restore points at a rate) and answers
  * `extensions.cost` on every result, THROTTLED (200 or 429) when the bucket lacks the requested cost. A batch
  * that overdraws the bucket when sent at once goes through without one THROTTLED answer when the client paces
- * it; sent at once (pacing off), part of it is throttled.
+ * it; sent at once (pacing off), part of it is throttled. The same batch through @sluice/graphql's own Yoga
+ * plugin (`useCostBudget`, a GCRA budget with `settle`, on MemoryStore) meets the same fate.
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type ClientOptions, createFetch, type RetryEvent, type WaitEvent } from '@sluice/client';
-import type { ExecutionResult } from 'graphql';
+import { compileRules, createLimiter, MemoryStore, type RuleSpec } from '@sluice/core';
+import { costDirectivesSdl, costEstimator } from '@sluice/graphql';
+import { useCostBudget } from '@sluice/graphql/yoga';
+import { buildSchema, type ExecutionResult } from 'graphql';
 import { createGraphQLError, createSchema, createYoga, type Plugin } from 'graphql-yoga';
 import { afterEach, describe, expect, it } from 'vitest';
 
@@ -158,8 +162,11 @@ function call(query: string, variables?: object, extra: object = {}) {
   };
 }
 
-/** A client recording its events and the codes of the answers the server gave (every attempt). */
-function client(options: ClientOptions) {
+/**
+ * A client recording its events and the codes of the answers the server gave (every attempt); with `apiKey`,
+ * each attempt carries it in `x-api-key`.
+ */
+function client(options: ClientOptions, apiKey?: string) {
   const codes: string[] = [];
   const waits: WaitEvent[] = [];
   const retries: RetryEvent[] = [];
@@ -168,7 +175,9 @@ function client(options: ClientOptions) {
     jitterMs: 0,
     events: { wait: (event) => waits.push(event), retry: (event) => retries.push(event) },
     fetch: async (input, init) => {
-      const response = await globalThis.fetch(input, init);
+      const headers = new Headers(init?.headers);
+      if (apiKey !== undefined) headers.set('x-api-key', apiKey);
+      const response = await globalThis.fetch(input, { ...init, headers });
       const body = await response.clone().json();
       codes.push(body.errors?.[0]?.extensions?.code ?? String(response.status));
       return response;
@@ -179,10 +188,10 @@ function client(options: ClientOptions) {
 }
 
 /** Sends the batch at once; answers what the caller read from each response. */
-async function sendBatch(fetch: ReturnType<typeof createFetch>, url: string) {
+async function sendBatch(fetch: ReturnType<typeof createFetch>, url: string, query = ITEMS) {
   return Promise.all(
     Array.from({ length: BATCH }, () =>
-      fetch(url, call(ITEMS, { first: FIRST })).then(async (response) => ({
+      fetch(url, call(query, { first: FIRST })).then(async (response) => ({
         status: response.status,
         body: await response.json(),
       })),
@@ -255,5 +264,82 @@ describe('@sluice/client paces GraphQL calls by extensions.cost (Yoga, real HTTP
     await blind.fetch(other.url, call('{ items(first: 0) { id } }'));
     await Promise.all(texts.map((text) => blind.fetch(other.url, call(text))));
     expect(other.counts.throttled).toBeGreaterThan(0);
+  }, 30_000);
+});
+
+/** The same schema annotated with the IBM cost directives, priced by @sluice/graphql's estimator. */
+const ANNOTATED = `${costDirectivesSdl}
+type Item {
+  id: Int!
+}
+type Query {
+  items(first: Int!): [Item!]! @listSize(slicingArguments: ["first"])
+}
+`;
+
+/** @sluice/graphql's budget: 100 points, 50 regained a second, per API key; the estimate reserved, then settled. */
+const POINTS: RuleSpec = {
+  name: 'graphql_points',
+  key: ['api_key'],
+  algorithm: 'gcra',
+  limit: { requests: 100, per: '2s' },
+  cost: { descriptor: 'graphql_cost', max: 1000 },
+  settle: true,
+};
+
+describe("@sluice/client through @sluice/graphql's Yoga plugin (real HTTP)", () => {
+  /** Yoga with useCostBudget on a MemoryStore; answers its URL and its resolver calls. */
+  async function startBudgeted(): Promise<{ url: string; resolved: () => number }> {
+    let resolved = 0;
+    const schema = buildSchema(ANNOTATED);
+    const yoga = createYoga({
+      schema: createSchema({
+        typeDefs: ANNOTATED,
+        resolvers: {
+          Query: {
+            items: async (_: unknown, { first }: { first: number }) => {
+              resolved += 1;
+              await new Promise((resolve) => setTimeout(resolve, WORK_MS));
+              return Array.from({ length: Math.min(first, PAGE) }, (_item, id) => ({ id }));
+            },
+          },
+        },
+      }),
+      logging: false,
+      plugins: [
+        useCostBudget({
+          estimator: costEstimator(schema),
+          limiter: createLimiter({ rules: compileRules({ rules: [POINTS] }), store: new MemoryStore() }),
+          descriptors: ({ request }) => ({ api_key: request.headers.get('x-api-key') ?? undefined }),
+        }),
+      ],
+    });
+    const server = createServer(yoga);
+    servers.push(server);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/graphql`;
+    return { url, resolved: () => resolved };
+  }
+
+  it('a batch that fits the budget only when paced: zero THROTTLED paced, THROTTLED unpaced', async () => {
+    const paced = await startBudgeted();
+    const pacedClient = client({ maxAttempts: 1 }, 'k-batch');
+    const answers = await sendBatch(pacedClient.fetch, paced.url);
+    expect(answers.map((answer) => answer.status)).toEqual(Array(BATCH).fill(200));
+    for (const { body } of answers) {
+      expect(body.data.items).toHaveLength(PAGE);
+      expect(body.extensions.cost.throttleStatus).toMatchObject({ maximumAvailable: 100, restoreRate: 50 });
+    }
+    expect(pacedClient.codes).toEqual(Array(BATCH).fill('200'));
+    expect(paced.resolved()).toBe(BATCH);
+    expect(pacedClient.waits.filter((event) => event.policy === 'graphql').length).toBeGreaterThan(0);
+
+    const unpaced = await startBudgeted();
+    const blind = client({ pacing: false, maxAttempts: 1 }, 'k-batch');
+    const sent = await sendBatch(blind.fetch, unpaced.url);
+    const refused = sent.filter((answer) => answer.body.errors?.[0]?.extensions?.code === 'THROTTLED');
+    expect(refused.length).toBeGreaterThan(0);
+    expect(new Set(refused.map((answer) => answer.status))).toEqual(new Set([429]));
+    expect(unpaced.resolved()).toBe(BATCH - refused.length);
   }, 30_000);
 });
