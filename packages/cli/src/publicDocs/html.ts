@@ -23,6 +23,10 @@ body{font:15px/1.5 system-ui,sans-serif;margin:0 auto;max-width:68em;padding:1.5
 h1{font-size:1.8em}h2{margin-top:2em;border-bottom:1px solid #d0d7de}h3{margin-top:1.5em}
 table{border-collapse:collapse;margin:.5em 0 1em;width:100%}
 td,th{border:1px solid #d0d7de;padding:6px 10px;text-align:left;vertical-align:top}th{background:#f6f8fa}
+table.limits{table-layout:fixed}table.limits td{overflow-wrap:anywhere}
+.limits th:nth-child(1){width:12%}.limits th:nth-child(2){width:10%}.limits th:nth-child(3){width:13%}
+.limits th:nth-child(4){width:12%}.limits th:nth-child(5){width:21%}.limits th:nth-child(6){width:32%}
+.fields td:first-child{white-space:nowrap}
 code,pre{font:13px/1.45 ui-monospace,SFMono-Regular,Menlo,monospace}
 pre{background:#f6f8fa;border:1px solid #d0d7de;border-radius:6px;padding:12px;overflow:auto}
 p code,td code{background:#eff1f3;padding:1px 4px;border-radius:4px}
