@@ -4,6 +4,7 @@ import type { GuardedObserver } from '../observe/guarded.js';
 import { withResilience } from '../resilience/resilientStore.js';
 import type { CompiledRule } from '../rules/contract.js';
 import type { CheckResult, PlannedCheck, Store } from '../store/contract.js';
+import { answersInProcess } from '../store/inProcess.js';
 import { Counter, regionalCount, type WindowView } from './ledger.js';
 import type { RegionSettings } from './options.js';
 import { Partition } from './partition.js';
@@ -66,6 +67,13 @@ export class RegionalBudgets {
   #quick = 0;
   #closed = false;
   #lastPlanned = Number.NEGATIVE_INFINITY;
+  /**
+   * Whether the next window's first slice is taken ahead of it: a call at that window's start, so the global
+   * store must decide at the `now` it is given and keep each key to its own expiry (Redis with the app's
+   * clock, PostgreSQL). Not on a store in process, which answers at once (and sweeps by the calls' time),
+   * nor once a store shows it decides on a clock of its own.
+   */
+  #ahead: boolean;
   /** Round trip of the global store, ms (moving average). */
   #roundMs = 0;
   #rounds = 0;
@@ -81,6 +89,7 @@ export class RegionalBudgets {
       maxPending: false,
       logger: QUIET,
     });
+    this.#ahead = !answersInProcess(settings.global);
     this.#partition = new Partition(settings.region, parts.logger, (event) => parts.observer.onRegion(event));
   }
 
@@ -135,7 +144,10 @@ export class RegionalBudgets {
       view.used = Math.max(view.used, regionalCount(r));
       const limit = p.rule.params.limit;
       const room = this.#partition.active || !view.known ? 0 : Math.max(0, limit - view.globalGranted);
-      if (!r.allowed && p.check.mode === 'enforce' && limit > view.globalGranted) view.starved = true;
+      if (!r.allowed && p.check.mode === 'enforce' && limit > view.globalGranted) {
+        view.starved = true;
+        counter.refused += p.check.cost;
+      }
       out ??= results.slice();
       out[i] = this.#shown(r, limit, room, p.check.cost);
     }
@@ -253,7 +265,10 @@ export class RegionalBudgets {
     return counter;
   }
 
-  /** One round: every counter's op in one call per `now` (the next window's slices in a second). */
+  /**
+   * One round: every counter's op in one call per `now`: the round's own, and the next window's start for
+   * slices taken ahead (a second call, sent at the same time). True when another round should follow at once.
+   */
   async #round(): Promise<boolean> {
     const now = this.#clock();
     const ops = this.#plan(now);
@@ -264,13 +279,16 @@ export class RegionalBudgets {
       if (group === undefined) groups.set(op.at, [op]);
       else group.push(op);
     }
+    const sent = [...groups].map(([at, group]) =>
+      this.#send(group, at).then((answers) => ({ at, group, answers })),
+    );
     let again = false;
-    for (const [at, group] of groups) {
-      const answered = await this.#send(group, at);
-      if (answered === undefined) return false;
-      again = this.#apply(group, answered, at === now) || again;
+    let failed = false;
+    for (const { at, group, answers } of await Promise.all(sent)) {
+      if (answers === undefined) failed = true;
+      else again = this.#apply(group, answers, at === now) || again;
     }
-    return again;
+    return again && !failed;
   }
 
   /** One call to the global store; undefined when it failed (the partition begins or goes on). */
@@ -312,6 +330,7 @@ export class RegionalBudgets {
     group.forEach((op, k) => {
       if (op.kind !== 'read' && !(results[2 * k]!.allowed && results[2 * k + 1]!.allowed)) blocked = true;
     });
+    if (!current && !this.#decidesAt(group, results)) return false;
     let again = false;
     group.forEach((op, k) => {
       const applied = applyAnswer(op, results[2 * k]!, results[2 * k + 1]!, blocked);
@@ -333,6 +352,20 @@ export class RegionalBudgets {
     return again;
   }
 
+  /**
+   * Whether slices taken ahead were counted in the window asked for: an answer's reset lies at that window's
+   * end. A store on its own clock (Redis with clock: 'redis') counts them now instead, in keys the window will
+   * not read: those units are lost to the budget (never over it), and no slice is taken ahead again.
+   */
+  #decidesAt(group: readonly Op[], results: readonly CheckResult[]): boolean {
+    const op = group[0]!;
+    const expected = op.view.end - op.at;
+    if (Math.abs(results[0]!.resetMs - expected) <= 1) return true;
+    this.#ahead = false;
+    for (const each of group) each.counter.views.splice(each.counter.views.indexOf(each.view), 1);
+    return false;
+  }
+
   /** This round's ops, most urgent first; counters unused for long are forgotten. */
   #plan(now: number): Op[] {
     const { syncMs, firstSlice, maxSlice } = this.#settings;
@@ -350,7 +383,7 @@ export class RegionalBudgets {
       const op = planOp(counter, view, now, sizing, inUse);
       if (op !== undefined) ops.push(op);
       // The next window's first slice, taken ahead while the region spends this one.
-      if (inUse && counter.rate > 0 && view.end - now <= sizing.horizonMs) {
+      if (this.#ahead && inUse && counter.rate > 0 && view.end - now <= sizing.horizonMs) {
         const next = counter.nextView(view);
         const ahead = next.known ? undefined : planOp(counter, next, next.start, sizing, true);
         if (ahead !== undefined) ops.push(ahead);

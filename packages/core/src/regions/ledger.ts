@@ -44,6 +44,8 @@ export class Counter {
   share: number | undefined;
   /** Limiter-clock ms of the last request that counted here. */
   lastUse: number;
+  /** Units this gateway saw refused short of the grant since the last sample: demand the count does not show. */
+  refused = 0;
   #sampleAt = Number.NaN;
   #sampleUsed = 0;
   #sampleStart = Number.NaN;
@@ -76,14 +78,15 @@ export class Counter {
     return made;
   }
 
-  /** Folds the region's count growth since the last sample into `rate`. */
+  /** Folds the region's demand since the last sample (its count's growth, and refusals seen) into `rate`. */
   sample(view: WindowView, now: number): void {
     const since = view.start === this.#sampleStart ? this.#sampleAt : view.start;
     const before = view.start === this.#sampleStart ? this.#sampleUsed : 0;
     if (now > since) {
-      const instant = Math.max(0, view.used - before) / (now - since);
+      const instant = (Math.max(0, view.used - before) + this.refused) / (now - since);
       this.rate = this.rate === 0 ? instant : (this.rate + instant) / 2;
     }
+    this.refused = 0;
     this.#sampleAt = now;
     this.#sampleUsed = view.used;
     this.#sampleStart = view.start;

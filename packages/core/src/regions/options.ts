@@ -21,7 +21,10 @@ export interface RegionsOptions {
    * Default 0.01.
    */
   readonly firstSlice?: number;
-  /** Largest slice a region takes when it ran short, as a share of the global limit. Default 0.25. */
+  /**
+   * Largest slice, as a share of the global limit: what one take can add to a region's grant, so what a
+   * restarted global store can lose per region. Default 0.25.
+   */
   readonly maxSlice?: number;
   /** Time limit of a call to a global store that does not bound its own calls, ms. Default 1000. */
   readonly timeoutMs?: number;

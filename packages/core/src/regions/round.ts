@@ -89,7 +89,7 @@ export function applyAnswer(op: Op, g: CheckResult, r: CheckResult, blocked: boo
 export interface Sizing {
   /** Share of the limit of the smallest slice (the first, before any demand is known). */
   readonly firstSlice: number;
-  /** Share of the limit a slice doubled after a shortage may reach. */
+  /** Share of the limit a slice may reach (demand-sized, or doubled after a shortage). */
   readonly maxSlice: number;
   /** How long a slice must last: two sync rounds and their round trips. */
   readonly horizonMs: number;
@@ -100,12 +100,18 @@ export function firstSliceOf(limit: number, share: number): number {
   return share === 0 ? 0 : Math.max(1, Math.ceil(limit * share));
 }
 
-/** The next slice of a counter's view: the demand of one horizon, doubled after a shortage, within the room. */
+/**
+ * The next slice of a counter's view: the demand of one horizon, doubled after a shortage. Near the end of the
+ * budget (a slice would take half or more of the room left) half the room: regions racing for the last units
+ * each get part of them, where a take of the whole room fails whenever anyone else took any since it was read.
+ */
 function sliceOf(counter: Counter, view: WindowView, sizing: Sizing, room: number): number {
   const limit = counter.rule.params.limit;
+  const largest = Math.max(1, Math.ceil(limit * sizing.maxSlice));
   let slice = Math.max(firstSliceOf(limit, sizing.firstSlice), 1, Math.ceil(counter.rate * sizing.horizonMs));
-  if (view.starved) slice = Math.max(slice, Math.min(2 * view.lastSlice, Math.ceil(limit * sizing.maxSlice)));
-  return Math.min(slice, room);
+  if (view.starved) slice = Math.max(slice, 2 * view.lastSlice);
+  slice = Math.min(slice, largest);
+  return 2 * slice >= room ? Math.ceil(room / 2) : slice;
 }
 
 /**
