@@ -2,7 +2,8 @@
  * The packages as a user gets them from the registry: every package under packages/ is packed with pnpm (running
  * its prepack), the tarballs are installed with npm into an app in the system's temp directory, outside the
  * workspace, and there an ESM Fastify app, CommonJS Express, Koa and Nest apps and an ESM Hono app each serve real
- * HTTP up to their first 429, @sluice/websocket limits `ws` servers from ESM and CommonJS, @sluice/opentelemetry records on the OpenTelemetry SDK from ESM and CommonJS, a
+ * HTTP up to their first 429, @sluice/websocket limits `ws` servers from ESM and CommonJS, @sluice/opentelemetry records on the OpenTelemetry SDK from ESM and CommonJS,
+ * @sluice/graphql's root and its Apollo, Yoga and Mercurius entries budget a query from ESM and CommonJS, a
  * TypeScript file type-checks under `module: node16` (and runs) and under `moduleResolution: bundler`, and
  * `npx sluice validate` checks a rules file. A second app installs only @sluice/cli, which must validate without
  * ioredis and say what to install for `push`. Runs in `pnpm test`, after the build.
@@ -63,6 +64,10 @@ const APP_DEPENDENCIES = [
   '@opentelemetry/sdk-metrics',
   '@opentelemetry/sdk-trace-base',
   'ws',
+  'graphql',
+  '@apollo/server',
+  'graphql-yoga',
+  'mercurius',
 ];
 /** The libraries MIGRATING.md's "before" programs use. */
 const MIGRATING_FROM: Record<string, string> = {
@@ -347,6 +352,17 @@ describe.concurrent('packed packages installed with npm outside the workspace', 
     for (const file of ['otel-esm.mjs', 'otel-cjs.cjs']) {
       const ran = ok(`node ${file}`, await run(process.execPath, [file], app));
       expect(JSON.parse(ran.stdout)).toEqual(expected);
+    }
+  });
+
+  it('@sluice/graphql, /apollo, /yoga and /mercurius from ESM and CommonJS: a query answered with its cost, then THROTTLED', async () => {
+    const twice = [
+      [200, 12],
+      [429, 'THROTTLED'],
+    ];
+    for (const file of ['graphql-esm.mjs', 'graphql-cjs.cjs']) {
+      const ran = ok(`node ${file}`, await run(process.execPath, [file], app));
+      expect(JSON.parse(ran.stdout)).toEqual({ estimate: 12, apollo: twice, yoga: twice, mercurius: twice });
     }
   });
 

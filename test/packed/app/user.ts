@@ -5,7 +5,8 @@
  * subpath entries are used as their authors would: `@sluice/core/http` (adapters), `@sluice/core/testing` (stores:
  * the shared vectors run here without a test runner; the contract suite takes one's functions), `@sluice/core/store`
  * (a store author's table of states, decided by the evaluator); the adapters' `@sluice/express/facts` and
- * `@sluice/fastify/facts` as an adapter author on either framework (NestJS's guard) reads them.
+ * `@sluice/fastify/facts` as an adapter author on either framework (NestJS's guard) reads them; @sluice/graphql's
+ * root and its server entries (`/apollo`, `/yoga`, `/mercurius`) as a GraphQL server's author plugs them in.
  */
 import {
   compileRules,
@@ -22,11 +23,16 @@ import { rateLimit as expressRateLimit } from '@sluice/express';
 import { ExpressFacts } from '@sluice/express/facts';
 import { rateLimit as fastifyRateLimit } from '@sluice/fastify';
 import { FastifyFacts } from '@sluice/fastify/facts';
+import { type CostEstimate, costDirectivesSdl, costEstimator } from '@sluice/graphql';
+import { apolloCostBudget } from '@sluice/graphql/apollo';
+import { mercuriusCostBudget } from '@sluice/graphql/mercurius';
+import { useCostBudget } from '@sluice/graphql/yoga';
 import { rateLimit as koaRateLimit } from '@sluice/koa';
 import { prometheusObserver } from '@sluice/prometheus';
 import { RedisStore } from '@sluice/redis';
 import express from 'express';
-import Fastify from 'fastify';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { buildSchema } from 'graphql';
 import type { Redis } from 'ioredis';
 import Koa from 'koa';
 
@@ -41,6 +47,24 @@ new Koa().use(koaRateLimit({ rules, skip: (ctx) => ctx.path === '/health' }));
 void Fastify().register(fastifyRateLimit, { rules });
 export const factsKinds: readonly string[] = [ExpressFacts.name, FastifyFacts.name];
 export const redisStore = (client: Redis): RedisStore => new RedisStore({ client });
+
+/** A GraphQL server's budget on each server (typed here, not run; the packed test runs them from .mjs and .cjs). */
+export function graphqlBudgets(app: FastifyInstance) {
+  const estimator = costEstimator(
+    buildSchema(`${costDirectivesSdl}\ntype Query { a: Int @cost(weight: "3") }`),
+  );
+  const estimate = estimator.estimate({ query: '{ a }' });
+  const cost: number = estimate.ok ? (estimate satisfies CostEstimate).cost : 0;
+  const limiter = createLimiter({ rules, store: new MemoryStore() });
+  mercuriusCostBudget(app, { estimator, limiter });
+  // @ts-expect-error: throttledStatus is 429 or 200
+  useCostBudget({ estimator, limiter, throttledStatus: 500 });
+  return {
+    cost,
+    apollo: apolloCostBudget({ estimator, limiter }),
+    yoga: useCostBudget({ estimator, limiter }),
+  };
+}
 
 /** A store author's proof on their runner (vitest: `import * as vitest from 'vitest'`); typed here, not run. */
 export const storeContract = (runner: TestApi) =>
