@@ -26,21 +26,97 @@ class Bucket {
 
 class Counter {
   tag: string;
+  hash: number;
   error: number;
   bucket: Bucket;
   prev: Counter | undefined;
   next: Counter | undefined;
 
-  constructor(tag: string, error: number, bucket: Bucket) {
+  constructor(tag: string, hash: number, error: number, bucket: Bucket) {
     this.tag = tag;
+    this.hash = hash;
     this.error = error;
     this.bucket = bucket;
   }
 }
 
+/**
+ * Tag -> counter, by open addressing with linear probing over a table four times the counters. A Map would do,
+ * but a key turned out costs it a deletion read off the old tag, a string not seen for a while (a cache miss);
+ * here each counter keeps its tag's hash, so turning a key out reads no tag, and a probe compares hashes before
+ * strings. Tags are hashes already: a few of their characters, mixed, make the hash.
+ */
+class TagTable {
+  readonly #slots: (Counter | undefined)[];
+  readonly #mask: number;
+  readonly #shift: number;
+  size = 0;
+
+  constructor(capacity: number) {
+    let bits = 4;
+    while (1 << bits < capacity * 4) bits++;
+    this.#slots = new Array(1 << bits).fill(undefined);
+    this.#mask = (1 << bits) - 1;
+    this.#shift = 32 - bits;
+  }
+
+  get(tag: string, hash: number): Counter | undefined {
+    const slots = this.#slots;
+    for (let i = hash >>> this.#shift; ; i = (i + 1) & this.#mask) {
+      const counter = slots[i];
+      if (counter === undefined || (counter.hash === hash && counter.tag === tag)) return counter;
+    }
+  }
+
+  /** Places a counter whose tag is not in the table. */
+  add(counter: Counter): void {
+    const slots = this.#slots;
+    let i = counter.hash >>> this.#shift;
+    while (slots[i] !== undefined) i = (i + 1) & this.#mask;
+    slots[i] = counter;
+    this.size++;
+  }
+
+  /** Takes a counter out, moving back the ones after it that its slot had pushed along. */
+  delete(counter: Counter): void {
+    const slots = this.#slots;
+    const mask = this.#mask;
+    let hole = counter.hash >>> this.#shift;
+    while (slots[hole] !== counter) hole = (hole + 1) & mask;
+    for (let i = (hole + 1) & mask; slots[i] !== undefined; i = (i + 1) & mask) {
+      const home = slots[i]!.hash >>> this.#shift;
+      // Moves back unless its home lies cyclically in (hole, i]: then it is as close to it as it can be.
+      if (hole <= i ? home <= hole || home > i : home <= hole && home > i) {
+        slots[hole] = slots[i];
+        hole = i;
+      }
+    }
+    slots[hole] = undefined;
+    this.size--;
+  }
+
+  clear(): void {
+    this.#slots.fill(undefined);
+    this.size = 0;
+  }
+}
+
+/** A tag's hash: its first characters and its last (a shard's number), mixed; 0 to 2^32 - 1. */
+function hashOf(tag: string): number {
+  const mixed =
+    tag.charCodeAt(0) ^
+    (tag.charCodeAt(1) << 7) ^
+    (tag.charCodeAt(2) << 14) ^
+    (tag.charCodeAt(3) << 21) ^
+    (tag.charCodeAt(4) << 25) ^
+    (tag.charCodeAt(tag.length - 1) << 11) ^
+    tag.length;
+  return Math.imul(mixed, 0x9e3779b1) >>> 0;
+}
+
 export class SpaceSaving {
   readonly capacity: number;
-  readonly #counters = new Map<string, Counter>();
+  readonly #counters: TagTable;
   /** The bucket of the lowest count: where a new key takes its counter once all are taken. */
   #lowest: Bucket | undefined;
   /** Emptied buckets, reused: a busy sketch allocates nothing. */
@@ -51,6 +127,7 @@ export class SpaceSaving {
 
   constructor(capacity: number) {
     this.capacity = capacity;
+    this.#counters = new TagTable(capacity);
   }
 
   /** Keys offered since the sketch was made or cleared (N). */
@@ -74,23 +151,25 @@ export class SpaceSaving {
   /** Counts one more of `tag`. */
   offer(tag: string): void {
     this.#total++;
-    const counter = this.#counters.get(tag);
+    const hash = hashOf(tag);
+    const counter = this.#counters.get(tag, hash);
     if (counter !== undefined) {
       this.#increment(counter);
       return;
     }
     if (this.#counters.size < this.capacity) {
-      this.#addNew(tag);
+      this.#addNew(tag, hash);
       return;
     }
     // Full: the new key takes a counter of the lowest count, which becomes its possible error.
     const lowest = this.#lowest!;
     const taken = lowest.head!;
     this.#turnedOut = true;
-    this.#counters.delete(taken.tag);
+    this.#counters.delete(taken);
     taken.tag = tag;
+    taken.hash = hash;
     taken.error = lowest.count;
-    this.#counters.set(tag, taken);
+    this.#counters.add(taken);
     this.#increment(taken);
   }
 
@@ -112,7 +191,7 @@ export class SpaceSaving {
     this.#turnedOut = false;
   }
 
-  #addNew(tag: string): void {
+  #addNew(tag: string, hash: number): void {
     const lowest = this.#lowest;
     let bucket: Bucket;
     if (lowest !== undefined && lowest.count === 1) bucket = lowest;
@@ -122,9 +201,9 @@ export class SpaceSaving {
       if (lowest !== undefined) lowest.lower = bucket;
       this.#lowest = bucket;
     }
-    const counter = new Counter(tag, 0, bucket);
+    const counter = new Counter(tag, hash, 0, bucket);
     this.#attach(counter, bucket);
-    this.#counters.set(tag, counter);
+    this.#counters.add(counter);
   }
 
   #increment(counter: Counter): void {

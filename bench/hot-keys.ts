@@ -1,0 +1,200 @@
+/**
+ * What the heavy-hitter sketches (issue 45, `watch`) add per request on the memory path: `limiter.decide` on a
+ * MemoryStore with the default `watch` (two Space-Saving sketches per rule, counts per rule and route) against
+ * the same limiter with `watch: false`, in CPU µs per request.
+ *
+ *   npx tsx bench/hot-keys.ts [--rounds=9] [--ms=400] [--rules=2] [--keys=100000] [--deny]
+ *
+ * Each variant runs in its own process (one limiter per process, as in a server: the engine's code sees one
+ * shape of its objects), both started alike, and measured in interleaved rounds (one round of each, the order
+ * swapped every round); a round's figure is the median of 7 slices of CPU time after a full GC. The added cost is
+ * taken per round (with minus without, the two measured side by side) and summarised as median (min-max): on a
+ * shared machine the drift over a minute is as large as what is measured. The load: API keys drawn from a Zipf
+ * law (s = 1.1) over `--keys` keys, a route of 8, on a virtual clock; limits high enough that every request is
+ * allowed (`--deny`: 10 per minute, most requests denied, so the denial sketch works too). `uptime` is printed
+ * before and after: figures from a loaded machine are preliminary.
+ */
+import { execFileSync, fork } from 'node:child_process';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+
+const REPO = resolve(import.meta.dirname, '..');
+const T0 = Date.UTC(2026, 10, 30, 12, 0, 0);
+const SLICES = 7;
+
+const arg = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+
+/** What the bench uses of `@sluice/core`. */
+interface CoreModule {
+  compileRules(spec: unknown): unknown;
+  createLimiter(options: { rules: unknown; clock: () => number; watch?: false }): {
+    decide(d: Record<string, string>): unknown;
+    hotKeys(): unknown;
+  };
+}
+
+/** `n` indices drawn from a Zipf law of exponent `s` over `universe` values, by a seeded generator. */
+function zipfIndices(n: number, universe: number, s: number): Uint32Array {
+  const cumulative = new Float64Array(universe);
+  let sum = 0;
+  for (let i = 0; i < universe; i++) {
+    sum += 1 / (i + 1) ** s;
+    cumulative[i] = sum;
+  }
+  let x = 0x9e3779b9;
+  const out = new Uint32Array(n);
+  for (let j = 0; j < n; j++) {
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    const u = ((x >>> 0) / 4294967296) * sum;
+    let lo = 0;
+    let hi = universe - 1;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (cumulative[mid]! < u) lo = mid + 1;
+      else hi = mid;
+    }
+    out[j] = lo;
+  }
+  return out;
+}
+
+/** Calls per CPU-second of `step`, the median of SLICES slices of `ms` in all, after a full GC. */
+function perCpuSecond(ms: number, step: (i: number) => void, start: number): { rate: number; next: number } {
+  (globalThis as { gc?: () => void }).gc?.();
+  const rates: number[] = [];
+  let i = start;
+  for (let slice = 0; slice < SLICES; slice++) {
+    const began = process.cpuUsage();
+    const from = i;
+    let used = 0;
+    while (used < (ms * 1000) / SLICES) {
+      for (const end = i + 1000; i < end; i++) step(i);
+      const spent = process.cpuUsage(began);
+      used = spent.user + spent.system;
+    }
+    rates.push((i - from) / (used / 1e6));
+  }
+  return { rate: median(rates), next: i };
+}
+
+/** One process, one limiter (with or without the watch), measured round by round for the parent. */
+async function worker(watched: boolean): Promise<void> {
+  const core = (await import(pathToFileURL(join(REPO, 'packages/core/src/index.ts')).href)) as CoreModule;
+  const keys = Number(arg('keys') ?? 100_000);
+  const ruleCount = Number(arg('rules') ?? 2);
+  const limit = process.argv.includes('--deny') ? 10 : 1_000_000;
+  const rules = Array.from({ length: ruleCount }, (_, i) => ({
+    name: `rule_${i}`,
+    key: i % 2 === 0 ? ['api_key'] : ['api_key', 'route'],
+    limit: { requests: limit, per: '60s' },
+  }));
+  let now = T0;
+  const limiter = core.createLimiter({
+    rules: core.compileRules({ domain: 'bench', rules }),
+    clock: () => now,
+    ...(watched ? {} : { watch: false as const }),
+  });
+  const draws = zipfIndices(1 << 20, keys, 1.1);
+  const names = Array.from({ length: keys }, (_, i) => `key-${i}`);
+  const routes = Array.from({ length: 8 }, (_, i) => `/route/${i}`);
+  // Descriptor objects made once, as a server's are cheap next to the limiter: the limiter's cost is measured.
+  const descriptors = Array.from({ length: 1 << 16 }, (_, j) => ({
+    api_key: names[draws[j]!]!,
+    route: routes[j & 7]!,
+  }));
+  let tick = 0;
+  process.on('message', (message: { ms: number }) => {
+    const run = perCpuSecond(
+      message.ms,
+      (i) => {
+        now = T0 + Math.floor(i / 100);
+        limiter.decide(descriptors[i & 0xffff]!);
+      },
+      tick,
+    );
+    tick = run.next;
+    process.send!({ usPerRequest: 1e6 / run.rate });
+  });
+  if (watched && limiter.hotKeys() === undefined) throw new Error('the watch is off');
+  process.send!({ ready: true });
+}
+
+/** A worker process: ask it for a round, get its µs per request. */
+async function runner(watched: boolean): Promise<{ round(ms: number): Promise<number>; stop(): void }> {
+  const passOn = process.argv.slice(2).filter((a) => !a.startsWith('--rounds') && !a.startsWith('--ms'));
+  const child = fork(import.meta.filename, [`--worker=${watched ? 'with' : 'without'}`, ...passOn], {
+    execArgv: [...process.execArgv, '--expose-gc'],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  const next = () =>
+    new Promise<Record<string, number>>((done, fail) => {
+      const exited = (code: number | null) => fail(new Error(`worker exited with ${code}`));
+      child.once('exit', exited);
+      child.once('message', (message) => {
+        child.off('exit', exited);
+        done(message as Record<string, number>);
+      });
+    });
+  await next();
+  return {
+    async round(ms) {
+      const answer = next();
+      child.send({ ms });
+      return (await answer).usPerRequest!;
+    },
+    stop: () => child.kill(),
+  };
+}
+
+const median = (list: readonly number[]) => [...list].sort((a, b) => a - b)[list.length >> 1]!;
+const range = (list: readonly number[], digits = 3) =>
+  `${median(list).toFixed(digits)} (${Math.min(...list).toFixed(digits)} to ${Math.max(...list).toFixed(digits)})`;
+
+function uptime(): string {
+  try {
+    return execFileSync('uptime', { encoding: 'utf8' }).trim();
+  } catch {
+    return '(uptime not available)';
+  }
+}
+
+async function main(): Promise<void> {
+  const rounds = Number(arg('rounds') ?? 9);
+  const ms = Number(arg('ms') ?? 400);
+  console.log(`uptime before: ${uptime()}`);
+  const [without, withWatch] = [await runner(false), await runner(true)];
+  const bare: number[] = [];
+  const watched: number[] = [];
+  try {
+    await without.round(ms); // warm-up, not counted
+    await withWatch.round(ms);
+    for (let round = 0; round < rounds; round++) {
+      if (round % 2 === 0) {
+        bare.push(await without.round(ms));
+        watched.push(await withWatch.round(ms));
+      } else {
+        watched.push(await withWatch.round(ms));
+        bare.push(await without.round(ms));
+      }
+    }
+  } finally {
+    without.stop();
+    withWatch.stop();
+  }
+  const added = watched.map((us, i) => us - bare[i]!);
+  const load = process.argv.includes('--deny') ? 'most requests denied' : 'every request allowed';
+  console.log(
+    `limiter.decide on a MemoryStore, ${arg('rules') ?? 2} rules, Zipf keys (${arg('keys') ?? 100_000}), ${load}; ` +
+      `CPU µs per request, median (min to max) over ${rounds} interleaved rounds`,
+  );
+  console.log(`| watch: false | watch (default) | added per request |`);
+  console.log('|---|---|---|');
+  console.log(`| ${range(bare)} | ${range(watched)} | ${range(added)} |`);
+  console.log(`uptime after: ${uptime()}`);
+}
+
+const role = arg('worker');
+if (role !== undefined) await worker(role === 'with');
+else await main();
