@@ -27,8 +27,9 @@ export const migrateCommand: Command = {
   help: `Usage: sluice migrate --postgres <url> [--schema <name>] [--table-prefix <prefix>]
 
 Creates the schema (when not public) and the table PostgresStore counts in, <prefix>counters, with its
-expiry index. Idempotent: run it at each deploy. Run it as a role allowed to create tables; the gateways then
-need only SELECT, INSERT, UPDATE and DELETE on the table.
+expiry index, and the audit trail's append-only <prefix>audit. Idempotent: run it at each deploy. Run it as a
+role allowed to create tables; the gateways then need only SELECT, INSERT, UPDATE and DELETE on the counters,
+SELECT and INSERT on the audit table (and USAGE on its sequence).
 
 Example:
   sluice migrate --postgres postgres://app@10.0.0.7:5432/app --schema limits
