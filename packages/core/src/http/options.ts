@@ -8,6 +8,7 @@ import type { Lists } from '../lists/contract.js';
 import { DEFAULT_IPV6_SUBNET } from '../net/ip.js';
 import type { Observer } from '../observe/contract.js';
 import type { SampleRates } from '../observe/decisionLog.js';
+import type { RegionsOptions } from '../regions/index.js';
 import {
   type AddressDescriptors,
   DEFAULT_RETRY_HEADER,
@@ -69,6 +70,11 @@ export interface RateLimitOptions<Req> {
   store?: Store;
   /** Counters of `scope: local` rules. Default: a MemoryStore. */
   localStore?: Store;
+  /**
+   * This gateway's region and the store every region shares: `scope: global` rules count in `store` against
+   * the region's grant of one global budget (createLimiter's `regions`, docs/guide/regions.md).
+   */
+  regions?: RegionsOptions;
   /** Extra descriptors (tenant, plan, user, ...); they win over the built-in ones. May be async. */
   descriptors?: (
     req: Req,
@@ -207,6 +213,12 @@ export const rateLimitOptionsSchema = z
     algorithm: inlineAlgorithm.optional(),
     store: store.optional(),
     localStore: store.optional(),
+    // Its fields are checked, with a did-you-mean, by the engine (regions/options.ts).
+    regions: z
+      .custom<RegionsOptions>((value) => typeof value === 'object' && value !== null, {
+        message: 'must be {region, global, ...}',
+      })
+      .optional(),
     descriptors: fn.optional(),
     apiKey: fn.optional(),
     validateApiKey: fn.optional(),

@@ -50,6 +50,7 @@ export function limiterFor<Req>(options: LimiterSettings<Req>): Limiter {
     rules: rulesOption(options.rules ?? shorthand ?? DEFAULT_RULES, options.logger),
     ...(options.store ? { store: options.store } : {}),
     ...(options.localStore ? { localStore: options.localStore } : {}),
+    ...(options.regions ? { regions: options.regions } : {}),
     ...(options.clock ? { clock: options.clock } : {}),
     ...observerOption(options),
     ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),

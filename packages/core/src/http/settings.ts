@@ -19,6 +19,7 @@ export type LimiterSettings<Req> = Pick<
   | 'algorithm'
   | 'store'
   | 'localStore'
+  | 'regions'
   | 'clock'
   | 'timeoutMs'
   | 'keySecret'
