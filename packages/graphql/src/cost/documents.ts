@@ -15,6 +15,7 @@ import { collectFields, conditionVariables } from './collect.js';
 import type { CostModel } from './model.js';
 import { refusal, refusalOf } from './refusals.js';
 import type { CostRefusal, OperationFacts } from './types.js';
+import { type Coercion, compileCoercion } from './variables.js';
 
 /*
  * A document's work, done once: parsed (a text), bounded (bounds.ts), validated with graphql-js's specified
@@ -40,6 +41,8 @@ export interface OperationEntry {
   readonly conditionVariables: readonly string[];
   /** Plans (or refusals) by the values of conditionVariables. */
   readonly plans: Map<string, unknown>;
+  /** Its variables' coercion (variables.ts). */
+  readonly coercion: Coercion;
 }
 
 export interface ValidDocument {
@@ -51,8 +54,15 @@ export interface ValidDocument {
 
 export type DocumentEntry = ValidDocument | CostRefusal;
 
+interface Cached {
+  readonly entry: DocumentEntry;
+  /** When it was last moved to the young end (in texts added so far). */
+  touched: number;
+}
+
 export class DocumentCache {
-  readonly #byText = new Map<string, DocumentEntry>();
+  readonly #byText = new Map<string, Cached>();
+  #added = 0;
   readonly #byNode = new WeakMap<DocumentNode, DocumentEntry>();
   readonly #rules: readonly ValidationRule[];
 
@@ -69,16 +79,23 @@ export class DocumentCache {
   ofText(text: string): DocumentEntry {
     const cached = this.#byText.get(text);
     if (cached !== undefined) {
-      this.#byText.delete(text);
-      this.#byText.set(text, cached);
-      return cached;
+      // Moved to the young end only once it has aged half the cache: a hot text costs a lookup, and is still
+      // far from the old end (where texts leave) whenever it is used.
+      if (this.#added - cached.touched > this.settings.cacheSize / 2) {
+        this.#byText.delete(text);
+        this.#byText.set(text, cached);
+        cached.touched = this.#added;
+      }
+      return cached.entry;
     }
     const entry = this.#fromText(text);
+    if (this.settings.cacheSize === 0) return entry;
     if (this.#byText.size >= this.settings.cacheSize) {
       const oldest = this.#byText.keys().next();
       if (oldest.done !== true) this.#byText.delete(oldest.value);
     }
-    if (this.settings.cacheSize > 0) this.#byText.set(text, entry);
+    this.#added += 1;
+    this.#byText.set(text, { entry, touched: this.#added });
     return entry;
   }
 
@@ -143,6 +160,7 @@ function operationsOf(model: CostModel, document: DocumentNode): ValidDocument {
         node.variableDefinitions?.some((v) => v.variable.name.value === name),
       ),
       plans: new Map(),
+      coercion: compileCoercion(model.schema, node.variableDefinitions ?? []),
     };
     if (node.name !== undefined) byName.set(node.name.value, entry);
     else if (operations.length === 1) byName.set('', entry);

@@ -130,12 +130,16 @@ function coerce(
   const definitions = operation.node.variableDefinitions;
   if (definitions === undefined || definitions.length === 0) return NO_VARIABLES;
   const limit = documents.settings.bounds.maxNesting;
-  if (given !== undefined && given !== null && jsonNesting(given, limit) > limit) {
+  if (
+    operation.coercion.recursive &&
+    given !== undefined &&
+    given !== null &&
+    jsonNesting(given, limit) > limit
+  ) {
     return refusal('COST_BOUNDS_EXCEEDED', `The variables nest more than ${limit} levels deep.`);
   }
-  const result = getVariableValues(documents.model.schema, definitions, given ?? {}, { maxErrors: 50 });
-  if (result.errors !== undefined) return refusalOf('BAD_USER_INPUT', result.errors);
-  return result.coerced;
+  const result = operation.coercion.coerce(given ?? NO_VARIABLES);
+  return 'errors' in result ? refusalOf('BAD_USER_INPUT', result.errors) : result.coerced;
 }
 
 /** The operation's plan for these variables' @skip / @include values: compiled once, kept per values. */

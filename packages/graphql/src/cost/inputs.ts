@@ -61,10 +61,10 @@ export function inputValueCost(model: CostModel, type: GraphQLInputType, value: 
   if (!isInputObjectType(nullable) || typeof value !== 'object') return 0;
   let total = 0;
   const given = value as Record<string, unknown>;
-  for (const field of Object.values(nullable.getFields())) {
+  for (const field of model.inputFields(nullable)) {
     const item = given[field.name];
     if (item === null || item === undefined) continue;
-    total += model.inputFieldWeight(field) + inputValueCost(model, field.type, item);
+    total += field.weight + inputValueCost(model, field.type, item);
   }
   return total;
 }

@@ -2,7 +2,7 @@ import { ConfigError } from '@sluice/core';
 import {
   type GraphQLArgument,
   type GraphQLField,
-  type GraphQLInputField,
+  type GraphQLInputObjectType,
   type GraphQLInputType,
   type GraphQLNamedType,
   type GraphQLOutputType,
@@ -36,6 +36,12 @@ export interface InputWeight {
   readonly defaultValue: unknown;
 }
 
+export interface InputFieldWeight {
+  readonly name: string;
+  readonly weight: number;
+  readonly type: GraphQLInputType;
+}
+
 /** A field's @listSize, defaults applied. */
 export interface ListSize {
   readonly assumedSize: number | undefined;
@@ -61,7 +67,8 @@ export interface CostModel {
   field(def: GraphQLField<unknown, unknown>): FieldModel;
   /** Type weight: @cost, else 1 for objects and 0 for scalars and enums; interfaces and unions, their members' maximum. */
   typeWeight(type: GraphQLNamedType): number;
-  inputFieldWeight(field: GraphQLInputField): number;
+  /** An input object's fields with their weights, listed once. */
+  inputFields(type: GraphQLInputObjectType): readonly InputFieldWeight[];
   /** The weights of a directive's arguments (as @approx(tolerance: Float! @cost(weight: "-1.0"))). */
   directiveArgs(name: string): ReadonlyMap<string, InputWeight> | undefined;
 }
@@ -84,7 +91,7 @@ class ModelBuilder {
   readonly problems: string[] = [];
   readonly fields = new Map<GraphQLField<unknown, unknown>, FieldModel>();
   readonly types = new Map<GraphQLNamedType, number>();
-  readonly inputFields = new Map<GraphQLInputField, number>();
+  readonly inputTypes = new Map<GraphQLInputObjectType, readonly InputFieldWeight[]>();
   readonly directives = new Map<string, ReadonlyMap<string, InputWeight>>();
 
   constructor(readonly schema: GraphQLSchema) {}
@@ -133,7 +140,7 @@ function buildModel(schema: GraphQLSchema): CostModel {
     schema,
     field: (def) => builder.fields.get(def) ?? metaField(builder, def),
     typeWeight: (type) => builder.types.get(type) ?? (isCompositeType(type) ? 1 : 0),
-    inputFieldWeight: (field) => builder.inputFields.get(field) ?? 0,
+    inputFields: (type) => builder.inputTypes.get(type) ?? [],
     directiveArgs: (name) => builder.directives.get(name),
   };
 }
@@ -147,10 +154,13 @@ function readType(builder: ModelBuilder, type: GraphQLNamedType): void {
     builder.problems.push(`${type.name}: @cost is not allowed on ${kindOf(type)} (spec §7.2)`);
   }
   if (isInputObjectType(type)) {
+    const weights: InputFieldWeight[] = [];
     for (const field of Object.values(type.getFields())) {
       const fallback = isInputObjectType(getNamedType(field.type)) ? 1 : 0;
-      builder.inputFields.set(field, builder.weight(field, `${type.name}.${field.name}`) ?? fallback);
+      const weight = builder.weight(field, `${type.name}.${field.name}`) ?? fallback;
+      weights.push({ name: field.name, weight, type: field.type });
     }
+    builder.inputTypes.set(type, weights);
   }
   if (isObjectType(type) || isInterfaceType(type)) {
     for (const field of Object.values(type.getFields())) {
