@@ -77,3 +77,25 @@ export type { AuditEntry, AuditKind, AuditLog, AuditQuery, AuditRecord, AuditVal
 export type * from './store/contract.js';
 export { MemoryStore, type MemoryStoreOptions } from './store/memory.js';
 export type { BanState } from './store/policies.js';
+export {
+  type BoardKey,
+  type BoardRates,
+  type BoardRoute,
+  type BoardRule,
+  type BoardSketch,
+  type BoardStoreHealth,
+  type GatewayBoard,
+  parseBoard,
+} from './watch/board.js';
+export {
+  type DomainVersions,
+  type GatewaySummary,
+  type MergedBoard,
+  type MergedKey,
+  type MergedRule,
+  type MergedSketch,
+  type MergeOptions,
+  mergeBoards,
+  type VersionShare,
+} from './watch/merge.js';
+export type { WatchOptions } from './watch/options.js';

@@ -47,6 +47,7 @@ export {
   matchesAudit,
   newestMatching,
 } from './store/audit.js';
+export { type Board, MemoryBoard } from './store/board.js';
 export type {
   Check,
   CheckPolicy,

@@ -2,6 +2,7 @@ export { type BreakerOptions, DEFAULT_BREAKER } from '@sluice/core/store';
 export { ADAPT_SCRIPT, FACTOR_TTL_MS, factorKey, RedisFactors } from './adaptiveFactors.js';
 export { type LuaAlgorithm, luaAlgorithms } from './algorithms/index.js';
 export { AUDIT_TIMEOUT_MS, auditKey, RedisAuditLog } from './audit.js';
+export { BOARD_TIMEOUT_MS, boardKeys, RedisBoard } from './board.js';
 export {
   jitteredRetryDelay,
   RETRY_BASE_MS,

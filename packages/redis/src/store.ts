@@ -1,5 +1,6 @@
 import {
   type AuditLog,
+  type Board,
   type BreakerOptions,
   type Check,
   type CheckResult,
@@ -17,6 +18,7 @@ import {
 import type { Cluster, Redis } from 'ioredis';
 import { RedisFactors } from './adaptiveFactors.js';
 import { RedisAuditLog } from './audit.js';
+import { RedisBoard } from './board.js';
 import type { ClientWatcher } from './clientEvents.js';
 import { assertCheck, assertPrefix, assertSafeId } from './codec.js';
 import { KeyStateError } from './errors.js';
@@ -166,6 +168,8 @@ export class RedisStore implements Store {
   readonly #scripts: ScriptStore;
   /** The audit trail: a stream under `<prefix>:{audit}:log` (audit.ts). */
   readonly audit: AuditLog;
+  /** The gateways' boards of heavy hitters: two keys under `<prefix>:{board}:` (board.ts). */
+  readonly board: Board;
   /**
    * Every call settles within its time limit (plus the rest of the turn it waits in, with coalescing, held or
    * not), so the engine needs no timer of its own per call; true unless a fallback store of yours may take
@@ -209,6 +213,7 @@ export class RedisStore implements Store {
     const prefix = assertPrefix(options.prefix ?? 'sluice');
     this.#factors = new RedisFactors(transport, prefix);
     this.audit = new RedisAuditLog(transport, prefix);
+    this.board = new RedisBoard(transport, prefix);
     const clock = options.clock ?? 'app';
     if (clock !== 'app' && clock !== 'redis') throw new ConfigError("clock must be 'app' or 'redis'");
     const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
