@@ -17,6 +17,7 @@ import {
 import type { RulesSource } from '../rules/contract.js';
 import type { RulesLike } from '../rules/index.js';
 import type { Store } from '../store/contract.js';
+import type { WatchOptions } from '../watch/options.js';
 import { type InlineAlgorithm, inlineAlgorithm, inlineDuration } from './inline.js';
 
 /** Where a limiter step failed inside an adapter (never surfaced to the user's route). */
@@ -75,6 +76,11 @@ export interface RateLimitOptions<Req> {
    * the region's grant of one global budget (createLimiter's `regions`, docs/guide/regions.md).
    */
   regions?: RegionsOptions;
+  /**
+   * Heavy hitters per rule (createLimiter's `watch`, docs/guide/watching.md): `{publish: true}` publishes this
+   * gateway's board to the store for `sluice top` and `sluice dashboard`; `false` turns the sketches off.
+   */
+  watch?: WatchOptions | false;
   /** Extra descriptors (tenant, plan, user, ...); they win over the built-in ones. May be async. */
   descriptors?: (
     req: Req,
@@ -218,6 +224,15 @@ export const rateLimitOptionsSchema = z
       .custom<RegionsOptions>((value) => typeof value === 'object' && value !== null, {
         message: 'must be {region, global, ...}',
       })
+      .optional(),
+    // Its fields are checked, with a did-you-mean, by the engine (watch/options.ts).
+    watch: z
+      .custom<WatchOptions | false>(
+        (value) => value === false || (typeof value === 'object' && value !== null),
+        {
+          message: 'must be {publish, intervalMs, ...} or false',
+        },
+      )
       .optional(),
     descriptors: fn.optional(),
     apiKey: fn.optional(),

@@ -51,6 +51,7 @@ export function limiterFor<Req>(options: LimiterSettings<Req>): Limiter {
     ...(options.store ? { store: options.store } : {}),
     ...(options.localStore ? { localStore: options.localStore } : {}),
     ...(options.regions ? { regions: options.regions } : {}),
+    ...(options.watch === undefined ? {} : { watch: options.watch }),
     ...(options.clock ? { clock: options.clock } : {}),
     ...observerOption(options),
     ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),

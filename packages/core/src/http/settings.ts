@@ -20,6 +20,7 @@ export type LimiterSettings<Req> = Pick<
   | 'store'
   | 'localStore'
   | 'regions'
+  | 'watch'
   | 'clock'
   | 'timeoutMs'
   | 'keySecret'
