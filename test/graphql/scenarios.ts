@@ -188,6 +188,20 @@ export function budgetScenarios(server: ServerKind, stores: readonly StoreKind[]
       expect(await left(limiter)).toBe(100 - fit * cost);
     });
 
+    if (server.inAdapter)
+      it('decides the budget with the HTTP rules of the request in ONE store call, and settles in one more', async () => {
+        await start();
+        world.stock = 3;
+        const answer = await post(url(), { query: 'query Few { books(first: 10) { title } }' });
+        expect(answer.status).toBe(200);
+        expect(store.calls).toHaveLength(1);
+        expect([...(store.calls[0] ?? [])].sort()).toEqual(['graphql_points', 'graphql_route', 'per_ip']);
+        expect(store.settles).toBe(1);
+        // Another route of the app: its HTTP rule alone (the budget matches GraphQL operations only).
+        await fetch(url().replace('/graphql', '/health'));
+        expect(store.calls[1]).toEqual(['per_ip']);
+      });
+
     const wholeOnly = server.inAdapter;
     it(`decides a batch ${wholeOnly ? 'as one (inside an adapter, always)' : 'one by one with batch: each'}`, async () => {
       const { limiter } = await start(wholeOnly ? {} : { batch: 'each' });

@@ -2,10 +2,23 @@
  * What the GraphQL server tests share: one schema annotated with the IBM cost directives, resolvers that count
  * their calls, the budget rules, the three stores, and a client over real HTTP (fetch).
  */
-
-import { MemoryStore, type RuleSpec, type Store } from '@sluice/core';
+import {
+  compileRules,
+  createLimiter,
+  type Limiter,
+  MemoryStore,
+  type RuleSpec,
+  type Store,
+} from '@sluice/core';
 import type { Lease } from '@sluice/core/store';
-import { type CostEstimate, type CostEstimator, costDirectivesSdl, costEstimator } from '@sluice/graphql';
+import {
+  type CostEstimate,
+  type CostEstimator,
+  costDirectivesSdl,
+  costEstimator,
+  type GraphqlHooks,
+  graphqlHooks,
+} from '@sluice/graphql';
 import { PostgresStore } from '@sluice/postgres';
 import { RedisStore } from '@sluice/redis';
 import { buildSchema, type GraphQLSchema } from 'graphql';
@@ -53,7 +66,44 @@ export const BUDGET: RuleSpec = {
 };
 /** An HTTP rule beside it: requests per client address (decided in the same store call inside an adapter). */
 export const PER_IP: RuleSpec = { name: 'per_ip', key: ['ip'], limit: { requests: 1000, per: '1m' } };
+/** The GraphQL route's own rule, inside an adapter (decided with the two above, after the body is parsed). */
+export const ROUTE_RULE: RuleSpec = {
+  name: 'graphql_route',
+  key: ['ip'],
+  limit: { requests: 500, per: '1m' },
+};
 export const MAX_COST = 300;
+
+/** A standalone limiter on the budget. */
+export function budgetLimiter(store: Store, clock: () => number): Limiter {
+  return createLimiter({ rules: compileRules({ domain: 'gql', rules: [BUDGET] }), store, clock });
+}
+
+/** The budget options a test's server is given: the estimator, the maximum, and what the test sets. */
+export function budgetOptions(given: { batch?: 'each' | 'whole'; throttledStatus?: 429 | 200 }) {
+  return {
+    estimator,
+    maxCost: MAX_COST,
+    ...(given.batch && { batch: given.batch }),
+    ...(given.throttledStatus && { throttledStatus: given.throttledStatus }),
+  };
+}
+
+/** An adapter's options: the budget and the HTTP rule, the store and clock of the test, the hooks' descriptors. */
+export function adapterOptions(hooks: GraphqlHooks, given: { store: Store; clock: () => number }) {
+  return {
+    rules: { domain: 'gql', rules: [BUDGET, PER_IP] },
+    store: given.store,
+    clock: given.clock,
+    descriptors: hooks.descriptors,
+  };
+}
+
+/** The hooks an adapter is given, with the budget's options. */
+export function budgetHooks(given: { throttledStatus?: 429 | 200 }): GraphqlHooks {
+  const { batch: _batch, estimator: costs, ...options } = budgetOptions(given);
+  return graphqlHooks(costs, options);
+}
 
 /** Resolver calls by root field, and what the resolvers return. */
 export const world = {

@@ -53,6 +53,7 @@ export class CostGate<Ctx> {
   readonly #hooks: HooksCore | undefined;
   readonly #request: (ctx: Ctx) => object | undefined;
   readonly #units = new WeakMap<object, Unit>();
+  readonly #estimating: Notice;
 
   constructor(owner: string, options: CostBudgetOptions<Ctx>, request: (ctx: Ctx) => object | undefined) {
     if (typeof options === 'object' && options !== null && 'hooks' in options) {
@@ -76,14 +77,20 @@ export class CostGate<Ctx> {
       this.#standalone = new Standalone(options, this.settings);
       this.#request = request;
     }
+    this.#estimating = new Notice(
+      this.settings.logger,
+      'SLUICE_GRAPHQL_ESTIMATE_FAILED: the cost estimator threw; operations run unlimited until it prices again',
+    );
   }
 
   /** Prices one operation (never throws: an estimator that throws lets the operation through, logged). */
   price(request: GraphqlRequest): Priced | undefined {
     try {
-      return price(this.settings, request);
+      const priced = price(this.settings, request);
+      this.#estimating.clear();
+      return priced;
     } catch (error) {
-      this.settings.logger.warn(`SLUICE_GRAPHQL_ESTIMATE_FAILED: the cost estimator threw: ${String(error)}`);
+      this.#estimating.say(String(error));
       return undefined;
     }
   }

@@ -86,7 +86,10 @@ export function graphqlHooks(estimator: CostEstimator, options: GraphqlHooksOpti
   if (typeof info !== 'function') throw new TypeError('graphqlHooks: option "info" must be a function');
   const entries = new WeakMap<object, HooksEntry>();
   const units = new WeakMap<HooksEntry, Unit>();
-  const failing = new Notice(settings.logger, 'SLUICE_GRAPHQL_ESTIMATE_FAILED: the cost estimator threw');
+  const failing = new Notice(
+    settings.logger,
+    'SLUICE_GRAPHQL_ESTIMATE_FAILED: the cost estimator threw; requests are charged nothing until it prices again',
+  );
 
   function descriptors(req: object): Readonly<Record<string, string>> {
     const node = nodeRequestOf(req);
