@@ -15,7 +15,7 @@ import type { ChildProcess } from 'node:child_process';
 import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { costDirectivesSdl } from '@sluice/graphql';
-import { LOAD_CPU, SERVER_CPU, spawnPinned } from './lib/children.js';
+import { LOAD_CPU, nextMessage, SERVER_CPU, spawnPinned } from './lib/children.js';
 import { rotate, showSpread, spread } from './lib/stats.js';
 
 /** Which server, with or without the budget. */
@@ -171,23 +171,12 @@ async function loadChild(): Promise<void> {
   process.on('disconnect', () => process.exit(0));
 }
 
-/** The next IPC message of `child` that `accept` takes. */
+/** The next IPC message of `child` that `accept` takes, read as a record. */
 function reply<T>(
   child: ChildProcess,
   accept: (message: Record<string, unknown>) => T | undefined,
 ): Promise<T> {
-  return new Promise((resolve, reject) => {
-    const onExit = (code: number | null) => reject(new Error(`child ${child.pid} exited with ${code}`));
-    const onMessage = (message: Record<string, unknown>) => {
-      const value = accept(message);
-      if (value === undefined) return;
-      child.off('message', onMessage);
-      child.off('exit', onExit);
-      resolve(value);
-    };
-    child.on('message', onMessage);
-    child.once('exit', onExit);
-  });
+  return nextMessage(child, (message) => accept((message ?? {}) as Record<string, unknown>));
 }
 
 /** A child running this file in `role` on `cpu`, under the same loader (tsx) as this process. */

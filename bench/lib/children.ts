@@ -29,7 +29,8 @@ export function spawnPinned(
   return child;
 }
 
-function nextMessage<T>(child: ChildProcess, accept: (message: unknown) => T | undefined): Promise<T> {
+/** The next IPC message of `child` that `accept` takes (answers something other than undefined for). */
+export function nextMessage<T>(child: ChildProcess, accept: (message: unknown) => T | undefined): Promise<T> {
   return new Promise((resolve, reject) => {
     const onExit = (code: number | null) => reject(new Error(`child ${child.pid} exited with ${code}`));
     const onMessage = (message: unknown) => {
