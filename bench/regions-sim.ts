@@ -7,8 +7,7 @@
  * over its max-min fair share), and calls to the global store per request and per gateway per second.
  * Run: npx tsx bench/regions-sim.ts [--windows=15] [--gateways=100]
  */
-import { compileRules } from '@sluice/core';
-import { RegionWorld, type Tally } from '../test/support/regions-timeline.js';
+import { globalRules, RegionWorld, type Tally } from '../test/support/regions-timeline.js';
 
 const LIMIT = 20_000;
 const WINDOW_MS = 1000;
@@ -34,18 +33,7 @@ const REGIONS = [
   { name: 'ap-southeast', latencyMs: 130, share: 0.02 },
 ];
 
-const RULES = compileRules({
-  rules: [
-    {
-      name: 'search_global',
-      key: [],
-      global: true,
-      limit: { requests: LIMIT, per: '1s' },
-      algorithm: 'fixed_window',
-      scope: 'global',
-    },
-  ],
-});
+const RULES = globalRules(LIMIT);
 
 /** Max-min fair shares of `limit` between demands (water filling). */
 function fairShares(demands: readonly number[], limit: number): number[] {

@@ -1,5 +1,6 @@
 import {
   type CompiledRules,
+  compileRules,
   createLimiter,
   type Decision,
   type Descriptors,
@@ -8,6 +9,7 @@ import {
   type RegionEvent,
   type RegionScheduler,
   type RegionsOptions,
+  type RuleSpec,
   StoreError,
 } from '@sluice/core';
 import {
@@ -118,7 +120,7 @@ export class Timeline {
 
 /** Lets every pending promise chain run (store answers, sync rounds). */
 export async function settle(): Promise<void> {
-  for (let i = 0; i < 5; i++) await new Promise<void>((resolve) => setImmediate(resolve));
+  await new Promise<void>((resolve) => setImmediate(resolve));
 }
 
 /**
@@ -298,4 +300,26 @@ export class RegionWorld {
   async close(): Promise<void> {
     await Promise.all(this.gateways.flat().map((limiter) => limiter.close()));
   }
+}
+
+/** One `scope: global` fixed_window rule, `search_global`, of `limit` per second for every request. */
+export function globalRules(limit: number, extra: Partial<RuleSpec> = {}): CompiledRules {
+  return compileRules({
+    rules: [
+      {
+        name: 'search_global',
+        key: [],
+        global: true,
+        limit: { requests: limit, per: '1s' },
+        algorithm: 'fixed_window',
+        scope: 'global',
+        ...extra,
+      },
+    ],
+  });
+}
+
+/** What regions admitted (or another count) in one stretch, together. */
+export function totalOf(tallies: readonly Tally[], key: keyof Tally = 'admitted'): number {
+  return tallies.reduce((sum, t) => sum + t[key], 0);
 }

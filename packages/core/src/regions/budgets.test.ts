@@ -1,6 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { RegionWorld, type Tally } from '../../../../test/support/regions-timeline.js';
-import { compileRules } from '../rules/compile.js';
+import { globalRules, RegionWorld, type Tally, totalOf } from '../../../../test/support/regions-timeline.js';
 import type { RuleSpec } from '../rules/schema.js';
 
 /** The global limit of the tests: 1000 per 1 s window, across every region. */
@@ -9,21 +8,7 @@ const WINDOW_MS = 1000;
 /** The optimistic first slice of a counter a region has not synced yet (firstSlice 0.01). */
 const FIRST_SLICE = 10;
 
-function globalRule(extra: Partial<RuleSpec> = {}) {
-  return compileRules({
-    rules: [
-      {
-        name: 'search_global',
-        key: [],
-        global: true,
-        limit: { requests: LIMIT, per: '1s' },
-        algorithm: 'fixed_window',
-        scope: 'global',
-        ...extra,
-      },
-    ],
-  });
-}
+const globalRule = (extra: Partial<RuleSpec> = {}) => globalRules(LIMIT, extra);
 
 const THREE = [
   { name: 'us', latencyMs: 50 },
@@ -31,8 +16,7 @@ const THREE = [
   { name: 'ap', latencyMs: 150 },
 ];
 
-const total = (tallies: readonly Tally[], key: keyof Tally = 'admitted') =>
-  tallies.reduce((sum, t) => sum + t[key], 0);
+const total = totalOf;
 
 let world: RegionWorld | undefined;
 afterEach(async () => {

@@ -1,8 +1,13 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { RegionWorld, type Tally, Timeline } from '../../../../test/support/regions-timeline.js';
+import {
+  globalRules,
+  RegionWorld,
+  type Tally,
+  Timeline,
+  totalOf,
+} from '../../../../test/support/regions-timeline.js';
 import { createLimiter } from '../engine/engine.js';
 import type { Decision } from '../observe/contract.js';
-import { compileRules } from '../rules/compile.js';
 import type { RuleSpec } from '../rules/schema.js';
 import type { Store } from '../store/contract.js';
 import { MemoryStore } from '../store/memory.js';
@@ -12,21 +17,7 @@ const WINDOW_MS = 1000;
 /** Largest slice: maxSlice 0.25 of the limit. */
 const MAX_SLICE = 250;
 
-function globalRule(extra: Partial<RuleSpec> = {}) {
-  return compileRules({
-    rules: [
-      {
-        name: 'search_global',
-        key: [],
-        global: true,
-        limit: { requests: LIMIT, per: '1s' },
-        algorithm: 'fixed_window',
-        scope: 'global',
-        ...extra,
-      },
-    ],
-  });
-}
+const globalRule = (extra: Partial<RuleSpec> = {}) => globalRules(LIMIT, extra);
 
 const THREE = [
   { name: 'us', latencyMs: 50 },
@@ -35,7 +26,7 @@ const THREE = [
 ];
 const DEMAND = [1600, 300, 100];
 
-const total = (tallies: readonly Tally[]) => tallies.reduce((sum, t) => sum + t.admitted, 0);
+const total = (tallies: readonly Tally[]) => totalOf(tallies);
 const lines = (log: readonly string[], code: string) => log.filter((line) => line.includes(`[${code}]`));
 
 let world: RegionWorld | undefined;
