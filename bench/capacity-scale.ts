@@ -14,7 +14,8 @@
  *
  * Run: npx tsx bench/capacity-scale.ts [--keys=2000000 --active=200000 --zipf=1 --rotate=60 --search-share=0.5]
  *        [--gateways=3 --in-flight=32 --rounds=3 --seconds=6 --rate=half|<req/s> --modes=max,fixed]
- *        [--targets=single,cluster --cluster-fill=<keys, default --active> --contenders=sluice,...] [--json=FILE]
+ *        [--targets=single,cluster --cluster-fill=<keys, default --active> --others-fill=<keys> --no-fill]
+ *        [--contenders=sluice,sluice-uncoalesced,rlflex,fastify-store --sluice-timeout=<ms>] [--json=FILE]
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
@@ -51,6 +52,8 @@ const RATE = args.get('rate') ?? 'half';
 const MODES = list('modes', ['max', 'fixed']) as ('max' | 'fixed')[];
 const TARGETS = list('targets', ['single', 'cluster']) as Target['kind'][];
 const CLUSTER_FILL = num('cluster-fill', ACTIVE);
+/** `--no-fill`: the rounds alone, no memory figures. */
+const FILL = !args.has('no-fill');
 /** Keys the other contenders fill on one server: their bytes per key do not depend on how many there are. */
 const OTHERS_FILL = num('others-fill', ACTIVE);
 const NAMES = list('contenders', CONTENDERS) as ContenderName[];
@@ -213,8 +216,8 @@ const cpuPerRequest = (s: Slice) => total(s.nodes).cpuUs / s.requests;
 /** The table of one mode: one row per contender, medians (min–max) over its valid rounds. */
 function modeTable(slices: Map<ContenderName, Slice[]>): string[] {
   const lines = [
-    '| contender | valid rounds | req/s | Redis CPU µs/request | Redis CPU µs/check | script µs/check (commandstats) | script calls/request | commands sent/request | check p50 / p99 ms | denied | failed open, errors (all rounds) |',
-    '|---|---|---|---|---|---|---|---|---|---|---|',
+    '| contender | valid rounds | req/s | Redis CPU µs/request | Redis CPU µs/check | script µs/check (commandstats) | script calls/request | commands sent/request | check p50 / p99 ms | gateway CPU µs/request | denied | failed open, errors (all rounds) |',
+    '|---|---|---|---|---|---|---|---|---|---|---|---|',
   ];
   for (const [name, all] of slices) {
     const runs = valid(all);
@@ -233,6 +236,7 @@ function modeTable(slices: Map<ContenderName, Slice[]>): string[] {
         cell((s) => total(s.nodes).scriptCalls / s.requests, 3),
         f(sum((s) => s.commands) / sum((s) => s.requests), 3),
         `${f(quantile(lat, 0.5) / 1000, 2)} / ${f(quantile(lat, 0.99) / 1000, 1)}`,
+        cell((s) => s.gatewayCpuUs / s.requests, 0),
         `${f((100 * sum((s) => s.denied)) / sum((s) => s.requests))}%`,
         `${sum((s) => s.failedOpen, all)}, ${sum((s) => s.errors, all)}${skipped > 0 ? ` (${skipped} not sent)` : ''}`,
       ]
@@ -362,15 +366,14 @@ async function runTarget(
     const fillKeys = (name: ContenderName) =>
       kind === 'cluster' ? CLUSTER_FILL : name === 'sluice' ? KEYS : Math.min(KEYS, OTHERS_FILL);
     const fills = new Map<ContenderName, Slice>();
-    for (const name of NAMES) {
+    for (const name of FILL ? NAMES : []) {
       console.error(`${kind}: filling ${int(fillKeys(name))} keys through ${name}`);
       fills.set(name, await fill(gateways, redis, name, fillKeys(name)));
     }
     report.push(
       `### ${kind === 'single' ? 'One redis-server' : 'Redis Cluster, 3 primaries'}`,
       '',
-      ...fillTable(fills),
-      '',
+      ...(FILL ? [...fillTable(fills), ''] : []),
     );
     const t0 = Date.now();
     const modes: Record<string, Map<ContenderName, Slice[]>> = {};

@@ -4,9 +4,13 @@ import {
   BAN_STATE_BYTES,
   CALL_US,
   CLUSTER_SLOTS,
+  COALESCED_CALLS_PER_REQUEST,
+  CPU_US_PER_CALL,
+  CPU_US_PER_CHECK,
   HOT_KEY_PER_SECOND,
   MARKER_BYTES,
   REDIS_FIGURES,
+  SOURCE_SCRIPT_US_PER_CHECK,
   slidingLogBytes,
 } from './figures.js';
 
@@ -51,6 +55,13 @@ export interface RuleLoad {
   readonly perKeyPerSecond: number;
 }
 
+/** Redis CPU of a request (or the cores of the peak) by how its calls go. */
+export interface RedisCpu {
+  readonly coalesced: number;
+  readonly uncoalesced: number;
+  readonly cluster: number;
+}
+
 /** The estimate `sluice capacity` prints. */
 export interface CapacityEstimate {
   readonly rps: number;
@@ -69,6 +80,16 @@ export interface CapacityEstimate {
   /** Script time per request, µs, and per second of wall time (1 = one core busy). */
   readonly scriptUsPerRequest: number;
   readonly scriptCoresBusy: number;
+  /**
+   * Redis CPU per request, µs (the whole server's, INFO cpu), extrapolated from the measured run (figures.ts,
+   * CAPACITY_RUN): one server with calls coalesced as measured, one server with one call per request
+   * (`coalesce: false`, or a gateway with one request in flight at a time), and a Cluster, where a request's
+   * checks on per-client keys go in one call per slot group (a turn's requests rarely share a client's slot) and
+   * those on global keys coalesce.
+   */
+  readonly redisCpu: RedisCpu;
+  /** The same times the peak rate: cores of Redis CPU busy (1 = one core). */
+  readonly redisCores: RedisCpu;
   /** Distinct hash tags (each a slot's worth of keys) and keys per slot on a Cluster. */
   readonly tags: number;
   readonly keysPerSlot: number;
@@ -160,8 +181,36 @@ function slotGroups(rules: readonly CompiledRule[]): number {
 }
 
 /**
- * Redis memory, script calls and time a second, keys per slot and primaries needed, from the measured per-key and
- * per-check figures of the @sluice/redis README. Keys are taken as all active at once (the worst case).
+ * Redis CPU per request from the measured run: each check's script time scaled to the server's CPU per check of
+ * the run's rules, plus the server's CPU per call times the calls a request makes.
+ */
+function redisCpuOf(rules: readonly RuleLoad[], apply: readonly CompiledRule[]): RedisCpu {
+  if (rules.length === 0) return { coalesced: 0, uncoalesced: 0, cluster: 0 };
+  const checks = rules.reduce(
+    (sum, r) => sum + (CPU_US_PER_CHECK * r.usPerCheck) / SOURCE_SCRIPT_US_PER_CHECK,
+    0,
+  );
+  const clientGroups = slotGroups(apply.filter((rule) => !rule.global));
+  const globalGroups = slotGroups(apply) - clientGroups;
+  return {
+    coalesced: checks + CPU_US_PER_CALL * COALESCED_CALLS_PER_REQUEST,
+    uncoalesced: checks + CPU_US_PER_CALL,
+    cluster: checks + CPU_US_PER_CALL * (clientGroups + globalGroups * COALESCED_CALLS_PER_REQUEST),
+  };
+}
+
+/**
+ * Primaries for CPU: one while one server, coalescing, stays under `cpuShare` of a core; beyond it a Cluster, at
+ * its own cost per request (calls per slot group), each primary under `cpuShare`.
+ */
+function primariesByCpu(cores: RedisCpu, cpuShare: number): number {
+  if (cores.coalesced <= cpuShare) return 1;
+  return Math.max(2, Math.ceil(cores.cluster / cpuShare));
+}
+
+/**
+ * Redis memory, script calls and time, Redis CPU, keys per slot and primaries needed, from the measured per-key
+ * and per-check figures (figures.ts). Keys are taken as all active at once (the worst case).
  */
 export function estimateCapacity(input: CapacityInput): CapacityEstimate {
   const { apply, skipped } = appliesTo(input);
@@ -171,8 +220,15 @@ export function estimateCapacity(input: CapacityInput): CapacityEstimate {
   const scriptUsPerRequest =
     rules.length === 0 ? 0 : CALL_US + rules.reduce((sum, r) => sum + r.usPerCheck, 0);
   const scriptCoresBusy = (input.rps * scriptUsPerRequest) / 1e6;
+  const redisCpu = redisCpuOf(rules, apply);
+  const cores = (us: number) => (input.rps * us) / 1e6;
+  const redisCores = {
+    coalesced: cores(redisCpu.coalesced),
+    uncoalesced: cores(redisCpu.uncoalesced),
+    cluster: cores(redisCpu.cluster),
+  };
   const tags = tagCount(apply, input);
-  const shardsByCpu = Math.max(1, Math.ceil(scriptCoresBusy / input.cpuShare));
+  const shardsByCpu = primariesByCpu(redisCores, input.cpuShare);
   const shardsByMemory = Math.max(1, Math.ceil(memoryBytes / input.shardMemory));
   const hotKeys = rules
     .filter((r) => r.perKeyPerSecond > HOT_KEY_PER_SECOND)
@@ -192,6 +248,8 @@ export function estimateCapacity(input: CapacityInput): CapacityEstimate {
     clusterCallsPerSecond: input.rps * slotGroups(apply),
     scriptUsPerRequest,
     scriptCoresBusy,
+    redisCpu,
+    redisCores,
     tags,
     keysPerSlot: redisKeys / Math.max(1, Math.min(CLUSTER_SLOTS, tags)),
     shardsByCpu,

@@ -32,6 +32,53 @@ export const REDIS_FIGURES: Readonly<Record<AlgorithmName, AlgorithmFigures>> = 
  */
 export const CALL_US = 1.35;
 
+/**
+ * The run the Redis CPU figures below come from. Redis CPU is the whole server's (INFO cpu: user + system: the
+ * script, reading the call, writing the reply), not only the script's own time that the table above gives.
+ */
+export const CAPACITY_RUN =
+  'bench/capacity-scale.ts, run of 5 December 2026 (redis-server 7.0.15, 2 M keys, 5 rounds; a shared 2-vCPU machine at load average 12-17)';
+
+/**
+ * What {@link CAPACITY_RUN} measured for the source's example on one redis-server (a sliding_window key per API
+ * key, 2 M keys with 200 k active, Zipf-skewed; a token_bucket key for /search on half the requests: 1.5 checks per
+ * request), Sluice coalesced (3 gateways, 32 requests in flight each) and with `coalesce: false`: script calls and
+ * Redis CPU (µs) per request, medians of the rounds (`--no-fill --contenders=sluice,sluice-uncoalesced
+ * --modes=max --rounds=5 --seconds=4 --sluice-timeout=1000`: a fixed 1 s time limit, because on that loaded machine
+ * the default's 200 ms stall watchdog failed every uncoalesced round open). The full run: bench/README.md.
+ */
+export const MEASURED = {
+  coalesced: { callsPerRequest: 0.031, cpuUsPerRequest: 20.2 },
+  uncoalesced: { callsPerRequest: 1, cpuUsPerRequest: 39.5 },
+} as const;
+
+/** Checks per request in {@link MEASURED}: the per-key rule on every request, the /search rule on half. */
+export const MEASURED_CHECKS_PER_REQUEST = 1.5;
+
+/** Redis CPU per script call, whatever its checks: the slope of the line through the two rows of {@link MEASURED}. */
+export const CPU_US_PER_CALL =
+  (MEASURED.uncoalesced.cpuUsPerRequest - MEASURED.coalesced.cpuUsPerRequest) /
+  (MEASURED.uncoalesced.callsPerRequest - MEASURED.coalesced.callsPerRequest);
+
+/**
+ * Redis CPU per check of the source's example: the same line at no call, over its checks. Other rules are scaled
+ * from it by their script time (the table above): see {@link SOURCE_SCRIPT_US_PER_CHECK}.
+ */
+export const CPU_US_PER_CHECK =
+  (MEASURED.coalesced.cpuUsPerRequest - CPU_US_PER_CALL * MEASURED.coalesced.callsPerRequest) /
+  MEASURED_CHECKS_PER_REQUEST;
+
+/** Script calls per request when coalesced as in {@link MEASURED}; a gateway with fewer requests in flight sends more. */
+export const COALESCED_CALLS_PER_REQUEST = MEASURED.coalesced.callsPerRequest;
+
+/**
+ * The source example's script time per check by the table above (key_default: a sliding_window key a few times
+ * a minute; search_global: a token_bucket key hot, on half the requests): what {@link CPU_US_PER_CHECK} is per.
+ */
+export const SOURCE_SCRIPT_US_PER_CHECK =
+  (REDIS_FIGURES.sliding_window.usNewKey - CALL_US + 0.5 * (REDIS_FIGURES.token_bucket.usHotKey - CALL_US)) /
+  MEASURED_CHECKS_PER_REQUEST;
+
 /** sliding_log members: about 30 B each while a member is one logged millisecond of up to 128, then about 125. */
 export function slidingLogBytes(entries: number): number {
   const small = Math.min(entries, 128);

@@ -14,6 +14,8 @@ export interface MeasuredRun {
   /** EVALSHA (and EVAL) calls and their time, from `INFO commandstats`, over the run. */
   readonly calls: number;
   readonly scriptUs: number;
+  /** The server's CPU over the run (INFO cpu: used_cpu_user + used_cpu_sys), µs: everything it did, not only scripts. */
+  readonly cpuUs: number;
 }
 
 /** Options of {@link measureCapacity}. */
@@ -48,6 +50,13 @@ async function scriptStats(client: Redis): Promise<{ calls: number; usec: number
   return { calls, usec };
 }
 
+/** The server's CPU time so far, µs. */
+async function cpuUs(client: Redis): Promise<number> {
+  const info = await client.info('cpu');
+  const seconds = (name: string) => Number(new RegExp(`${name}:([\\d.]+)`).exec(info)?.[1] ?? Number.NaN);
+  return Math.round((seconds('used_cpu_user') + seconds('used_cpu_sys')) * 1e6);
+}
+
 /** Every key under the prefix (SCAN, never KEYS: the Redis may be serving traffic). */
 async function keysUnder(client: Redis, prefix: string): Promise<string[]> {
   const found: string[] = [];
@@ -78,6 +87,7 @@ export async function measureCapacity(
     await limiter.check(options.descriptorsOf(0));
     const memoryBefore = await usedMemory(client);
     const statsBefore = await scriptStats(client);
+    const cpuBefore = await cpuUs(client);
     let next = 1;
     const worker = async () => {
       while (next < options.requests) {
@@ -87,6 +97,7 @@ export async function measureCapacity(
       }
     };
     await Promise.all(Array.from({ length: options.inFlight }, worker));
+    const cpuAfter = await cpuUs(client);
     const memoryAfter = await usedMemory(client);
     const statsAfter = await scriptStats(client);
     const keys = await keysUnder(client, prefix);
@@ -97,6 +108,7 @@ export async function measureCapacity(
       memoryBytes: memoryAfter - memoryBefore,
       calls: statsAfter.calls - statsBefore.calls,
       scriptUs: statsAfter.usec - statsBefore.usec,
+      cpuUs: cpuAfter - cpuBefore,
     };
   } finally {
     await limiter.close();

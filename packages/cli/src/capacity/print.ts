@@ -2,7 +2,7 @@ import { formatTable } from '../commands/report.js';
 import type { Io } from '../io.js';
 import { formatBytes } from './bytes.js';
 import type { CapacityEstimate } from './estimate.js';
-import { BAN_STATE_BYTES, MARKER_BYTES } from './figures.js';
+import { BAN_STATE_BYTES, CAPACITY_RUN, COALESCED_CALLS_PER_REQUEST, MARKER_BYTES } from './figures.js';
 import type { MeasuredRun } from './measure.js';
 
 const int = (n: number) => Math.round(n).toLocaleString('en');
@@ -48,11 +48,22 @@ export function printEstimate(io: Io, e: CapacityEstimate, shardMemory: number, 
       `${fixed(e.scriptUsPerRequest)} µs per request: ${fixed(e.scriptCoresBusy, 2)} of a core`,
     ],
     [
+      'Redis CPU',
+      `${fixed(e.redisCpu.coalesced)} µs per request on one server, calls coalesced (${fixed(e.redisCores.coalesced, 2)} of a core); ` +
+        `${fixed(e.redisCpu.uncoalesced)} at one call per request (${fixed(e.redisCores.uncoalesced, 2)}); ` +
+        `${fixed(e.redisCpu.cluster)} on a Cluster, one call per slot group (${fixed(e.redisCores.cluster, 2)} of a core in all)`,
+    ],
+    [
       'primaries',
       `${e.shardsNeeded} (CPU: ${e.shardsByCpu} at ${Math.round(cpuShare * 100)}% of a core each; memory: ${e.shardsByMemory} at ${formatBytes(shardMemory)} each)`,
     ],
   ];
   for (const line of formatTable(lines)) io.out(line);
+  io.out(
+    `Redis CPU is extrapolated, linear in the rate, from the server CPU per check and per call measured in ${CAPACITY_RUN} ` +
+      `(coalesced: ${COALESCED_CALLS_PER_REQUEST} calls per request, as measured there; a gateway with fewer requests in flight sends more); ` +
+      "other algorithms than the run's are scaled by their script time. Memory and script time per check are bench/redis-ops.ts's.",
+  );
   for (const hot of e.hotKeys) {
     io.out(
       `hot key: ${hot.rule} takes ${int(hot.perSecond)} increments/s on one key; split it with shards: ${hot.shards}`,
@@ -89,6 +100,12 @@ export function printMeasured(io: Io, estimate: CapacityEstimate, run: MeasuredR
       ratio(perRequest, estimate.scriptUsPerRequest),
     ],
     ['script calls per request', '<= 1', fixed(run.calls / run.requests, 3), ''],
+    [
+      'Redis CPU µs per request',
+      fixed(estimate.redisCpu.coalesced),
+      fixed(run.cpuUs / run.requests),
+      ratio(run.cpuUs / run.requests, estimate.redisCpu.coalesced),
+    ],
   ];
   for (const line of formatTable(rows)) io.out(`  ${line}`);
 }

@@ -84,9 +84,10 @@ export const capacityCommand: Command = {
   help: `Usage: sluice capacity --rules <rules.yaml> --rps <n> --keys <n> [descriptor=value]... [options]
 
 Estimates what the rules cost Redis at a peak of --rps requests a second over --keys active clients (API keys,
-IPs, ...), from the per-key and per-check figures measured for @sluice/redis (its README, Sizing): memory, script
-calls and script time a second, hash tags and keys per slot, and the primaries needed to keep each under
---cpu-share of a core and within --shard-memory. descriptor=value arguments describe a typical request, to count
+IPs, ...), from the per-key and per-check figures measured for @sluice/redis (its README, Sizing) and the server
+CPU per check and per call measured by bench/capacity-scale.ts: memory, script calls and script time a second,
+Redis CPU, hash tags and keys per slot, and the primaries needed to keep each under --cpu-share of a core and
+within --shard-memory. CPU figures are extrapolated, linear in the rate, from the measured run the output names. descriptor=value arguments describe a typical request, to count
 only the rules that apply to it (default: every rule applies, the upper bound). With --measure, also runs a
 sample through a real Redis (its own key prefix, keys deleted afterwards) and prints measured beside estimated;
 use an idle Redis, since INFO figures are server-wide.
