@@ -61,6 +61,7 @@ export default defineConfig({
           { text: 'Long-lived connections', link: '/guide/long-lived' },
           { text: 'Envoy and Istio', link: '/guide/envoy' },
           { text: 'Token budgets', link: '/guide/token-budgets' },
+          { text: 'GraphQL', link: '/guide/graphql' },
           { text: 'Clients', link: '/guide/clients' },
           { text: 'Operating Sluice', link: '/guide/operating' },
           { text: 'Failure modes', link: '/guide/failure-modes' },
