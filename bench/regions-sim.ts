@@ -4,7 +4,8 @@
  * `scope: global` rule, traffic split by region shares. Everything but time is the real mechanism: slices,
  * rounds, partition shares, charges. Per scenario: over-admission (the worst window above the limit),
  * utilisation (admitted / what could be), fairness between regions (Jain's index of each region's admitted
- * over its max-min fair share), and calls to the global store per request and per gateway per second.
+ * over its max-min fair share, and over its share in proportion to its demand), and calls to the global store
+ * per request and per gateway per second.
  * Run: npx tsx bench/regions-sim.ts [--windows=15] [--gateways=100]
  */
 import { globalRules, RegionWorld, type Tally } from '../test/support/regions-timeline.js';
@@ -77,6 +78,7 @@ interface Row {
   readonly meanOver: number;
   readonly utilisation: number;
   readonly fairness: number;
+  readonly proportional: number;
   readonly callsPerRequest: number;
   readonly callsPerGatewaySecond: number;
   readonly partitionedRatio?: number;
@@ -90,6 +92,7 @@ async function run(scenario: Scenario): Promise<Row> {
   });
   const demand = REGIONS.map((r) => r.share * scenario.load * LIMIT);
   const fair = fairShares(demand, LIMIT);
+  const totalDemand = demand.reduce((a, b) => a + b, 0);
   await world.toNextWindow(WINDOW_MS);
   const windows: Tally[][] = [];
   for (let w = 0; w < WINDOWS; w++) {
@@ -129,6 +132,7 @@ async function run(scenario: Scenario): Promise<Row> {
     meanOver: over.reduce((a, b) => a + b, 0) / over.length,
     utilisation: totals.reduce((a, b) => a + b, 0) / totals.length / possible,
     fairness: jain(perRegion.map((a, i) => a / fair[i]!)),
+    proportional: jain(perRegion.map((a, i) => a / (demand[i]! * Math.min(1, LIMIT / totalDemand)))),
     callsPerRequest: calls / requests,
     callsPerGatewaySecond: calls / (REGIONS.length * GATEWAYS) / steady.length,
     ...(marked.length === 0
@@ -166,14 +170,14 @@ console.log(
   `regions-sim: ${REGIONS.length} regions × ${GATEWAYS} gateways, limit ${LIMIT}/s (fixed_window 1 s), syncMs ${SYNC_MS}, ${WINDOWS} windows (${WARMUP} left out)`,
 );
 console.log(
-  '| scenario | worst window over the limit | mean over | utilisation | fairness (Jain, max-min) | global calls / request | global calls / gateway / s | partitioned region / fair share |',
+  '| scenario | worst window over the limit | mean over | utilisation | fairness: max-min | fairness: by demand | global calls / request | global calls / gateway / s | partitioned region / fair share |',
 );
-console.log('|---|---|---|---|---|---|---|---|');
+console.log('|---|---|---|---|---|---|---|---|---|');
 for (const scenario of SCENARIOS) {
   const started = performance.now();
   const row = await run(scenario);
   console.log(
-    `| ${row.scenario} | ${pct(row.worstOver)} | ${pct(row.meanOver)} | ${pct(row.utilisation)} | ${row.fairness.toFixed(3)} | ${row.callsPerRequest.toFixed(4)} | ${row.callsPerGatewaySecond.toFixed(2)} | ${row.partitionedRatio === undefined ? '-' : row.partitionedRatio.toFixed(2)} |`,
+    `| ${row.scenario} | ${pct(row.worstOver)} | ${pct(row.meanOver)} | ${pct(row.utilisation)} | ${row.fairness.toFixed(3)} | ${row.proportional.toFixed(3)} | ${row.callsPerRequest.toFixed(4)} | ${row.callsPerGatewaySecond.toFixed(2)} | ${row.partitionedRatio === undefined ? '-' : row.partitionedRatio.toFixed(2)} |`,
   );
   console.error(`  (${scenario.name}: ${((performance.now() - started) / 1000).toFixed(1)} s)`);
 }

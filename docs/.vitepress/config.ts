@@ -58,6 +58,7 @@ export default defineConfig({
           { text: 'Stores', link: '/guide/stores' },
           { text: 'Redis and Redis Cluster', link: '/guide/redis' },
           { text: 'PostgreSQL', link: '/guide/postgres' },
+          { text: 'Regions', link: '/guide/regions' },
           { text: 'Long-lived connections', link: '/guide/long-lived' },
           { text: 'Envoy and Istio', link: '/guide/envoy' },
           { text: 'Token budgets', link: '/guide/token-budgets' },

@@ -362,7 +362,10 @@ export class RegionalBudgets {
     const expected = op.view.end - op.at;
     if (Math.abs(results[0]!.resetMs - expected) <= 1) return true;
     this.#ahead = false;
-    for (const each of group) each.counter.views.splice(each.counter.views.indexOf(each.view), 1);
+    for (const { counter, view } of group) {
+      const at = counter.views.indexOf(view);
+      if (at >= 0) counter.views.splice(at, 1);
+    }
     return false;
   }
 

@@ -5,6 +5,7 @@ import { createLimiter, type Limiter } from '../engine/engine.js';
 import type { Decision } from '../observe/contract.js';
 import { compileRules } from '../rules/compile.js';
 import { parseRules } from '../rules/parse.js';
+import type { Store } from '../store/contract.js';
 import { MemoryStore } from '../store/memory.js';
 
 /** The problems of one rule written as `lines` (after its name), as users see them. */
@@ -163,5 +164,44 @@ describe('the regions option', () => {
     expect(search!.results[0]).toMatchObject({ rule: 'search_global', failed: true, fallback: true });
     expect(key!.results[0]).toMatchObject({ rule: 'per_key', failed: false });
     await world.close();
+  });
+
+  it('stops taking slices ahead on a global store that decides on its own clock, and keeps the budget', async () => {
+    const timeline = new Timeline();
+    const linked = new LinkedStore(timeline, 30);
+    // A store deciding at its own time (Redis with clock: 'redis'), whatever `now` it is given.
+    const ownClock: Store = {
+      timeLimited: true,
+      evaluate: (checks) => linked.evaluate(checks, timeline.now),
+      release: () => Promise.resolve(),
+      close: () => Promise.resolve(),
+    };
+    const charges: number[] = [];
+    limiter = createLimiter({
+      rules: RULES,
+      store: new MemoryStore(),
+      clock: timeline.clock,
+      observer: { onRegion: (e) => void (e.kind === 'charge' && charges.push(e.units)) },
+      regions: { region: 'eu', global: ownClock, schedule: timeline.schedule },
+    });
+    await timeline.advance(1000 - (timeline.now % 1000));
+    const admitted: number[] = [];
+    for (let w = 0; w < 4; w++) {
+      let count = 0;
+      await timeline.advance(
+        1000,
+        () => {
+          if ((limiter!.decide({ route: '/search' }) as Decision).allowed) count++;
+        },
+        5,
+      );
+      admitted.push(count);
+    }
+    // 200 a second asked of 100: each window admits at most the limit and the first slice (1).
+    for (const count of admitted) expect(count).toBeLessThanOrEqual(101);
+    // Slices taken ahead would land in keys the next window does not read: it would start each window short
+    // (88 of 100 here, deterministic on virtual time); taken at the window's start instead, 97.
+    expect(Math.min(...admitted.slice(1))).toBeGreaterThanOrEqual(95);
+    expect(charges.length).toBeLessThanOrEqual(1);
   });
 });
