@@ -9,9 +9,10 @@ import {
 import type { HeaderValues } from '@sluice/core/http';
 import { GraphQLError } from 'graphql';
 import type { Gate, Ticket } from './budget.js';
+import { withExtensions } from './cost/index.js';
 import type { HeaderReader } from './descriptors.js';
 import { type CostBudgetOptions, CostGate } from './gate.js';
-import { type CostExtension, withExtensions } from './responses.js';
+import type { QueryCost } from './responses.js';
 
 /*
  * Apollo Server 5. An operation is priced and decided in `didResolveOperation` (Apollo has parsed and validated
@@ -64,7 +65,7 @@ function listener<Ctx extends BaseContext>(
   where: { key: object; index: number; batch: (() => ReturnType<typeof asRequest>[]) | undefined },
 ): GraphQLRequestListener<Ctx> {
   let ticket: Ticket | undefined;
-  let cost: CostExtension | undefined;
+  let cost: QueryCost | undefined;
   let headers: HeaderValues = {};
   return {
     async didResolveOperation(rc) {

@@ -4,9 +4,9 @@ import type { GraphQLError } from 'graphql';
 import type { CostEstimate, CostEstimator, GraphqlRequest } from './cost/index.js';
 import { type Descriptors, operationDescriptors } from './descriptors.js';
 import {
-  type CostExtension,
   deniedError,
   deniedStatus,
+  type QueryCost,
   type ThrottleStatuses,
   tooExpensive,
 } from './responses.js';
@@ -64,7 +64,7 @@ export type Gate =
       readonly error: GraphQLError;
       readonly status: number;
       readonly headers: HeaderValues;
-      readonly cost: CostExtension | undefined;
+      readonly cost: QueryCost | undefined;
     }
   | { readonly kind: 'admitted'; readonly headers: HeaderValues; readonly ticket: Ticket };
 
@@ -78,7 +78,7 @@ export interface UnitSettings {
 
 /** An admitted operation: `finish` reports what it returned and answers its `extensions.cost`. */
 export interface Ticket {
-  finish(data: unknown): Promise<CostExtension | undefined>;
+  finish(data: unknown): Promise<QueryCost | undefined>;
 }
 
 /** Operations decided together, settled together once each has reported its actual cost. */

@@ -7,11 +7,13 @@
 export {
   type CostEstimate,
   type CostEstimator,
+  type CostExtension,
   type CostRefusal,
   costDirectivesSdl,
   costEstimator,
   type EstimatorOptions,
   type GraphqlRequest,
+  type ListSizeExtension,
   type OperationFacts,
 } from './cost/index.js';
 export {
@@ -29,4 +31,4 @@ export type {
   GraphqlLogger,
   StandaloneOptions,
 } from './options.js';
-export { type CostExtension, type ThrottleStatus, TOO_EXPENSIVE } from './responses.js';
+export { type QueryCost, type ThrottleStatus, TOO_EXPENSIVE } from './responses.js';

@@ -17,7 +17,7 @@ export interface ThrottleStatus {
 }
 
 /** `extensions.cost` of one operation's response. */
-export interface CostExtension {
+export interface QueryCost {
   /** The estimate charged at admission. */
   readonly requestedQueryCost: number;
   /** The cost of what execution returned; null when the operation did not run. */
@@ -127,18 +127,3 @@ function budgetResult(decision: Decision): RuleResult | undefined {
 }
 
 const roomOf = (result: RuleResult): number => (result.limit > 0 ? result.remaining / result.limit : 0);
-
-/** A copy of `error` with `extensions` added (a server's `http` status and headers, say). */
-export function withExtensions(
-  error: GraphQLError,
-  extensions: Readonly<Record<string, unknown>>,
-): GraphQLError {
-  return new GraphQLError(error.message, {
-    nodes: error.nodes,
-    source: error.source,
-    positions: error.positions,
-    path: error.path,
-    originalError: error.originalError,
-    extensions: { ...error.extensions, ...extensions },
-  });
-}

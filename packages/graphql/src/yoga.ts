@@ -2,8 +2,8 @@ import type { HeaderValues } from '@sluice/core/http';
 import type { ExecutionResult } from 'graphql';
 import type { GraphQLParams, Plugin } from 'graphql-yoga';
 import type { Gate, Ticket } from './budget.js';
+import { withExtensions } from './cost/index.js';
 import { type CostBudgetOptions, CostGate } from './gate.js';
-import { withExtensions } from './responses.js';
 
 /*
  * GraphQL Yoga 5 (an envelop plugin). `onRequestParseDone` sees a batch whole; `onParams` prices and decides
