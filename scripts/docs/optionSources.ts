@@ -36,6 +36,7 @@ export const OPTION_SOURCES: readonly OptionSource[] = [
   { title: 'MemoryStore', entry: '@sluice/core', interface: 'MemoryStoreOptions' },
   { title: 'resilientStore', entry: '@sluice/core', interface: 'ResilienceOptions' },
   { title: 'breaker', entry: '@sluice/core', interface: 'BreakerOptions' },
+  { title: 'regions', entry: '@sluice/core', interface: 'RegionsOptions' },
   {
     title: 'PendingCalls (store authors)',
     entry: 'packages/core/src/resilience/pending.ts',

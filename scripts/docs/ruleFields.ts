@@ -37,7 +37,10 @@ export const RULE_FIELD_NOTES: Readonly<Record<string, string>> = {
   owner: 'Who answers for the rule; missing → a warning.',
   review: 'A date to look at the rule again; in the past → a warning "review overdue since …".',
   expires: 'The rule stops applying at that time (a date: the end of that UTC day).',
-  scope: '`local` keeps the counter in process memory.',
+  scope:
+    "`local` keeps the counter in process memory; `global` draws on one budget shared by every region (the limiter's `regions` option; fixed_window or quota).",
+  partition_margin:
+    'scope: global: a region cut off from the global store decides on the limit × its recent share × this (default the `regions.margin` option, 1.1).',
   shards: 'Hot keys: the counter split over this many sub-counters of limit/shards each; at most the limit.',
   lease: 'Hot keys: take units from the store in batches and spend them locally.',
   'lease.batch': 'Units taken per store call; overshoot is at most one batch per gateway per window.',

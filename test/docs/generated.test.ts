@@ -72,6 +72,7 @@ describe('options reference', () => {
     const core = await import('@sluice/core');
     const attempts: (() => unknown)[] = [
       () => core.createLimiter({} as never),
+      () => core.createLimiter({ rules: core.compileRules({ rules: [] }), regions: {} as never }),
       () => new core.MemoryStore({}),
       async () =>
         (await import('@sluice/core/store')).resilientStore(new core.MemoryStore(), { breaker: {} as never }),
@@ -105,6 +106,7 @@ describe('options reference', () => {
       MemoryStore: 'MemoryStore',
       resilientStore: 'resilientStore',
       breaker: 'breaker',
+      regions: 'regions',
       decisionLogObserver: 'decisionLogObserver',
       watchRules: 'watchRules',
       parseRules: 'loadRules, parseRules, resolveRules',
