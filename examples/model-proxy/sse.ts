@@ -24,11 +24,17 @@ export function askUpstream(
   });
 }
 
-/** Splits a stream of text into Server-Sent Events (without their blank-line ends). */
+/**
+ * Splits a stream of text into Server-Sent Events (without their blank-line ends). Read with a reader, not
+ * `for await`: a program that also loads the DOM's types (some GraphQL servers' fetch polyfills do) types
+ * ReadableStream without async iteration.
+ */
 export async function* events(body: ReadableStream<Uint8Array>): AsyncGenerator<string> {
+  const reader = body.getReader();
+  const decoder = new TextDecoder();
   let pending = '';
-  for await (const chunk of body.pipeThrough(new TextDecoderStream())) {
-    pending += chunk;
+  for (let read = await reader.read(); !read.done; read = await reader.read()) {
+    pending += decoder.decode(read.value, { stream: true });
     let end = pending.indexOf('\n\n');
     while (end >= 0) {
       yield pending.slice(0, end);
