@@ -122,6 +122,8 @@ export interface WindowCount {
 export class Tally {
   readonly windows = new Map<number, WindowCount>();
   readonly events: RegionEvent[] = [];
+  /** When each event came, epoch ms. */
+  readonly eventTimes: number[] = [];
   readonly reasons = new Map<string, number>();
   readonly #rule: string;
   readonly #windowMs: number;
@@ -134,7 +136,9 @@ export class Tally {
   readonly observer: Observer = {
     onDecision: (decision: Decision) => this.#count(decision),
     onRegion: (event: RegionEvent) => {
-      if (event.kind !== 'round') this.events.push(event);
+      if (event.kind === 'round') return;
+      this.events.push(event);
+      this.eventTimes.push(Date.now());
     },
   };
 
@@ -145,8 +149,9 @@ export class Tally {
       .sort((a, b) => a[0] - b[0]);
   }
 
-  count(kind: RegionEvent['kind']): number {
-    return this.events.filter((e) => e.kind === kind).length;
+  /** Events of a kind (that came at `since` or later). */
+  count(kind: RegionEvent['kind'], since = 0): number {
+    return this.events.filter((e, i) => e.kind === kind && this.eventTimes[i]! >= since).length;
   }
 
   #count(decision: Decision): void {

@@ -221,6 +221,45 @@ describe('regions on Redis, over HTTP', () => {
     expect(cutP50).toBeLessThan(quantile(results[0]!.latencies, 0.5) + 25);
     expect(quantile(surged.latencies, 0.99)).toBeLessThan(GLOBAL_TIMEOUT_MS);
   }, 60_000);
+
+  it('a restart of the global store (its data lost) costs at most the bound', async () => {
+    const regions = await fleet();
+    const serving = await serveRegions(regions, searchRules(LIMIT));
+    stops.push(async () => {
+      for (const s of serving) await s.app.close();
+    });
+    const began = Date.now();
+    const load = loadRegions(serving, TOTAL_RPS, 26_000);
+    await sleep(10_000);
+    const granted = await regions.admin.dbsize();
+    const pid = regions.global.pid;
+    const killedAt = Date.now();
+    await regions.restartGlobal();
+    const restartedAt = Date.now();
+    await load;
+    const ended = Date.now();
+
+    const rows = windowRows(
+      serving.map((s) => s.tally),
+      began + WARM_MS,
+      ended,
+    );
+    const bound = overAdmissionBound({ limit: LIMIT, regions: serving.length });
+    const charged = serving.map((s) =>
+      s.tally.events.reduce((sum, e) => sum + (e.kind === 'charge' ? e.units : 0), 0),
+    );
+    const episodes = serving.map((s) => s.tally.count('unreachable'));
+    const restartWindow = Math.floor(killedAt / WINDOW_MS) * WINDOW_MS;
+    console.log(
+      `restart took ${restartedAt - killedAt} ms in the window of ${new Date(restartWindow).toISOString().slice(14, 19)}; ${granted} global keys lost; charged back ${charged}; partition episodes ${episodes}\n${showRows(rows)}`,
+    );
+    expect(granted).toBeGreaterThan(0);
+    expect(regions.global.pid).not.toBe(pid);
+    // What the regions had been granted came back by charges, so no region re-spends it.
+    expect(charged.reduce((a, b) => a + b, 0)).toBeGreaterThan(0);
+    expect(rows.some((row) => row.start === restartWindow)).toBe(true);
+    for (const row of rows) expect(row.total, showRows(rows)).toBeLessThanOrEqual(LIMIT + bound);
+  }, 60_000);
 });
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
