@@ -133,6 +133,16 @@ describe('what goes wrong around the budget', () => {
     });
   });
 
+  it("reads a GET's operation from its URL, and charges nothing for unreadable variables", () => {
+    const hooks = graphqlHooks(estimator);
+    const query = encodeURIComponent('query Q($n: Int!) { books(first: $n) { title } }');
+    const good = { headers: {}, url: `/graphql?query=${query}&variables=${encodeURIComponent('{"n":2}')}` };
+    expect(hooks.descriptors(good)).toMatchObject({ graphql_operation: 'Q', graphql_fields: 'books' });
+    expect(Number(hooks.descriptors(good).graphql_cost)).toBeGreaterThan(0);
+    const bad = { headers: {}, url: `/graphql?query=${query}&variables=%7Bnope` };
+    expect(hooks.descriptors(bad)).toEqual({ graphql_cost: '0' });
+  });
+
   it('lets operations through when the estimator throws, and says so once', async () => {
     const lines: string[] = [];
     const broken: CostEstimator = {

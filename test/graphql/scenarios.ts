@@ -202,42 +202,39 @@ export function budgetScenarios(server: ServerKind, stores: readonly StoreKind[]
         expect(store.calls[1]).toEqual(['per_ip']);
       });
 
-    const wholeOnly = server.inAdapter;
-    it(`decides a batch ${wholeOnly ? 'as one (inside an adapter, always)' : 'one by one with batch: each'}`, async () => {
-      const { limiter } = await start(wholeOnly ? {} : { batch: 'each' });
-      const half = halfBudgetQuery();
-      const cost = estimateOf(half).cost;
-      const answer = await post(url(), [{ query: half }, { query: half }]);
-      expect(answer.body).toHaveLength(2);
-      if (wholeOnly) {
-        // One decision for both: together they do not fit, so neither runs.
-        expect(answer.body.map((one) => codeOf(one))).toEqual(['THROTTLED', 'THROTTLED']);
-        expect(world.calls.books).toBe(0);
-        expect(await left(limiter)).toBe(100);
-      } else {
+    if (!server.inAdapter)
+      it('decides a batch one operation at a time with batch: each', async () => {
+        const { limiter } = await start({ batch: 'each' });
+        const half = halfBudgetQuery();
+        const answer = await post(url(), [{ query: half }, { query: half }]);
+        expect(answer.body).toHaveLength(2);
+        // Each on its own: the first decided runs, the second no longer fits.
         expect(answer.body.filter((one) => one.data?.books !== undefined)).toHaveLength(1);
         expect(answer.body.filter((one) => codeOf(one) === 'THROTTLED')).toHaveLength(1);
         expect(world.calls.books).toBe(1);
-        expect(await left(limiter)).toBe(100 - cost);
-      }
-    });
-
-    if (!wholeOnly)
-      it('decides a batch as one with batch: whole: all or nothing, in one store call', async () => {
-        const { limiter } = await start({ batch: 'whole' });
-        const half = halfBudgetQuery();
-        const refused = await post(url(), [{ query: half }, { query: half }]);
-        expect(refused.body.map((one) => codeOf(one))).toEqual(['THROTTLED', 'THROTTLED']);
-        expect(world.calls.books).toBe(0);
-        const calls = store.calls.length;
-        const small = await post(url(), [{ query: ONE }, { query: FEW }]);
-        expect(small.body.map((one) => one.errors)).toEqual([undefined, undefined]);
-        expect(store.calls.length - calls).toBe(1);
-        const actual = actualOf(ONE, small.body[0]?.data) + actualOf(FEW, small.body[1]?.data);
-        expect(small.body[1]?.extensions?.cost?.requestedQueryCost).toBe(estimateOf(FEW).cost);
-        expect(await left(limiter)).toBe(100 - actual);
-        expect(world.calls.books).toBe(2);
+        expect(await left(limiter)).toBe(100 - estimateOf(half).cost);
       });
+
+    const whole = server.inAdapter ? 'inside an adapter (always)' : 'with batch: whole';
+    it(`decides a batch as one ${whole}: all or nothing, in one store call, settled once`, async () => {
+      const { limiter } = await start(server.inAdapter ? {} : { batch: 'whole' });
+      const half = halfBudgetQuery();
+      const refused = await post(url(), [{ query: half }, { query: half }]);
+      expect(refused.body.map((one) => codeOf(one))).toEqual(['THROTTLED', 'THROTTLED']);
+      expect(world.calls.books).toBe(0);
+      expect(await left(limiter)).toBe(100);
+      world.stock = 3;
+      const calls = store.calls.length;
+      const small = await post(url(), [{ query: ONE }, { query: FEW }]);
+      expect(small.body.map((one) => one.errors)).toEqual([undefined, undefined]);
+      expect(store.calls.length - calls).toBe(1);
+      const actual = actualOf(ONE, small.body[0]?.data) + actualOf(FEW, small.body[1]?.data);
+      expect(small.body[1]?.extensions?.cost?.requestedQueryCost).toBe(estimateOf(FEW).cost);
+      expect(small.body[1]?.extensions?.cost?.actualQueryCost).toBe(actualOf(FEW, small.body[1]?.data));
+      expect(await left(limiter)).toBe(100 - actual);
+      expect(store.settles).toBe(1);
+      expect(world.calls.books).toBe(2);
+    });
 
     it('answers a throttled operation with HTTP 200 when so configured, Retry-After still sent', async () => {
       await start({ throttledStatus: 200 });
