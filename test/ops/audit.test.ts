@@ -192,7 +192,7 @@ describe('on Redis', () => {
       );
     } finally {
       await limiter.close();
-      await source.close();
+      await source.close?.();
       await store.close();
       client.disconnect();
     }
