@@ -1,6 +1,7 @@
 import { unknownName } from '@sluice/core';
 import { auditCommand } from './commands/audit.js';
 import { capacityCommand } from './commands/capacity.js';
+import { dashboardCommand } from './commands/dashboard.js';
 import { docsCommand } from './commands/docs.js';
 import { explainCommand } from './commands/explain.js';
 import { migrateCommand } from './commands/migrate.js';
@@ -11,6 +12,7 @@ import { replayCommand } from './commands/replay.js';
 import { reportCommand } from './commands/report.js';
 import { rlsCommand } from './commands/rls.js';
 import { simulateCommand } from './commands/simulate.js';
+import { topCommand } from './commands/top.js';
 import { unbanCommand } from './commands/unban.js';
 import { validateCommand } from './commands/validate.js';
 import { type Command, EXIT, type ExitCode, type Io, UsageError } from './io.js';
@@ -25,6 +27,8 @@ const COMMANDS: readonly Command[] = [
   capacityCommand,
   pushCommand,
   unbanCommand,
+  topCommand,
+  dashboardCommand,
   auditCommand,
   docsCommand,
   openapiCommand,

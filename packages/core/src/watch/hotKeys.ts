@@ -159,7 +159,8 @@ export class HotKeys {
   /** The request's route index in the route table; -1 when routes are not watched. */
   #routeOf(descriptors: Descriptors): number {
     if (!this.#settings.routes) return -1;
-    const route = descriptors.route ?? '(none)';
+    // A request without one (no rule reads `route`, so the adapter did not build it) counts for every route.
+    const route = descriptors.route ?? '(any route)';
     const index = this.#routes.get(route);
     if (index !== undefined) return index;
     if (this.#routeNames.length >= MAX_ROUTES) return MAX_ROUTES;
