@@ -125,10 +125,11 @@ beforeAll(async () => {
   await Promise.all([npmInstall(app), npmInstall(cliOnly)]);
 }, SETUP_TIMEOUT_MS);
 
+// Removing the apps' node_modules (four GraphQL servers among them) takes over a minute on a loaded machine.
 afterAll(() => {
   stopRunning();
   if (tmp !== undefined) rmSync(tmp, { recursive: true, force: true });
-});
+}, SETUP_TIMEOUT_MS);
 
 /** Every file under `dir`, relative to it. */
 function filesUnder(dir: string): string[] {
