@@ -6,7 +6,7 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { compileRules, createLimiter, MemoryStore, type RuleSpec } from '@sluice/core';
+import { compileRules, createLimiter, MemoryStore, type RuleSpec, type Store } from '@sluice/core';
 import { rateLimit } from '@sluice/express';
 import { type CostEstimator, graphqlHooks } from '@sluice/graphql';
 import { apolloCostBudget } from '@sluice/graphql/apollo';
@@ -14,7 +14,7 @@ import { useCostBudget } from '@sluice/graphql/yoga';
 import express from 'express';
 import { createSchema, createYoga } from 'graphql-yoga';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { BUDGET, codeOf, estimator, post, resolvers, SDL, world } from './support.js';
+import { BUDGET, codeOf, estimateOf, estimator, post, resolvers, SDL, world } from './support.js';
 
 const schema = createSchema({ typeDefs: SDL, resolvers });
 const servers: Server[] = [];
@@ -30,8 +30,13 @@ async function listen(server: Server): Promise<string> {
 }
 
 /** Yoga standalone on these rules; `costs` stands in for the schema's estimator. */
-function yogaOn(rules: readonly RuleSpec[], costs: CostEstimator = estimator, logger = console) {
-  const limiter = createLimiter({ rules: compileRules({ domain: 'gql', rules }), store: new MemoryStore() });
+function yogaOn(
+  rules: readonly RuleSpec[],
+  costs: CostEstimator = estimator,
+  logger = console,
+  store: Store = new MemoryStore(),
+) {
+  const limiter = createLimiter({ rules: compileRules({ domain: 'gql', rules }), store, logger });
   const plugin = useCostBudget({
     estimator: costs,
     limiter,
@@ -141,6 +146,21 @@ describe('what goes wrong around the budget', () => {
     expect(Number(hooks.descriptors(good).graphql_cost)).toBeGreaterThan(0);
     const bad = { headers: {}, url: `/graphql?query=${query}&variables=%7Bnope` };
     expect(hooks.descriptors(bad)).toEqual({ graphql_cost: '0' });
+  });
+
+  it('serves operations while the store is down (failed open), never a 500', async () => {
+    const down: Store = {
+      evaluate: () => Promise.reject(new Error('connection refused')),
+      release: () => Promise.reject(new Error('connection refused')),
+      close: () => Promise.resolve(),
+    };
+    const url = await yogaOn([BUDGET], estimator, { ...console, warn: () => {} }, down);
+    const answer = await post(url, { query: '{ books(first: 1) { title } }' });
+    expect(answer.status).toBe(200);
+    expect(answer.body.data?.books).toHaveLength(1);
+    expect(answer.body.extensions?.cost).toMatchObject({
+      requestedQueryCost: estimateOf('{ books(first: 1) { title } }').cost,
+    });
   });
 
   it('lets operations through when the estimator throws, and says so once', async () => {

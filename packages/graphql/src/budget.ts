@@ -141,7 +141,8 @@ export class Unit {
         this.#returned += priced.estimate.cost - actual;
         // The last operation of the unit settles it, and its response waits for the settle: the next
         // request of the client sees the budget as settled.
-        if (this.#reported === this.#expected) await admission.settle(this.#actual);
+        // A settle that fails is the limiter's to report (its store's resilience): the response goes on.
+        if (this.#reported === this.#expected) await admission.settle(this.#actual).catch(() => undefined);
         if (!this.#settings.extensions) return undefined;
         const { decision } = admission;
         const throttleStatus =

@@ -62,7 +62,6 @@ export class CostGate<Ctx> {
         throw new TypeError(`${owner}: option "hooks" must be made by graphqlHooks(...)`);
       if (options.request !== undefined && typeof options.request !== 'function')
         throw new TypeError(`${owner}: option "request" must be a function of the context`);
-      budgetSettings(owner, { estimator: core.settings.estimator }, ['estimator']);
       const names = Object.keys(options).filter((name) => !IN_ADAPTER_NAMES.includes(name));
       if (names.length > 0)
         throw new TypeError(
@@ -173,7 +172,7 @@ class Standalone<Ctx> {
     this.#settings = settings;
     this.#failing = new Notice(
       settings.logger,
-      'SLUICE_GRAPHQL_CHECK_FAILED: the limiter failed to decide; operations run unlimited (failedOpen)',
+      'SLUICE_GRAPHQL_CHECK_FAILED: deciding failed (the descriptors hook or the limiter threw); operations run unlimited',
     );
   }
 
