@@ -147,7 +147,8 @@ const SCRIPT = `
     const s = view.shards;
     if (!s) return [...out, el('p', { id: 'shards' }, 'a single Redis: no shards')];
     const w = 420, h = 22, left = 170;
-    const chart = shape('svg', { viewBox: '0 0 ' + (left + w + 70) + ' ' + (s.nodes.length * h + 8), role: 'img', 'aria-label': 'Script calls by Cluster master' });
+    const chart = shape('svg', { viewBox: '0 0 ' + (left + w + 70) + ' ' + (s.nodes.length * h + 8), width: left + w + 70,
+      role: 'img', 'aria-label': 'Script calls by Cluster master' });
     s.nodes.forEach((n, i) => {
       const y = 4 + i * h;
       chart.append(shape('text', { x: left - 8, y: y + 15, 'text-anchor': 'end' }, n.node));
