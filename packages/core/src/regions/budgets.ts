@@ -74,6 +74,12 @@ export class RegionalBudgets {
    * nor once a store shows it decides on a clock of its own.
    */
   #ahead: boolean;
+  /**
+   * The global store's clock less the limiter's, ms, once its answers show it decides on a clock of its own
+   * (Redis with clock: 'redis', PostgreSQL with clock: 'database'); undefined while it decides at the `now` it
+   * is given.
+   */
+  #offset: number | undefined;
   /** Round trip of the global store, ms (moving average). */
   #roundMs = 0;
   #rounds = 0;
@@ -330,7 +336,7 @@ export class RegionalBudgets {
     group.forEach((op, k) => {
       if (op.kind !== 'read' && !(results[2 * k]!.allowed && results[2 * k + 1]!.allowed)) blocked = true;
     });
-    if (!current && !this.#decidesAt(group, results)) return false;
+    if (!this.#decidesAt(group, results, current)) return false;
     let again = false;
     group.forEach((op, k) => {
       const applied = applyAnswer(op, results[2 * k]!, results[2 * k + 1]!, blocked);
@@ -353,20 +359,42 @@ export class RegionalBudgets {
   }
 
   /**
-   * Whether slices taken ahead were counted in the window asked for: an answer's reset lies at that window's
-   * end. A store on its own clock (Redis with clock: 'redis') counts them now instead, in keys the window will
-   * not read: those units are lost to the budget (never over it), and no slice is taken ahead again.
+   * Whether a call's answers count in the window asked for: an answer's reset lies at that window's end. A
+   * store on its own clock (Redis with clock: 'redis', PostgreSQL with clock: 'database') shows how far its
+   * clock is from the limiter's: from then on a window's counters are only sent while the store's clock is in
+   * that window (#inStoreWindow), as a call in another would count in a period the window does not read.
+   * Slices taken ahead are then lost to the budget (never over it) and no longer taken; answers decided in
+   * another window are left unread.
    */
-  #decidesAt(group: readonly Op[], results: readonly CheckResult[]): boolean {
+  #decidesAt(group: readonly Op[], results: readonly CheckResult[], current: boolean): boolean {
     const op = group[0]!;
     const expected = op.view.end - op.at;
-    if (Math.abs(results[0]!.resetMs - expected) <= 1) return true;
+    const observed = results[0]!.resetMs;
+    if (this.#offset === undefined && Math.abs(observed - expected) <= 1) return true;
     this.#ahead = false;
-    for (const { counter, view } of group) {
-      const at = counter.views.indexOf(view);
-      if (at >= 0) counter.views.splice(at, 1);
+    if (!current) {
+      for (const { counter, view } of group) {
+        const at = counter.views.indexOf(view);
+        if (at >= 0) counter.views.splice(at, 1);
+      }
+      return false;
     }
-    return false;
+    // The store's now is its window's end less the reset: in this window, or the one before or after.
+    const windowMs = op.view.end - op.view.start;
+    const same = expected - observed;
+    const offset = [same, same - windowMs, same + windowMs].reduce((a, b) =>
+      Math.abs(b) < Math.abs(a) ? b : a,
+    );
+    this.#offset = this.#offset === undefined ? offset : (this.#offset + offset) / 2;
+    return offset === same;
+  }
+
+  /** Whether the store's clock is in the view's window with a round trip to spare (always, on the given `now`). */
+  #inStoreWindow(view: WindowView, now: number): boolean {
+    if (this.#offset === undefined) return true;
+    const storeNow = now + this.#offset;
+    const spare = this.#roundMs + 10;
+    return storeNow >= view.start + spare && storeNow < view.end - spare;
   }
 
   /** This round's ops, most urgent first; counters unused for long are forgotten. */
@@ -383,6 +411,7 @@ export class RegionalBudgets {
       }
       const inUse = counter.lastUse > this.#lastPlanned;
       counter.sample(view, now);
+      if (!this.#inStoreWindow(view, now)) continue;
       const op = planOp(counter, view, now, sizing, inUse);
       if (op !== undefined) ops.push(op);
       // The next window's first slice, taken ahead while the region spends this one.

@@ -204,4 +204,45 @@ describe('the regions option', () => {
     expect(Math.min(...admitted.slice(1))).toBeGreaterThanOrEqual(95);
     expect(charges.length).toBeLessThanOrEqual(1);
   });
+
+  it.each([
+    ['behind', -300],
+    ['ahead of', 300],
+  ])('keeps the bound on a global store whose own clock is %s the gateways’ (300 ms)', async (_, skewMs) => {
+    const world = new RegionWorld({
+      regions: [
+        { name: 'us', latencyMs: 20 },
+        { name: 'eu', latencyMs: 50 },
+        { name: 'ap', latencyMs: 80 },
+      ],
+      rules: RULES,
+    });
+    const timeline = world.timeline;
+    // Every link decides at the store's own time, whatever `now` it is given.
+    for (const link of world.links) {
+      const evaluate = link.evaluate.bind(link);
+      link.evaluate = (checks) => evaluate(checks, timeline.now + skewMs);
+    }
+    await world.toNextWindow(1000);
+    const windows: number[] = [];
+    const search = { route: '/search' };
+    for (let w = 0; w < 6; w++) {
+      let admitted = 0;
+      await timeline.advance(
+        1000,
+        () => {
+          for (let i = 0; i < 3; i++) {
+            const sent = [2, 1, 1][i]!;
+            for (let n = 0; n < sent; n++) if (world.send(i, search).allowed) admitted++;
+          }
+        },
+        10,
+      );
+      windows.push(admitted);
+    }
+    // The limit and the first slices (1 a region): a window's counters reach the store only in that window.
+    for (const admitted of windows) expect(admitted).toBeLessThanOrEqual(103);
+    expect(Math.min(...windows.slice(1))).toBeGreaterThanOrEqual(90);
+    await world.close();
+  });
 });
