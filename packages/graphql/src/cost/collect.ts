@@ -42,7 +42,7 @@ export function collectFields(
   selectionSets: readonly SelectionSetNode[],
 ): Map<string, FieldNode[]> {
   const groups = new Map<string, FieldNode[]>();
-  const visited = new Set<string>();
+  let visited: Set<string> | undefined;
   const stack: { selections: readonly SelectionNode[]; next: number }[] = [];
   for (let i = selectionSets.length - 1; i >= 0; i -= 1)
     stack.push({ selections: selectionSets[i]!.selections, next: 0 });
@@ -67,7 +67,8 @@ export function collectFields(
     } else {
       const name = selection.name.value;
       const fragment = context.fragments.get(name);
-      if (visited.has(name) || fragment === undefined) continue;
+      if (visited?.has(name) || fragment === undefined) continue;
+      visited ??= new Set();
       visited.add(name);
       if (applies(context.schema, fragment.typeCondition.name.value, type)) {
         stack.push({ selections: fragment.selectionSet.selections, next: 0 });

@@ -43,18 +43,25 @@ class Refused extends Error {
   }
 }
 
+/** The size a parent's @listSize(sizedFields:) gives its fields of those names. */
 interface Sizing {
-  readonly id: number;
   readonly fields: readonly string[];
   readonly size: Dyn;
+}
+
+/** A selection compiled: by the fields merged, the type they return, and the sizing their parent gave. */
+interface Compiled {
+  readonly nodes: readonly FieldNode[];
+  readonly named: GraphQLCompositeType;
+  readonly sizing: Sizing | undefined;
+  readonly plan: SelectionPlan;
 }
 
 interface Compiler extends Collection {
   readonly model: CostModel;
   readonly settings: CompileSettings;
-  readonly memo: Map<string, SelectionPlan>;
-  readonly ids: Map<FieldNode, number>;
-  sizings: number;
+  /** Compiled selections by their first field node. */
+  readonly memo: Map<FieldNode, Compiled[]>;
 }
 
 /** The plan of an operation for one set of @skip/@include values, or why it cannot be priced. */
@@ -78,8 +85,6 @@ export function compileOperation(
     model,
     settings,
     memo: new Map(),
-    ids: new Map(),
-    sizings: 0,
   };
   try {
     return compileType(compiler, root, [operation.selectionSet], undefined);
@@ -151,27 +156,28 @@ function compileField(
 ): FieldPlan {
   const model = compiler.model.field(def);
   const node = nodes[0]!;
-  const coordinate = `${object.name}.${def.name}`;
-  const weight = sumOf([
-    model.weight,
-    argumentsCost(compiler.model, model.args, node.arguments),
-    directivesCost(compiler, nodes),
-  ]);
+  const args = argumentsCost(compiler.model, model.args, node.arguments);
+  const directives = directivesCost(compiler, nodes);
+  const weight = args === 0 && directives === 0 ? model.weight : sumOf([model.weight, args, directives]);
+  const { defaultListSize } = compiler.settings;
   const sizedHere = model.listSize !== undefined && model.listSize.sizedFields.length > 0;
   let size: Dyn = 1;
   if (model.listDepth > 0) {
     if (sizing?.fields.includes(def.name)) size = sizing.size;
-    else if (sizedHere) size = compiler.settings.defaultListSize;
-    else size = sized(listSizeOf(model, coordinate, node, compiler.settings.defaultListSize));
+    else if (sizedHere) size = defaultListSize;
+    else size = sized(listSizeOf(model, object, node, defaultListSize));
   }
   let inner: Sizing | undefined;
   if (sizedHere) {
-    const innerSize = sized(listSizeOf(model, coordinate, node, compiler.settings.defaultListSize));
-    inner = { id: ++compiler.sizings, fields: model.listSize!.sizedFields, size: innerSize };
+    inner = {
+      fields: model.listSize!.sizedFields,
+      size: sized(listSizeOf(model, object, node, defaultListSize)),
+    };
   }
   const named = model.named;
   const child = isCompositeType(named) ? compileSelection(compiler, named, nodes, inner) : undefined;
   const leafWeight = child === undefined ? compiler.model.typeWeight(named) : 0;
+  const fixed = fixedOfField(weight, size, model.listDepth, leafWeight, child);
   return {
     key,
     weight,
@@ -179,7 +185,8 @@ function compileField(
     listDepth: model.listDepth,
     leafWeight,
     child,
-    ...fixedOfField(weight, size, model.listDepth, leafWeight, child),
+    fixedField: fixed.fixedField,
+    fixedType: fixed.fixedType,
     expanded: 1 + (child?.expanded ?? 0),
   };
 }
@@ -191,16 +198,19 @@ function sized(size: Dyn | CostRefusal): Dyn {
 
 /** The directives on a field (spec §5.3.2.2): their arguments' weights; the heaviest of merged field nodes. */
 function directivesCost(compiler: Compiler, nodes: readonly FieldNode[]): Dyn {
-  const perNode: Dyn[] = [];
-  for (const node of nodes) {
-    const parts: Dyn[] = [];
-    for (const directive of node.directives ?? []) {
-      const weights = compiler.model.directiveArgs(directive.name.value);
-      parts.push(argumentsCost(compiler.model, weights, directive.arguments));
-    }
-    perNode.push(sumOf(parts));
+  if (nodes.length === 1) return nodeDirectivesCost(compiler, nodes[0]!);
+  return maxOf(nodes.map((node) => nodeDirectivesCost(compiler, node)));
+}
+
+function nodeDirectivesCost(compiler: Compiler, node: FieldNode): Dyn {
+  const directives = node.directives;
+  if (directives === undefined || directives.length === 0) return 0;
+  const parts: Dyn[] = [];
+  for (const directive of directives) {
+    const weights = compiler.model.directiveArgs(directive.name.value);
+    parts.push(argumentsCost(compiler.model, weights, directive.arguments));
   }
-  return maxOf(perNode);
+  return sumOf(parts);
 }
 
 function compileSelection(
@@ -209,34 +219,35 @@ function compileSelection(
   nodes: readonly FieldNode[],
   sizing: Sizing | undefined,
 ): SelectionPlan {
-  const memoKey = `${named.name}|${sizing?.id ?? 0}|${nodes.map((node) => nodeId(compiler, node)).join(',')}`;
-  const known = compiler.memo.get(memoKey);
-  if (known !== undefined) return known;
-  const selectionSets = nodes.flatMap((node) => (node.selectionSet === undefined ? [] : [node.selectionSet]));
+  const known = compiler.memo.get(nodes[0]!);
+  const found = known?.find(
+    (entry) => entry.named === named && entry.sizing === sizing && same(entry.nodes, nodes),
+  );
+  if (found !== undefined) return found.plan;
+  const selectionSets: SelectionSetNode[] = [];
+  for (const node of nodes) if (node.selectionSet !== undefined) selectionSets.push(node.selectionSet);
   const objects = isAbstractType(named) ? compiler.schema.getPossibleTypes(named) : [named];
-  const types = objects.map((object) => compileType(compiler, object, selectionSets, sizing));
-  const plan: SelectionPlan = {
-    types,
-    fixedField: largest(types.map((type) => type.fixedField)),
-    fixedType: largest(types.map((type) => type.fixedType)),
-    expanded: largest(types.map((type) => type.expanded)),
-  };
-  compiler.memo.set(memoKey, plan);
+  const types: TypePlan[] = [];
+  // The largest over the types (NaN if any is NaN: not constant); 0 for none (an interface nobody implements).
+  let fixedField = 0;
+  let fixedType = 0;
+  let expanded = 0;
+  for (const object of objects) {
+    const type = compileType(compiler, object, selectionSets, sizing);
+    types.push(type);
+    fixedField = Math.max(fixedField, type.fixedField);
+    fixedType = Math.max(fixedType, type.fixedType);
+    expanded = Math.max(expanded, type.expanded);
+  }
+  const plan: SelectionPlan = { types, fixedField, fixedType, expanded };
+  const entry = { nodes, named, sizing, plan };
+  if (known === undefined) compiler.memo.set(nodes[0]!, [entry]);
+  else known.push(entry);
   return plan;
 }
 
-/** The largest of values (NaN if any is NaN: not constant); 0 for none (an interface nobody implements). */
-function largest(values: readonly number[]): number {
-  let result = 0;
-  for (const value of values) result = Math.max(result, value);
-  return result;
-}
-
-function nodeId(compiler: Compiler, node: FieldNode): number {
-  let id = compiler.ids.get(node);
-  if (id === undefined) {
-    id = compiler.ids.size + 1;
-    compiler.ids.set(node, id);
-  }
-  return id;
+function same(a: readonly FieldNode[], b: readonly FieldNode[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i += 1) if (a[i] !== b[i]) return false;
+  return true;
 }

@@ -38,8 +38,8 @@ export function sumOf(parts: readonly Dyn[]): Dyn {
 
 /** The largest of quantities (at least one), constants folded. */
 export function maxOf(parts: readonly Dyn[]): Dyn {
-  if (parts.every((part) => typeof part === 'number')) return Math.max(...(parts as number[]));
   if (parts.length === 1) return parts[0]!;
+  if (parts.every((part) => typeof part === 'number')) return Math.max(...(parts as number[]));
   return (context) => {
     let largest = Number.NEGATIVE_INFINITY;
     for (const part of parts) largest = Math.max(largest, amount(part, context));

@@ -1,4 +1,4 @@
-import { type FieldNode, Kind } from 'graphql';
+import { type FieldNode, type GraphQLNamedType, Kind } from 'graphql';
 import type { Dyn } from './dyn.js';
 import type { FieldModel, ListSize } from './model.js';
 import { refusal } from './refusals.js';
@@ -24,7 +24,7 @@ interface Slice {
 /** A field's list size for one field node: a number, a function of the variables, or the refusal of a literal misuse. */
 export function listSizeOf(
   model: FieldModel,
-  coordinate: string,
+  parent: GraphQLNamedType,
   node: FieldNode,
   defaultListSize: number,
 ): Dyn | CostRefusal {
@@ -33,7 +33,7 @@ export function listSizeOf(
   if (listSize.slicingArguments.length === 0) return listSize.assumedSize ?? defaultListSize;
   const slices = listSize.slicingArguments.map((name) => sliceOf(model, name, node));
   const decide = (variables: Readonly<Record<string, unknown>>) =>
-    sizeFrom(listSize, slices, variables, defaultListSize, coordinate, node);
+    sizeFrom(listSize, slices, variables, defaultListSize, parent, node);
   if (slices.every((slice) => slice.variable === undefined)) return decide({});
   return (context) => {
     const size = decide(context.variables);
@@ -58,7 +58,7 @@ function sizeFrom(
   slices: readonly Slice[],
   variables: Readonly<Record<string, unknown>>,
   defaultListSize: number,
-  coordinate: string,
+  parent: GraphQLNamedType,
   node: FieldNode,
 ): number | CostRefusal {
   const given: number[] = [];
@@ -74,7 +74,7 @@ function sizeFrom(
     if (sizes.length !== 1) {
       const names = slices.map((slice) => `"${slice.name}"`).join(', ');
       const message =
-        `Field "${coordinate}" needs exactly one of its slicing arguments ${names}; ${sizes.length} given ` +
+        `Field "${parent.name}.${node.name.value}" needs exactly one of its slicing arguments ${names}; ${sizes.length} given ` +
         "(the cost spec's @listSize with requireOneSlicingArgument).";
       return refusal('GRAPHQL_VALIDATION_FAILED', message, node);
     }

@@ -166,13 +166,27 @@ function canonicalObject(type: GraphQLInputObjectType): Canonical {
   };
 }
 
-/** Whether an input object reachable from the type reaches itself (iteratively: schemas can be large). */
+const selfContaining = new WeakMap<GraphQLInputObjectType, boolean>();
+
+/** Whether an input object reachable from the type reaches itself; known once per input type. */
 function containsItself(type: GraphQLInputType): boolean {
   const start = getNamedType(type);
   if (!isInputObjectType(start)) return false;
+  let known = selfContaining.get(start);
+  if (known === undefined) {
+    known = reachesACycle(start);
+    selfContaining.set(start, known);
+  }
+  return known;
+}
+
+/** A depth-first walk of the input types (iterative: schemas can be large), looking for a way back. */
+function reachesACycle(start: GraphQLInputObjectType): boolean {
   const state = new Map<GraphQLInputObjectType, 'open' | 'done'>([[start, 'open']]);
+  const fieldTypes = (type: GraphQLInputObjectType) =>
+    Object.values(type.getFields()).map((field) => field.type);
   const stack: { type: GraphQLInputObjectType; fields: GraphQLInputType[] }[] = [
-    { type: start, fields: Object.values(start.getFields()).map((field) => field.type) },
+    { type: start, fields: fieldTypes(start) },
   ];
   while (stack.length > 0) {
     const top = stack[stack.length - 1]!;
@@ -186,7 +200,7 @@ function containsItself(type: GraphQLInputType): boolean {
     if (!isInputObjectType(named) || state.get(named) === 'done') continue;
     if (state.get(named) === 'open') return true;
     state.set(named, 'open');
-    stack.push({ type: named, fields: Object.values(named.getFields()).map((field) => field.type) });
+    stack.push({ type: named, fields: fieldTypes(named) });
   }
   return false;
 }
