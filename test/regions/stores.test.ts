@@ -172,16 +172,12 @@ describe('regions on PostgreSQL and Redis Cluster', () => {
   }, 60_000);
 
   /*
-   * KNOWN BUG (reported to the regions mechanism's author, issue 44): a PostgresStore on its default clock
-   * ('database') as the global store, with gateways 300 ms ahead of the database. A window's first slices,
-   * taken as it begins on the gateways, reach PostgreSQL while its clock is still in the window before: they
-   * are counted there and lost when the window begins on the database's clock. Each region then reads its
-   * grant below what it holds and charges it back, every window, while the others take the room the lost
-   * slices left: measured 106 admitted for a limit of 100 (bound 103), charges of 13-53 units per region
-   * per window, no partition. With clock: 'app' (the test above) nothing is charged. `it.fails` passes while
-   * the bug is there; drop `.fails` once it is fixed.
+   * A PostgresStore on its default clock ('database') as the global store, with gateways 300 ms ahead of the
+   * database. Was a bug (106 admitted for 100, bound 103, charges every window): a window's first slices reached
+   * PostgreSQL while its clock was still in the window before. The budgets now read the store's clock offset
+   * from its answers and send a window's counters only while the store's clock is inside that window (f5daeb4).
    */
-  it.fails('KNOWN BUG: PostgreSQL on its own clock, behind the gateways, loses slices every window', async () => {
+  it('PostgreSQL on its own clock, behind the gateways, keeps every window within the bound', async () => {
     const global = postgresStore(pool, { clock: 'database' });
     const ahead = () => Date.now() + 300;
     const regions = regionsOn(() => redisRegionalStore(), global, ahead);
