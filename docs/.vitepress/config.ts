@@ -65,6 +65,7 @@ export default defineConfig({
           { text: 'GraphQL', link: '/guide/graphql' },
           { text: 'Clients', link: '/guide/clients' },
           { text: 'Operating Sluice', link: '/guide/operating' },
+          { text: 'Watching limits', link: '/guide/watching' },
           { text: 'Failure modes', link: '/guide/failure-modes' },
           { text: 'Performance', link: '/guide/performance' },
           { text: 'Migrating', link: '/guide/migration' },
