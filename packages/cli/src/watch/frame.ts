@@ -27,7 +27,7 @@ function fleetLines(view: FleetView): string[] {
       : 'DOWN';
     const timing =
       store.meanMs === null
-        ? 'no remote calls'
+        ? 'no store call timed in the last interval'
         : `${store.meanMs.toFixed(2)} ms mean, ${store.maxMs!.toFixed(2)} ms max`;
     const failing =
       store.failingOpenSince === null ? '' : `, failing open since ${time(store.failingOpenSince)}`;
