@@ -11,6 +11,7 @@ import {
   checkOptionNames,
   type Decision,
   type Observer,
+  type RegionEvent,
   type RuleResult,
   type StoreErrorKind,
 } from '@sluice/core';
@@ -67,6 +68,20 @@ const METRICS = {
   },
   sheds: { name: 'shed_total', description: 'Requests denied by a rule under pressure, by rule and class' },
   bans: { name: 'bans_total', description: 'Keys banned by an enforcing rule with ban, by rule' },
+  regionRounds: {
+    name: 'region_round_seconds',
+    description: "Duration of a gateway's calls to the global store, by region and result (ok, error)",
+  },
+  regionUnits: {
+    name: 'region_units_total',
+    description:
+      'Units of global budgets granted to the region (slice) or charged after (charge), by region and rule',
+  },
+  regionPartitioned: {
+    name: 'region_partitioned',
+    description:
+      'Whether the region decides its global rules on its fallback share (1) or not (0), by region',
+  },
 } as const;
 
 /** The metric names an observer with this prefix records. */
@@ -137,6 +152,13 @@ function instruments(meter: Meter, prefix: string) {
     adaptiveFactor: meter.createGauge(named(METRICS.adaptiveFactor), about(METRICS.adaptiveFactor)),
     sheds: meter.createCounter(named(METRICS.sheds), about(METRICS.sheds)),
     bans: meter.createCounter(named(METRICS.bans), about(METRICS.bans)),
+    regionRounds: meter.createHistogram(named(METRICS.regionRounds), {
+      ...about(METRICS.regionRounds),
+      unit: 's',
+      advice: { explicitBucketBoundaries: LATENCY_BUCKETS },
+    }),
+    regionUnits: meter.createCounter(named(METRICS.regionUnits), about(METRICS.regionUnits)),
+    regionPartitioned: meter.createGauge(named(METRICS.regionPartitioned), about(METRICS.regionPartitioned)),
     rulesInfo: meter.createObservableGauge(named(METRICS.rulesInfo), about(METRICS.rulesInfo)),
   };
 }
@@ -181,6 +203,15 @@ export function openTelemetryObserver(options: OpenTelemetryObserverOptions = {}
     if (span !== undefined) annotate(span, decision);
   }
 
+  function onRegion(event: RegionEvent): void {
+    const { region } = event;
+    if (event.kind === 'round')
+      recorded.regionRounds.record(event.seconds, { region, result: event.ok ? 'ok' : 'error' });
+    else if (event.kind === 'slice' || event.kind === 'charge')
+      recorded.regionUnits.add(event.units, { region, rule: event.rule, kind: event.kind });
+    else recorded.regionPartitioned.record(event.kind === 'unreachable' ? 1 : 0, { region });
+  }
+
   function onRulesLoaded(rules: CompiledRules): void {
     versions.set(rules.domain, rules.version);
     recorded.reloads.add(1, { result: 'ok' });
@@ -196,5 +227,6 @@ export function openTelemetryObserver(options: OpenTelemetryObserverOptions = {}
     onAdaptiveFactor: (rule, factor) => recorded.adaptiveFactor.record(factor, { rule }),
     onShed: (rule, priority) => recorded.sheds.add(1, { rule, priority }),
     onBan: (rule) => recorded.bans.add(1, { rule }),
+    onRegion,
   };
 }

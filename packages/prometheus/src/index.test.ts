@@ -149,7 +149,7 @@ describe('prometheusObserver', () => {
     expect(custom.register).toBe(register);
     const names = (await register.getMetricsAsJSON()).map((m) => m.name).sort();
     expect(names).toEqual(metricNames('gw_').sort());
-    expect(names).toHaveLength(20);
+    expect(names).toHaveLength(23);
   });
 });
 
@@ -172,6 +172,70 @@ describe('bans', () => {
     expect(sample(text, 'sluice_bans_total{rule="login"}')).toBe(1);
     expect(sample(text, 'sluice_decisions_total{rule="login",mode="enforce",outcome="denied"}')).toBe(5);
     expect(text).not.toContain(IP);
+  });
+});
+
+describe('regions', () => {
+  test('a global rule: rounds, slices and a partition episode by region and rule; never the key', async () => {
+    const observer = prometheusObserver();
+    const rules = compileRules({
+      rules: [
+        {
+          name: 'search_global',
+          key: ['api_key'],
+          algorithm: 'fixed_window',
+          scope: 'global',
+          limit: { requests: 1000, per: '60s' },
+        },
+      ],
+    });
+    const shared = new MemoryStore();
+    let down = false;
+    // The global store, cut off on demand: its calls fail while `down`.
+    const global = new Proxy(shared, {
+      get(target, name, receiver) {
+        if (name === 'evaluate')
+          return (...args: Parameters<Store['evaluate']>) =>
+            down ? Promise.reject(new Error('link down')) : Promise.resolve(target.evaluate(...args));
+        if (name === 'evaluateNow') return undefined;
+        return Reflect.get(target, name, receiver);
+      },
+    });
+    const limiter = createLimiter({
+      rules,
+      observer,
+      store: new MemoryStore(),
+      regions: { region: 'eu', global, syncMs: 20 },
+      logger: { warn: () => {} },
+    });
+    try {
+      const run = async (until: (text: string) => boolean) => {
+        for (let i = 0; i < 200; i++) {
+          await limiter.check({ api_key: API_KEY });
+          await new Promise((resolve) => setTimeout(resolve, 10));
+          if (until(await observer.metrics())) return;
+        }
+        throw new Error('the metrics never showed it');
+      };
+      await run(
+        (text) =>
+          (sample(text, 'sluice_region_units_total{region="eu",rule="search_global",kind="slice"}') ?? 0) > 0,
+      );
+      const linked = await observer.metrics();
+      expect(sample(linked, 'sluice_region_round_seconds_count{region="eu",result="ok"}')).toBeGreaterThan(0);
+      down = true;
+      await run((text) => sample(text, 'sluice_region_partitioned{region="eu"}') === 1);
+      expect(
+        sample(await observer.metrics(), 'sluice_region_round_seconds_count{region="eu",result="error"}'),
+      ).toBeGreaterThan(0);
+      down = false;
+      await run((text) => sample(text, 'sluice_region_partitioned{region="eu"}') === 0);
+      const text = await observer.metrics();
+      expect(text).not.toContain(API_KEY);
+      expect(text).not.toContain(hashText(API_KEY));
+    } finally {
+      await limiter.close();
+    }
   });
 });
 

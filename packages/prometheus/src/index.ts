@@ -5,6 +5,7 @@ import {
   type Decision,
   type LimiterHealth,
   type Observer,
+  type RegionEvent,
   type RuleResult,
   type Store,
   type StoreErrorKind,
@@ -194,6 +195,25 @@ const METRICS = {
     help: 'Keys banned by an enforcing rule with ban (each ban counted once, when it starts), by rule',
     labelNames: ['rule'],
   },
+  regionRounds: {
+    kind: 'histogram',
+    name: 'region_round_seconds',
+    help: "Duration of a gateway's calls to the global store for scope: global rules, by region and result (ok, error)",
+    labelNames: ['region', 'result'],
+    buckets: LATENCY_BUCKETS,
+  },
+  regionUnits: {
+    kind: 'counter',
+    name: 'region_units_total',
+    help: 'Units of global budgets granted to the region (slice) or admitted beyond its grant and charged after (charge), by region and rule',
+    labelNames: ['region', 'rule', 'kind'],
+  },
+  regionPartitioned: {
+    kind: 'gauge',
+    name: 'region_partitioned',
+    help: 'Whether the region decides its global rules on its fallback share, the global store unreachable (1) or not (0), by region',
+    labelNames: ['region'],
+  },
   stages: {
     kind: 'counter',
     name: 'stages_total',
@@ -288,6 +308,17 @@ export function prometheusObserver(options: PrometheusObserverOptions = {}): Pro
   const sheds = define(METRICS.sheds) as Counter;
   const bans = define(METRICS.bans) as Counter;
   const stages = define(METRICS.stages) as Counter;
+  const regionRounds = define(METRICS.regionRounds) as Histogram;
+  const regionUnits = define(METRICS.regionUnits) as Counter;
+  const regionPartitioned = define(METRICS.regionPartitioned) as Gauge;
+  function onRegion(event: RegionEvent): void {
+    const { region } = event;
+    if (event.kind === 'round')
+      regionRounds.observe({ region, result: event.ok ? 'ok' : 'error' }, event.seconds);
+    else if (event.kind === 'slice' || event.kind === 'charge')
+      regionUnits.inc({ region, rule: event.rule, kind: event.kind }, event.units);
+    else regionPartitioned.set({ region }, event.kind === 'unreachable' ? 1 : 0);
+  }
   const reviewOverdue = define(METRICS.reviewOverdue, () => {
     // Judged at scrape time, so a review date passing shows up without a reload.
     const today = new Date(clock()).toISOString().slice(0, 10);
@@ -358,6 +389,7 @@ export function prometheusObserver(options: PrometheusObserverOptions = {}): Pro
     onAdaptiveFactor: (rule, factor) => adaptiveFactor.set({ rule }, factor),
     onShed: (rule, priority) => sheds.inc({ rule, priority }),
     onBan: (rule) => bans.inc({ rule }),
+    onRegion,
     onStage: (stage, rule, reason) =>
       stages.inc(reason === undefined ? { rule, stage } : { rule, stage, reason }),
   };
