@@ -46,7 +46,7 @@ describe('sluice', () => {
     // Nothing close: the commands are named.
     expect(unknown).toMatchObject({ code: 2, stdout: '' });
     expect(unknown.stderr.split('\n')[0]).toBe(
-      'sluice: unknown command "frobnicate" (commands: validate, explain, test, report, replay, simulate, capacity, push, unban, audit, docs, openapi, migrate, rls)',
+      'sluice: unknown command "frobnicate" (commands: validate, explain, test, report, replay, simulate, capacity, push, unban, audit, docs, openapi, top, dashboard, migrate, rls)',
     );
   }, 120_000);
 
@@ -63,6 +63,8 @@ describe('sluice', () => {
       ['unban', '--glbal', '--global'],
       ['migrate', '--table-prefx', '--table-prefix'],
       ['rls', '--redsi', '--redis'],
+      ['top', '--intervl', '--interval'],
+      ['dashboard', '--tokn', '--token'],
     ];
     const runs = await Promise.all(typos.map(([command, typo]) => sluice(command, typo, 'x')));
     for (const [i, run] of runs.entries()) {

@@ -27,11 +27,11 @@ const COMMANDS: readonly Command[] = [
   capacityCommand,
   pushCommand,
   unbanCommand,
-  topCommand,
-  dashboardCommand,
   auditCommand,
   docsCommand,
   openapiCommand,
+  topCommand,
+  dashboardCommand,
   migrateCommand,
   rlsCommand,
 ];
