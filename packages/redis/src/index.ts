@@ -18,6 +18,7 @@ export type { NodeRedisClient, NodeRedisCluster, NodeRedisSentinel } from './nod
 export { BAN_SUFFIX, banKey, parseBanState } from './policy.js';
 export { compact, EVALUATE_SCRIPT } from './script.js';
 export { slotOfTag } from './slot.js';
+export type { StateFormat } from './stateFormat.js';
 export {
   DEFAULT_MAX_BATCH_CHECKS,
   DEFAULT_MAX_PENDING,

@@ -1,5 +1,6 @@
 import { scriptFragments } from './algorithms/index.js';
 import { policyLua } from './policy.js';
+import { BINARY_STATE_OFF } from './stateFormat.js';
 
 /** ARGV entries of each spec (algorithm, mode, limits: what the checks of one rule share). */
 export const ARGS_PER_SPEC = 7;
@@ -140,13 +141,22 @@ local function remember(key, a, b, c, ttl, keep)
   states[at + 2], states[at + 3], states[at + 4], states[at + 5] = a, b, c, ttl
 end
 
--- Read with one match (no table); nil when the key does not exist. '[^ ]+' matches what '%S+' did in the
--- states written so far (numbers, one space apart) at half the cost (no character class to look up).
+-- A state is text, "<a> <b>" or "<a> <b> <c>" (every version writes it), or binary (stateFormat 'binary'): a
+-- zero byte, then the numbers as little-endian doubles (struct.pack '<Bdd' / '<Bddd'), which no text starts
+-- with. Both are read, whatever this call writes. Text is read with one match (no table); nil when the key does
+-- not exist. '[^ ]+' matches what '%S+' did in the states written so far (numbers, one space apart) at half the
+-- cost (no character class to look up). A binary state of the wrong length reads as none (as text that does not
+-- match), so that a key written by another algorithm counts afresh rather than failing.
 local function read2(key)
   local at = state_at[key]
   if at then return states[at + 2], states[at + 3] end
   local raw = redis.call('GET', key)
   if not raw then return nil end
+  if string.byte(raw) == 0 then
+    if #raw ~= 17 then return nil end
+    local a, b = struct.unpack('<dd', raw, 2)
+    return a, b
+  end
   local a, b = string.match(raw, '^([^ ]+) ([^ ]+)')
   return tonumber(a), tonumber(b)
 end
@@ -156,9 +166,17 @@ local function read3(key)
   if at then return states[at + 2], states[at + 3], states[at + 4] end
   local raw = redis.call('GET', key)
   if not raw then return nil end
+  if string.byte(raw) == 0 then
+    if #raw ~= 25 then return nil end
+    local a, b, c = struct.unpack('<ddd', raw, 2)
+    return a, b, c
+  end
   local a, b, c = string.match(raw, '^([^ ]+) ([^ ]+) ([^ ]+)')
   return tonumber(a), tonumber(b), tonumber(c)
 end
+
+-- The state's format this script writes: text, or binary in the script stateFormat.ts makes of it (see read2).
+${BINARY_STATE_OFF}
 
 -- A state written. Its text: whole numbers below 1e14 by concatenation (Lua writes them with '%.14g': the digits
 -- '%d' wrote, at a fraction of string.format's cost; x % 1 == 0 is false for NaN and infinities), anything else
@@ -168,7 +186,9 @@ end
 -- PERSISTed, would never expire: it gets the new one).
 local function write_state(key, a, b, c, ttl, keep)
   local value
-  if a % 1 == 0 and b % 1 == 0 and a < 1e14 and a > -1e14 and b < 1e14 and b > -1e14
+  if BINARY_STATE then
+    if c then value = struct.pack('<Bddd', 0, a, b, c) else value = struct.pack('<Bdd', 0, a, b) end
+  elseif a % 1 == 0 and b % 1 == 0 and a < 1e14 and a > -1e14 and b < 1e14 and b > -1e14
     and (not c or (c % 1 == 0 and c < 1e14 and c > -1e14)) then
     if c then value = a .. ' ' .. b .. ' ' .. c else value = a .. ' ' .. b end
   elseif c then

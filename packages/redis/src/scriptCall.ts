@@ -3,6 +3,7 @@ import { giveBackFragmentOf, type LuaAlgorithm, luaAlgorithms, renewFragment } f
 import { KeyStateError } from './errors.js';
 import { flagFields, OWE_POLICY, policySuffixes, policyText } from './policy.js';
 import { ARGS_PER_CHECK, ARGS_PER_SPEC, FAILED, GROUP_ARGS, NEVER, RESULTS_PER_CHECK } from './script.js';
+import type { StateFormat } from './stateFormat.js';
 
 /**
  * The checks of one request (or of one Cluster slot of it), decided all-or-nothing in the evaluation
@@ -23,6 +24,8 @@ export interface CallSettings {
   readonly prefix: string;
   /** `true`: every group takes `now` from Redis TIME (read once per call). */
   readonly redisClock: boolean;
+  /** How the scripts write counter states (see stateFormat.ts); default text. */
+  readonly stateFormat?: StateFormat;
 }
 
 /** `<prefix>:{<tag>}:<rule>:<suffix>`: core's key format, the one `sluice explain` shows. */

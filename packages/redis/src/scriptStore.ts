@@ -14,6 +14,7 @@ import {
   parseReply,
 } from './scriptCall.js';
 import { slotOfTag } from './slot.js';
+import { writing } from './stateFormat.js';
 import { type RedisScript, type RedisTransport, redisScript, type ScriptArgs } from './transport.js';
 
 const EVALUATE = redisScript('Evaluate', EVALUATE_SCRIPT);
@@ -216,7 +217,8 @@ export class ScriptStore implements Store {
    * the client's first connection is up, the call waits for it (within the time limit, see FirstConnection)
    * and is left out of the stall watchdog: it waits for the connection, not for Redis to answer.
    */
-  #run(script: RedisScript, args: ScriptArgs, counted: number, inTurn: boolean): Promise<unknown> {
+  #run(chosen: RedisScript, args: ScriptArgs, counted: number, inTurn: boolean): Promise<unknown> {
+    const script = writing(chosen, this.#settings.stateFormat ?? 'text');
     const first = this.#firstConnection;
     if (first === undefined || this.#transport.state() !== 'connecting') {
       return this.#calls.track(this.#transport.runScript(script, args, inTurn), counted);
