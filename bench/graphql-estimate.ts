@@ -233,12 +233,12 @@ function measure(contender: Contender, c: Case, operations: number): number {
   return (used.user + used.system) / operations;
 }
 
-/** Operations that take about `ms` of CPU (at least 10), from a warm-up of about as long. */
+/** Operations that take about `ms` of CPU (at least 10), after a warm-up of about ten times as long. */
 function calibrate(contender: Contender, c: Case, ms: number): number {
   let operations = 10;
   for (;;) {
     const us = measure(contender, c, operations) * operations;
-    if (us >= ms * 500) return Math.max(10, Math.round((operations * ms * 1000) / us));
+    if (us >= ms * 10_000) return Math.max(10, Math.round((operations * ms * 1000) / us));
     operations *= 2;
   }
 }
@@ -255,8 +255,6 @@ const slices = Number(arg('slices') ?? 30);
 const ms = Number(arg('ms') ?? 20);
 console.log(`uptime before: ${uptime()}`);
 console.log(`NODE_ENV=${process.env.NODE_ENV ?? '(unset: graphql-js development checks on)'}`);
-if (!('gc' in globalThis))
-  console.log('(no --expose-gc: one contender may be charged for the garbage of another)');
 for (const c of CASES) {
   const ours = cached.estimate({ query: c.query, variables: c.variables });
   const theirs = getComplexity({ schema, query: documents.get(c)!, variables: c.variables, estimators });

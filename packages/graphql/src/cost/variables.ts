@@ -76,17 +76,21 @@ export function compileCoercion(
     (definition) => typeFromAST(schema, definition.type) as GraphQLInputType | undefined,
   );
   const recursive = types.some((type) => type === undefined || containsItself(type));
-  return { coerce: coercionOf(schema, definitions), recursive };
+  return { coerce: coercionOf(schema, definitions, types), recursive };
 }
 
-function coercionOf(schema: GraphQLSchema, definitions: readonly VariableDefinitionNode[]): Coerce {
+function coercionOf(
+  schema: GraphQLSchema,
+  definitions: readonly VariableDefinitionNode[],
+  types: readonly (GraphQLInputType | undefined)[],
+): Coerce {
   const slow: Coerce = (given) => {
     const result = getVariableValues(schema, definitions, given, { maxErrors: 50 });
     return result.errors === undefined ? { coerced: result.coerced } : { errors: result.errors };
   };
   const defined: Defined[] = [];
-  for (const definition of definitions) {
-    const type = typeFromAST(schema, definition.type) as GraphQLInputType | undefined;
+  for (const [index, definition] of definitions.entries()) {
+    const type = types[index];
     if (type === undefined) return slow;
     const fallback =
       definition.defaultValue === undefined ? undefined : valueFromAST(definition.defaultValue, type);
