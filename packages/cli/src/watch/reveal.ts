@@ -35,12 +35,14 @@ export function revealWith(reveal: RevealFunction): Reveal {
   };
   return {
     async names(board) {
-      const shown = board.rules.flatMap((rule) =>
-        [...rule.keys.keys, ...rule.denials.keys].map((key) => [key.tag, rule.rule] as const),
-      );
-      await Promise.all(shown.map(([tag, rule]) => ask(tag, rule)));
+      // Each tag once, though it may be shown under several rules and in both lists.
+      const shown = new Map<string, string>();
+      for (const rule of board.rules)
+        for (const key of [...rule.keys.keys, ...rule.denials.keys])
+          if (!shown.has(key.tag)) shown.set(key.tag, rule.rule);
+      await Promise.all([...shown].map(([tag, rule]) => ask(tag, rule)));
       const names: Record<string, string> = {};
-      for (const [tag] of shown) {
+      for (const tag of shown.keys()) {
         const name = known.get(tag);
         if (name !== undefined) names[tag] = name;
       }
