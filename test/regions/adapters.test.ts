@@ -4,36 +4,17 @@
  * region eu; a limiter of region us on the same global store gets what eu was not granted, and no more;
  * eu then spends its grant and is refused by the global rule, whose headers show the global limit.
  */
-import { compileRules, createLimiter, type Limiter, type RulesInput } from '@sluice/core';
+import { compileRules, createLimiter, type Limiter } from '@sluice/core';
 import { RedisStore } from '@sluice/redis';
 import { afterEach, describe, expect, it } from 'vitest';
 import { adapters, type RunningApp } from '../adapters/apps.js';
 import { randomPrefix, redisSuite } from '../support/redis.js';
+import { GLOBAL_RULE, searchRules } from './apps.js';
 import { GLOBAL_TIMEOUT_MS, Notices } from './fleet.js';
 
 const LIMIT = 20;
-const GLOBAL_RULE = 'search_global';
 /** An hour's window: a test never sees one end. */
-const RULES: RulesInput = {
-  domain: 'regions',
-  rules: [
-    {
-      name: 'search_per_key',
-      match: { route: '/search' },
-      key: ['api_key'],
-      limit: { requests: 1000, per: '1h' },
-    },
-    {
-      name: GLOBAL_RULE,
-      match: { route: '/search' },
-      key: [],
-      global: true,
-      limit: { requests: LIMIT, per: '1h' },
-      algorithm: 'fixed_window',
-      scope: 'global',
-    },
-  ],
-};
+const RULES = searchRules(LIMIT, '1h');
 
 const redis = redisSuite();
 

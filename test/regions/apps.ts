@@ -13,8 +13,12 @@ import { type LoadResult, runLoad, Tally } from './load.js';
 export const GLOBAL_RULE = 'search_global';
 export const WINDOW_MS = 1000;
 
-/** A regional rule per API key and a global rule on /search, as every region serves them. */
-export function searchRules(globalLimit: number, extra: Record<string, unknown> = {}): RulesInput {
+/** A regional rule per API key and a global rule on /search, as every region serves them, per `per`. */
+export function searchRules(
+  globalLimit: number,
+  per = '1s',
+  extra: Record<string, unknown> = {},
+): RulesInput {
   return {
     domain: 'regions',
     rules: [
@@ -22,7 +26,7 @@ export function searchRules(globalLimit: number, extra: Record<string, unknown> 
         name: 'search_per_key',
         match: { route: '/search' },
         key: ['api_key'],
-        limit: { requests: 1000, per: '1s' },
+        limit: { requests: 1000, per },
         algorithm: 'fixed_window',
       },
       {
@@ -30,7 +34,7 @@ export function searchRules(globalLimit: number, extra: Record<string, unknown> 
         match: { route: '/search' },
         key: [],
         global: true,
-        limit: { requests: globalLimit, per: '1s' },
+        limit: { requests: globalLimit, per },
         algorithm: 'fixed_window',
         scope: 'global',
         ...extra,

@@ -34,7 +34,7 @@ const TICK_MS = 5;
  * Calls `send(g, i)` for the i-th request of stream g, each stream at its own steady rate, as many as are due
  * at each tick, for `durationMs`; resolves once every request sent has settled.
  */
-async function pace(
+export async function pace(
   rates: readonly number[],
   durationMs: number,
   send: (g: number, i: number) => Promise<unknown> | undefined,

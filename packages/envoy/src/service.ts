@@ -10,6 +10,7 @@ import {
   type Decision,
   type Limiter,
   type Observer,
+  type RegionsOptions,
   type RulesInput,
   resolveRulesSync,
 } from '@sluice/core';
@@ -56,6 +57,8 @@ export interface RateLimitServiceOptions {
   readonly store?: Store;
   /** With `rules`: metrics and logs, as for HTTP (prometheusObserver). */
   readonly observer?: Observer;
+  /** With `rules`: this service's region and the store every region shares (createLimiter's `regions`). */
+  readonly regions?: RegionsOptions;
   /** Default 8081; 0 picks a free port. */
   readonly port?: number;
   /** Default `127.0.0.1`; `0.0.0.0` to serve Envoys on other hosts. */
@@ -100,6 +103,7 @@ const OPTION_NAMES = [
   'rules',
   'store',
   'observer',
+  'regions',
   'port',
   'host',
   'onStoreError',
@@ -156,6 +160,7 @@ function startRules(options: RateLimitServiceOptions, logger: ServiceLogger): Ru
     rules: loaded?.table ?? resolveRulesSync(options.rules as RulesInput | CompiledRules),
     ...(options.store ? { store: options.store } : {}),
     ...(options.observer ? { observer: options.observer } : {}),
+    ...(options.regions ? { regions: options.regions } : {}),
     logger,
   });
   const state: RulesState = { limiter, replaces: loaded?.replaces ?? new Map(), watch: undefined };
