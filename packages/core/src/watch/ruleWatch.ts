@@ -4,6 +4,19 @@ import { hashText } from '../rules/keys.js';
 import type { BoardKey, BoardRates, BoardRoute, BoardRule, BoardSketch } from './board.js';
 import { SpaceSaving } from './spaceSaving.js';
 
+/** What a request came to under one rule, as a small number (a batch keeps them in a byte array). */
+export const ALLOWED = 0;
+export const DENIED = 1;
+export const SHADOW_DENIED = 2;
+export const FAILED_OPEN = 3;
+
+/** A rule's result as an outcome: denied (enforced), shadow denied, let through by a store failure, or allowed. */
+export function outcomeOf(result: RuleResult): number {
+  if (!result.allowed) return DENIED;
+  if (result.shadowDenied) return SHADOW_DENIED;
+  return result.failed ? FAILED_OPEN : ALLOWED;
+}
+
 /** Routes a rule tells apart (the rest are lumped under `(other)`), and the index of `(other)`. */
 export const MAX_ROUTES = 64;
 
@@ -51,16 +64,18 @@ export class RuleWatch {
     this.denials = new SpaceSaving(capacity);
   }
 
-  /** One request this rule decided, on key `tag`, on route index `route` (-1: routes not watched). */
-  saw(tag: string, result: RuleResult, route: number): void {
+  /** One request this rule decided, on key `tag`, with `outcome` (see {@link outcomeOf}), on route index `route`. */
+  saw(tag: string, outcome: number, route: number): void {
     this.requests++;
     this.keys.offer(tag);
     if (route >= 0) this.routeRequests[route] = this.routeRequests[route]! + 1;
-    if (result.allowed) {
-      if (result.failed) this.failedOpen++;
-      if (!result.shadowDenied) return;
-      this.shadowDenied++;
-    } else this.denied++;
+    if (outcome === ALLOWED) return;
+    if (outcome === FAILED_OPEN) {
+      this.failedOpen++;
+      return;
+    }
+    if (outcome === DENIED) this.denied++;
+    else this.shadowDenied++;
     this.denials.offer(tag);
     if (route >= 0) this.routeDenied[route] = this.routeDenied[route]! + 1;
   }
