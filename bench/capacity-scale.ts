@@ -15,7 +15,8 @@
  * Run: npx tsx bench/capacity-scale.ts [--keys=2000000 --active=200000 --zipf=1 --rotate=60 --search-share=0.5]
  *        [--gateways=3 --in-flight=32 --rounds=3 --seconds=6 --rate=half|<req/s> --modes=max,fixed]
  *        [--targets=single,cluster --cluster-fill=<keys, default --active> --others-fill=<keys> --no-fill]
- *        [--contenders=sluice,sluice-uncoalesced,rlflex,fastify-store --sluice-timeout=<ms>] [--json=FILE]
+ *        [--contenders=sluice,sluice-uncoalesced,sluice-binary,rlflex,fastify-store --sluice-timeout=<ms>]
+ *        [--json=FILE]
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
@@ -56,7 +57,11 @@ const CLUSTER_FILL = num('cluster-fill', ACTIVE);
 const FILL = !args.has('no-fill');
 /** Keys the other contenders fill on one server: their bytes per key do not depend on how many there are. */
 const OTHERS_FILL = num('others-fill', ACTIVE);
-const NAMES = list('contenders', CONTENDERS) as ContenderName[];
+/** By default every contender but sluice-binary (`stateFormat: 'binary'`, not Sluice's default). */
+const NAMES = list(
+  'contenders',
+  CONTENDERS.filter((name) => name !== 'sluice-binary'),
+) as ContenderName[];
 /** Sluice's store on its defaults unless `--sluice-timeout=<ms>` (a fixed time limit, as bench/run.ts gives it). */
 const SLUICE = args.has('sluice-timeout') ? { timeoutMs: num('sluice-timeout', 0) } : {};
 for (const name of NAMES) if (!CONTENDERS.includes(name)) throw new Error(`unknown contender ${name}`);

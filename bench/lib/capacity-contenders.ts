@@ -6,13 +6,22 @@
  */
 import { createRequire } from 'node:module';
 import { compileRules, createLimiter, type RulesInput } from '@sluice/core';
-import { RedisStore, recommendedRedisOptions } from '@sluice/redis';
+import { RedisStore, recommendedRedisOptions, type StateFormat } from '@sluice/redis';
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import { ready } from '../../test/support/redis.js';
 
-/** The contenders: Sluice on its defaults, Sluice with one script call per request, and two peers. */
-export const CONTENDERS = ['sluice', 'sluice-uncoalesced', 'rlflex', 'fastify-store'] as const;
+/**
+ * The contenders: Sluice on its defaults, Sluice with one script call per request, Sluice writing binary states
+ * (`stateFormat: 'binary'`), and two peers.
+ */
+export const CONTENDERS = [
+  'sluice',
+  'sluice-uncoalesced',
+  'sluice-binary',
+  'rlflex',
+  'fastify-store',
+] as const;
 export type ContenderName = (typeof CONTENDERS)[number];
 
 /** Where the counters live: one redis-server, or the primaries of a Cluster (loopback ports). */
@@ -98,7 +107,7 @@ export interface SluiceOptions {
 async function sluice(
   target: Target,
   prefix: string,
-  coalesce: boolean,
+  store: { coalesce: boolean; stateFormat: StateFormat },
   options: SluiceOptions,
 ): Promise<Contender> {
   const counted = await clientFor(target, recommendedRedisOptions);
@@ -107,7 +116,8 @@ async function sluice(
     store: new RedisStore({
       client: counted.client,
       prefix,
-      ...(coalesce ? {} : { coalesce: false }),
+      ...(store.coalesce ? {} : { coalesce: false }),
+      ...(store.stateFormat === 'text' ? {} : { stateFormat: store.stateFormat }),
       ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
     }),
   });
@@ -223,9 +233,11 @@ export function makeContender(
 ): Promise<Contender> {
   switch (name) {
     case 'sluice':
-      return sluice(target, prefix, true, options);
+      return sluice(target, prefix, { coalesce: true, stateFormat: 'text' }, options);
     case 'sluice-uncoalesced':
-      return sluice(target, prefix, false, options);
+      return sluice(target, prefix, { coalesce: false, stateFormat: 'text' }, options);
+    case 'sluice-binary':
+      return sluice(target, prefix, { coalesce: true, stateFormat: 'binary' }, options);
     case 'rlflex':
       return rlflex(target, prefix);
     case 'fastify-store':
