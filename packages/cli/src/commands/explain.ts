@@ -72,8 +72,24 @@ function printRule(
   const factor = live?.factors.get(rule.name);
   if (factor !== undefined) io.out(`    factor     ${describeFactor(rule, factor)}`);
   io.out(`    scope      ${rule.scope}, on store error: ${rule.onStoreError}`);
+  io.out(`    budget     ${describeBudget(rule)}`);
   if (rule.owner || rule.review)
     io.out(`    owner      ${rule.owner ?? '(none)'}, review ${rule.review ?? '(none)'}`);
+}
+
+/**
+ * Which budget a counting rule draws on (docs/guide/regions.md): `scope: global` one budget shared by every
+ * region, handed out in slices from the global store (its counters named); otherwise the limiter's store (with
+ * regions, the region's own) or this process.
+ */
+export function describeBudget(rule: CompiledRule): string {
+  if (rule.scope === 'global')
+    return (
+      `one global budget of ${describeLimit(rule)} shared by every region: with regions, slices of it ` +
+      `(global store counters ${rule.name}.g and ${rule.name}.r.<region>) spent in each region's store`
+    );
+  if (rule.scope === 'local') return 'this process only';
+  return "the store's: with regions, each region's own (a regional limit)";
 }
 
 /** A rule's ban, penalty and idempotent, one line each (`ban        after 5 denials within 10m: 15m, then 1h`). */
