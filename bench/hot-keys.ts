@@ -3,7 +3,7 @@
  * MemoryStore with the default `watch` (two Space-Saving sketches per rule, counts per rule and route) against
  * the same limiter with `watch: false`, in CPU µs per request.
  *
- *   npx tsx bench/hot-keys.ts [--rounds=9] [--ms=400] [--rules=2] [--keys=100000] [--deny]
+ *   npx tsx bench/hot-keys.ts [--rounds=9] [--ms=400] [--rules=1,2] [--keys=100000] [--deny]
  *
  * Each variant runs in its own process (one limiter per process, as in a server: the engine's code sees one
  * shape of its objects), both started alike, and measured in interleaved rounds (one round of each, the order
@@ -11,8 +11,10 @@
  * taken per round (with minus without, the two measured side by side) and summarised as median (min-max): on a
  * shared machine the drift over a minute is as large as what is measured. The load: API keys drawn from a Zipf
  * law (s = 1.1) over `--keys` keys, a route of 8, on a virtual clock; limits high enough that every request is
- * allowed (`--deny`: 10 per minute, most requests denied, so the denial sketch works too). `uptime` is printed
- * before and after: figures from a loaded machine are preliminary.
+ * allowed (`--deny`: 10 per minute, most requests denied, so the denial sketch works too). Each table of
+ * `--rules` is measured in turn: 1, one rule keyed by API key (as bench/inprocess.ts); 2, that rule and one keyed
+ * by API key and route, eight times the keys, a heavier tail: nearly every request of it takes a counter over.
+ * `uptime` is printed before and after: figures from a loaded machine are preliminary.
  */
 import { execFileSync, fork } from 'node:child_process';
 import { join, resolve } from 'node:path';
@@ -80,10 +82,9 @@ function perCpuSecond(ms: number, step: (i: number) => void, start: number): { r
 }
 
 /** One process, one limiter (with or without the watch), measured round by round for the parent. */
-async function worker(watched: boolean): Promise<void> {
+async function worker(watched: boolean, ruleCount: number): Promise<void> {
   const core = (await import(pathToFileURL(join(REPO, 'packages/core/src/index.ts')).href)) as CoreModule;
   const keys = Number(arg('keys') ?? 100_000);
-  const ruleCount = Number(arg('rules') ?? 2);
   const limit = process.argv.includes('--deny') ? 10 : 1_000_000;
   const rules = Array.from({ length: ruleCount }, (_, i) => ({
     name: `rule_${i}`,
@@ -122,12 +123,19 @@ async function worker(watched: boolean): Promise<void> {
 }
 
 /** A worker process: ask it for a round, get its µs per request. */
-async function runner(watched: boolean): Promise<{ round(ms: number): Promise<number>; stop(): void }> {
-  const passOn = process.argv.slice(2).filter((a) => !a.startsWith('--rounds') && !a.startsWith('--ms'));
-  const child = fork(import.meta.filename, [`--worker=${watched ? 'with' : 'without'}`, ...passOn], {
-    execArgv: [...process.execArgv, '--expose-gc'],
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-  });
+async function runner(
+  watched: boolean,
+  rules: number,
+): Promise<{ round(ms: number): Promise<number>; stop(): void }> {
+  const passOn = process.argv.slice(2).filter((a) => a === '--deny' || a.startsWith('--keys'));
+  const child = fork(
+    import.meta.filename,
+    [`--worker=${watched ? 'with' : 'without'}`, `--table=${rules}`, ...passOn],
+    {
+      execArgv: [...process.execArgv, '--expose-gc'],
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    },
+  );
   const next = () =>
     new Promise<Record<string, number>>((done, fail) => {
       const exited = (code: number | null) => fail(new Error(`worker exited with ${code}`));
@@ -160,11 +168,13 @@ function uptime(): string {
   }
 }
 
-async function main(): Promise<void> {
-  const rounds = Number(arg('rounds') ?? 9);
-  const ms = Number(arg('ms') ?? 400);
-  console.log(`uptime before: ${uptime()}`);
-  const [without, withWatch] = [await runner(false), await runner(true)];
+/** One table's rounds: µs per request without and with the watch, measured side by side. */
+async function measure(
+  rules: number,
+  rounds: number,
+  ms: number,
+): Promise<{ bare: number[]; watched: number[] }> {
+  const [without, withWatch] = [await runner(false, rules), await runner(true, rules)];
   const bare: number[] = [];
   const watched: number[] = [];
   try {
@@ -183,18 +193,32 @@ async function main(): Promise<void> {
     without.stop();
     withWatch.stop();
   }
-  const added = watched.map((us, i) => us - bare[i]!);
+  return { bare, watched };
+}
+
+async function main(): Promise<void> {
+  const rounds = Number(arg('rounds') ?? 9);
+  const ms = Number(arg('ms') ?? 400);
+  const tables = (arg('rules') ?? '1,2').split(',').map(Number);
+  console.log(`uptime before: ${uptime()}`);
+  const rows: string[] = [];
+  for (const rules of tables) {
+    const { bare, watched } = await measure(rules, rounds, ms);
+    const added = watched.map((us, i) => us - bare[i]!);
+    const table = rules === 1 ? '1 rule (api_key)' : `${rules} rules (api_key; api_key, route)`;
+    rows.push(`| ${table} | ${range(bare)} | ${range(watched)} | ${range(added)} |`);
+  }
   const load = process.argv.includes('--deny') ? 'most requests denied' : 'every request allowed';
   console.log(
-    `limiter.decide on a MemoryStore, ${arg('rules') ?? 2} rules, Zipf keys (${arg('keys') ?? 100_000}), ${load}; ` +
+    `limiter.decide on a MemoryStore, Zipf keys (${arg('keys') ?? 100_000}), ${load}; ` +
       `CPU µs per request, median (min to max) over ${rounds} interleaved rounds`,
   );
-  console.log(`| watch: false | watch (default) | added per request |`);
-  console.log('|---|---|---|');
-  console.log(`| ${range(bare)} | ${range(watched)} | ${range(added)} |`);
+  console.log('| table | watch: false | watch (default) | added per request |');
+  console.log('|---|---|---|---|');
+  for (const row of rows) console.log(row);
   console.log(`uptime after: ${uptime()}`);
 }
 
 const role = arg('worker');
-if (role !== undefined) await worker(role === 'with');
+if (role !== undefined) await worker(role === 'with', Number(arg('table') ?? 1));
 else await main();
