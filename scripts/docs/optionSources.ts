@@ -37,6 +37,7 @@ export const OPTION_SOURCES: readonly OptionSource[] = [
   { title: 'resilientStore', entry: '@sluice/core', interface: 'ResilienceOptions' },
   { title: 'breaker', entry: '@sluice/core', interface: 'BreakerOptions' },
   { title: 'regions', entry: '@sluice/core', interface: 'RegionsOptions' },
+  { title: 'watch', entry: '@sluice/core', interface: 'WatchOptions' },
   {
     title: 'PendingCalls (store authors)',
     entry: 'packages/core/src/resilience/pending.ts',

@@ -107,6 +107,7 @@ describe('options reference', () => {
       resilientStore: 'resilientStore',
       breaker: 'breaker',
       regions: 'regions',
+      'createLimiter watch': 'watch',
       decisionLogObserver: 'decisionLogObserver',
       watchRules: 'watchRules',
       parseRules: 'loadRules, parseRules, resolveRules',
