@@ -3,7 +3,7 @@ import { type Command, EXIT, type ExitCode, type Io, UsageError } from '../io.js
 import { renderFrame } from '../watch/frame.js';
 import { SOURCE_HELP } from '../watch/source.js';
 import { untilSignal } from '../watch/timing.js';
-import { FleetReader, SHOWN_KEYS } from '../watch/view.js';
+import { FleetReader, type FleetView, SHOWN_KEYS } from '../watch/view.js';
 import { openViewer, VIEWER_OPTIONS } from '../watch/viewer.js';
 
 const HELP = `Usage: sluice top --redis <url> [--cluster] [--prefix <prefix>] [--interval 2s] [--keys 10]
@@ -54,22 +54,31 @@ export async function runTop(
   const clear = process.stdout.isTTY === true && !once ? '\u001b[H\u001b[2J' : '';
   try {
     do {
-      const view = await reader.read();
-      if (parsed.values.json === true) io.out(JSON.stringify(view, null, 2));
-      else {
-        const [first, ...rest] = renderFrame(view);
-        io.out(`${clear}${first}`);
-        for (const line of rest) io.out(line);
-      }
+      if (!(await showFrame(reader, io, clear, parsed.values.json === true)) && once) return EXIT.findings;
       if (!once) await Promise.race([stop, new Promise((resolve) => setTimeout(resolve, intervalMs))]);
     } while (!once && !stopped);
     return EXIT.ok;
-  } catch (error) {
-    io.err(`top: reading ${source.label} failed: ${(error as Error).message}`);
-    return EXIT.findings;
   } finally {
     await source.close();
   }
+}
+
+/** Reads and prints one frame; false when the store could not be read (said on stderr: live, top goes on). */
+async function showFrame(reader: FleetReader, io: Io, clear: string, json: boolean): Promise<boolean> {
+  let view: FleetView;
+  try {
+    view = await reader.read();
+  } catch (error) {
+    io.err(`top: reading the store failed: ${(error as Error).message}`);
+    return false;
+  }
+  if (json) io.out(JSON.stringify(view, null, 2));
+  else {
+    const [first, ...rest] = renderFrame(view);
+    io.out(`${clear}${first}`);
+    for (const line of rest) io.out(line);
+  }
+  return true;
 }
 
 /** `sluice top --redis URL`: the fleet's hottest keys, rates, versions and shard balance, live. */
