@@ -17,6 +17,7 @@ import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
 import type { Redis as RedisClient } from 'ioredis';
 
 const GLOBAL_RULE = 'search_global';
@@ -176,20 +177,18 @@ interface Sample {
   readonly failedOpen: number;
 }
 
-function argsOf(): Map<string, string> {
-  return new Map(
-    process.argv.slice(2).map((arg) => {
-      const [name = '', value = 'true'] = arg.replace(/^--/, '').split('=');
-      return [name, value];
-    }),
-  );
-}
-
 async function main(): Promise<void> {
-  const args = argsOf();
-  const rounds = Number(args.get('rounds') ?? 3);
-  const seconds = Number(args.get('seconds') ?? 10);
-  const rps = Number(args.get('rps') ?? 600);
+  const { values: args } = parseArgs({
+    options: {
+      rounds: { type: 'string', default: '3' },
+      seconds: { type: 'string', default: '10' },
+      rps: { type: 'string', default: '600' },
+      json: { type: 'string' },
+    },
+  });
+  const rounds = Number(args.rounds);
+  const seconds = Number(args.seconds);
+  const rps = Number(args.rps);
   // The global limit sits above the rate: every request is admitted, in both contenders alike.
   const limit = Math.ceil(rps * 1.25);
   try {
@@ -308,7 +307,7 @@ async function main(): Promise<void> {
       row('regions'),
     ].join('\n'),
   );
-  const json = args.get('json');
+  const json = args.json;
   if (json !== undefined)
     writeFileSync(json, JSON.stringify({ rps, seconds, rounds, limit, samples }, null, 2));
 }
