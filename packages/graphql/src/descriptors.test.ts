@@ -40,6 +40,23 @@ describe('operation descriptors', () => {
     expect(rootFieldNames(estimate.document, 'Q')).toEqual(['books', 'me', 'search']);
   });
 
+  it('follow the cost of each request when an operation is described again (kept per operation)', () => {
+    const query = 'query Page($n: Int!) { books(first: $n) { title } }';
+    const of = (n: number) => {
+      const estimate = estimator.estimate({ query, variables: { n } });
+      if (!estimate.ok) throw new Error(estimate.errors.map(String).join('; '));
+      return operationDescriptors(estimate);
+    };
+    const two = of(2);
+    const costs = [two, of(20), of(2)].map((found) => Number(found.graphql_cost));
+    expect(costs[1]).toBeGreaterThan(costs[0] ?? Number.POSITIVE_INFINITY);
+    expect(costs[2]).toBe(costs[0]);
+    expect(of(20)).toEqual({ ...two, graphql_cost: String(costs[1]) });
+    const two2 = 'query A { me { name } } query B { search { title } }';
+    expect(describeQuery(two2, 'A').graphql_fields).toBe('me');
+    expect(describeQuery(two2, 'B').graphql_fields).toBe('search');
+  });
+
   it('leave out the name of an anonymous operation, and describe the chosen one of several', () => {
     expect(describeQuery('{ me { name } }')).not.toHaveProperty('graphql_operation');
     const two = 'query A { me { name } } mutation B { addBook(title: "x") { title } }';

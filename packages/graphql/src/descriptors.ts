@@ -1,5 +1,5 @@
 import { type DocumentNode, Kind, type OperationDefinitionNode, type SelectionSetNode } from 'graphql';
-import type { CostEstimate } from './cost/index.js';
+import type { CostEstimate, OperationFacts } from './cost/index.js';
 
 /*
  * The descriptors rules key and match GraphQL operations by. Rules match a descriptor by equality, so each
@@ -43,7 +43,11 @@ export type Descriptors = Readonly<Record<string, string>>;
 
 /** The client name and version the Apollo client headers give, when they look like a name. */
 export function clientDescriptors(header: HeaderReader): Record<string, string> {
-  const found: Record<string, string> = {};
+  return addClient({}, header);
+}
+
+/** Adds the client name and version the Apollo client headers give to `found`; answers it. */
+function addClient(found: Record<string, string>, header: HeaderReader): Record<string, string> {
   const name = clientValue(header(CLIENT_NAME_HEADER));
   const version = clientValue(header(CLIENT_VERSION_HEADER));
   if (name !== undefined) found[GRAPHQL_DESCRIPTORS.clientName] = name;
@@ -56,14 +60,60 @@ function clientValue(value: string | undefined): string | undefined {
   return trimmed === undefined || trimmed === '' || trimmed.length > MAX_CLIENT_VALUE ? undefined : trimmed;
 }
 
-/** The descriptors of one operation priced by the estimator. */
-export function operationDescriptors(estimate: CostEstimate): Record<string, string> {
-  const { operation } = estimate;
-  const fields = rootFieldNames(estimate.document, operation.name);
+/**
+ * The descriptors a request is decided with: the GraphQL ones, the client's, then the app's own (which win;
+ * numbers and booleans stringified, anything else left out). A new object: `graphql` may be shared.
+ */
+export function requestDescriptors(
+  graphql: Descriptors,
+  header: HeaderReader,
+  own?: Readonly<Record<string, unknown>>,
+): Record<string, string> {
+  const found = addClient({ ...graphql }, header);
+  if (typeof own !== 'object' || own === null) return found;
+  for (const name of Object.keys(own)) {
+    const value = own[name];
+    if (typeof value === 'string') found[name] = value;
+    else if (typeof value === 'number' || typeof value === 'boolean') found[name] = String(value);
+  }
+  return found;
+}
+
+/**
+ * What an operation's descriptors are made of but its cost, kept by its facts (one object per operation of a
+ * document the estimator keeps), with the descriptors of the cost seen last: a repeated operation is described
+ * by a lookup, not a walk of its document.
+ */
+interface OperationShape {
+  readonly document: CostEstimate['document'];
+  readonly fields: readonly string[];
+  cost: number;
+  descriptors: Descriptors | undefined;
+}
+
+const shapes = new WeakMap<OperationFacts, OperationShape>();
+
+/** The descriptors of one operation priced by the estimator (shared between requests: never change them). */
+export function operationDescriptors(estimate: CostEstimate): Descriptors {
+  const { operation, document, cost } = estimate;
+  let shape = shapes.get(operation);
+  if (shape === undefined || shape.document !== document) {
+    const fields = rootFieldNames(document, operation.name);
+    shape = { document, fields, cost: Number.NaN, descriptors: undefined };
+    shapes.set(operation, shape);
+  }
+  if (shape.descriptors === undefined || shape.cost !== cost) {
+    shape.descriptors = describe(operation, shape.fields, cost);
+    shape.cost = cost;
+  }
+  return shape.descriptors;
+}
+
+function describe(operation: OperationFacts, fields: readonly string[], cost: number): Descriptors {
   const found: Record<string, string> = {
     [GRAPHQL_DESCRIPTORS.type]: operation.type,
     [GRAPHQL_DESCRIPTORS.fields]: fields.join(','),
-    [GRAPHQL_DESCRIPTORS.cost]: String(estimate.cost),
+    [GRAPHQL_DESCRIPTORS.cost]: String(cost),
   };
   if (operation.name !== undefined) found[GRAPHQL_DESCRIPTORS.operation] = operation.name;
   for (const field of fields) found[GRAPHQL_DESCRIPTORS.fieldPrefix + field] = 'true';
@@ -76,11 +126,11 @@ const TYPE_WEIGHT: Readonly<Record<string, number>> = { query: 0, subscription: 
 /**
  * The descriptors of operations decided as one (a batch with `batch: 'whole'`, or any batch inside an
  * adapter): the names and fields of all of them, the heaviest type, the costs summed, and `graphql_batch`
- * their number. One operation alone is described as itself.
+ * their number. One operation alone is described as itself (the same object).
  */
-export function unitDescriptors(operations: readonly Descriptors[]): Record<string, string> {
+export function unitDescriptors(operations: readonly Descriptors[]): Descriptors {
   const [only] = operations;
-  if (operations.length === 1 && only !== undefined) return { ...only };
+  if (operations.length === 1 && only !== undefined) return only;
   const names = new Set<string>();
   const fields = new Set<string>();
   let type = 'query';

@@ -3,7 +3,7 @@ import { deniedResponse, type HeaderFormat, rateLimitHeaders } from '@sluice/cor
 import { GraphQLError } from 'graphql';
 import { type Admission, type Gate, type Priced, price, Unit } from './budget.js';
 import type { GraphqlRequest } from './cost/index.js';
-import { clientDescriptors, type HeaderReader, unitDescriptors } from './descriptors.js';
+import { type Descriptors, type HeaderReader, requestDescriptors, unitDescriptors } from './descriptors.js';
 import { type GraphqlHooks, type HooksCore, hooksCore } from './hooks.js';
 import {
   type BudgetSettings,
@@ -182,9 +182,10 @@ class Standalone<Ctx> {
 
   async #admit(ops: readonly Priced[], site: OperationSite<Ctx>): Promise<Admission> {
     try {
-      const own = this.#descriptors === undefined ? {} : await this.#descriptors(site.ctx);
-      const graphql = unitDescriptors(ops.flatMap((op) => (op.ok ? [op.descriptors] : [])));
-      const descriptors = { ...graphql, ...clientDescriptors(site.header), ...strings(own) };
+      let own = this.#descriptors?.(site.ctx);
+      // Awaited only when the hook is async: a plain object costs no turn of the microtask queue.
+      if (isPromiseLike(own)) own = await own;
+      const descriptors = requestDescriptors(pricedDescriptors(ops), site.header, own);
       const decision = await this.#limiter.check(descriptors);
       this.#failing.clear();
       return this.#admission(decision);
@@ -205,12 +206,12 @@ class Standalone<Ctx> {
   }
 }
 
-/** The app's descriptor values as strings, undefined ones left out. */
-function strings(own: Readonly<Record<string, unknown>> | undefined): Record<string, string> {
-  const result: Record<string, string> = {};
-  if (typeof own !== 'object' || own === null) return result;
-  for (const [name, value] of Object.entries(own))
-    if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean')
-      result[name] = String(value);
-  return result;
+const isPromiseLike = (value: unknown): value is PromiseLike<unknown> =>
+  typeof (value as { then?: unknown } | undefined)?.then === 'function';
+
+/** The GraphQL descriptors of a unit's priced operations (a lone operation's own, shared). */
+function pricedDescriptors(ops: readonly Priced[]): Descriptors {
+  const [only] = ops;
+  if (ops.length === 1 && only?.ok === true) return only.descriptors;
+  return unitDescriptors(ops.flatMap((op) => (op.ok ? [op.descriptors] : [])));
 }

@@ -3,7 +3,7 @@ import type { HeaderValues } from '@sluice/core/http';
 import { GraphQLError } from 'graphql';
 import { type Admission, type Priced, price, Unit } from './budget.js';
 import type { CostEstimator } from './cost/index.js';
-import { clientDescriptors, GRAPHQL_DESCRIPTORS, unitDescriptors } from './descriptors.js';
+import { GRAPHQL_DESCRIPTORS, requestDescriptors, unitDescriptors } from './descriptors.js';
 import { type BudgetOptions, type BudgetSettings, budgetSettings, Notice } from './options.js';
 import { nodeHeaders, nodeRequestOf, operationsOf } from './request.js';
 import { deniedError, deniedStatus } from './responses.js';
@@ -109,7 +109,7 @@ export function graphqlHooks(estimator: CostEstimator, options: GraphqlHooksOpti
     entries.set(node, { req, ops, batch: found.batch });
     const priced = ops.flatMap((op) => (op.ok ? [op.descriptors] : []));
     if (priced.length === 0) return NOTHING_TO_CHARGE;
-    return { ...unitDescriptors(priced), ...clientDescriptors(nodeHeaders(node)) };
+    return requestDescriptors(unitDescriptors(priced), nodeHeaders(node));
   }
 
   function denial(req: object, denied: DeniedResponse): GraphqlDenial | undefined {
