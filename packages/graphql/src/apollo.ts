@@ -12,7 +12,7 @@ import type { Gate, Ticket } from './budget.js';
 import { withExtensions } from './cost/index.js';
 import type { HeaderReader } from './descriptors.js';
 import { type CostBudgetOptions, CostGate } from './gate.js';
-import type { QueryCost } from './responses.js';
+import { type QueryCost, withCost } from './responses.js';
 
 /*
  * Apollo Server 5. An operation is priced and decided in `didResolveOperation` (Apollo has parsed and validated
@@ -47,14 +47,11 @@ export function apolloCostBudget<Ctx extends BaseContext = BaseContext>(
   return {
     async requestDidStart(started) {
       const key = started.response.http;
+      if (!started.requestIsBatched) return listener(gate, { key, index: 0, batch: undefined });
       const all = batches.get(key) ?? [];
       batches.set(key, all);
       const index = all.push(started.request) - 1;
-      return listener(gate, {
-        key,
-        index,
-        batch: started.requestIsBatched ? () => all.map(asRequest) : undefined,
-      });
+      return listener(gate, { key, index, batch: () => all.map(asRequest) });
     },
   };
 }
@@ -74,12 +71,8 @@ function listener<Ctx extends BaseContext>(
         operationName: rc.request.operationName,
         variables: rc.request.variables,
       });
-      const passed = await gate.gate(priced, {
-        ...where,
-        ctx: rc,
-        header: headerReader(rc),
-        batch: where.batch,
-      });
+      const { key, index, batch } = where;
+      const passed = await gate.gate(priced, { key, index, ctx: rc, header: headerReader(rc), batch });
       if (passed === undefined) return;
       if (passed.kind === 'admitted') {
         ticket = passed.ticket;
@@ -90,12 +83,11 @@ function listener<Ctx extends BaseContext>(
       throw refusal(passed);
     },
     async willSendResponse(rc) {
-      for (const [name, value] of Object.entries(headers))
-        rc.response.http.headers.set(name.toLowerCase(), value);
+      for (const name in headers) rc.response.http.headers.set(name.toLowerCase(), headers[name] as string);
       const { body } = rc.response;
       if (body.kind !== 'single') return;
       if (ticket !== undefined) cost = await ticket.finish(body.singleResult.data);
-      if (cost !== undefined) body.singleResult.extensions = { ...body.singleResult.extensions, cost };
+      if (cost !== undefined) body.singleResult.extensions = withCost(body.singleResult.extensions, cost);
     },
   };
 }

@@ -7,6 +7,7 @@ import {
   deniedError,
   deniedStatus,
   type QueryCost,
+  queryCost,
   type ThrottleStatuses,
   tooExpensive,
 } from './responses.js';
@@ -117,9 +118,7 @@ export class Unit {
   #denied(denied: DeniedResponse, requested: number): Gate {
     const { throttledStatus, extensions, statuses } = this.#settings;
     const throttleStatus = statuses.of(denied.decision);
-    const cost = extensions
-      ? { requestedQueryCost: requested, actualQueryCost: null, ...(throttleStatus && { throttleStatus }) }
-      : undefined;
+    const cost = extensions ? queryCost(requested, null, throttleStatus) : undefined;
     return {
       kind: 'denied',
       error: deniedError(denied),
@@ -147,11 +146,7 @@ export class Unit {
         const { decision } = admission;
         const throttleStatus =
           decision === undefined ? undefined : this.#settings.statuses.of(decision, this.#returned);
-        return {
-          requestedQueryCost: priced.estimate.cost,
-          actualQueryCost: actual,
-          ...(throttleStatus && { throttleStatus }),
-        };
+        return queryCost(priced.estimate.cost, actual, throttleStatus);
       },
     };
   }

@@ -6,7 +6,7 @@ import type { CostEstimator } from './cost/index.js';
 import { GRAPHQL_DESCRIPTORS, requestDescriptors, unitDescriptors } from './descriptors.js';
 import { type BudgetOptions, type BudgetSettings, budgetSettings, Notice } from './options.js';
 import { nodeHeaders, nodeRequestOf, operationsOf } from './request.js';
-import { deniedError, deniedStatus } from './responses.js';
+import { deniedError, deniedStatus, queryCost } from './responses.js';
 
 /*
  * Inside a Sluice adapter (Express, Fastify, Koa): the adapter decides the GraphQL route after its body is
@@ -120,12 +120,7 @@ export function graphqlHooks(estimator: CostEstimator, options: GraphqlHooksOpti
     const results = entry.ops.map((op) => {
       if (!op.ok) return { errors: op.errors.map((one) => one.toJSON()) };
       if (!settings.extensions) return { errors: [error] };
-      const cost = {
-        requestedQueryCost: op.estimate.cost,
-        actualQueryCost: null,
-        ...(throttleStatus && { throttleStatus }),
-      };
-      return { errors: [error], extensions: { cost } };
+      return { errors: [error], extensions: { cost: queryCost(op.estimate.cost, null, throttleStatus) } };
     });
     return {
       status: deniedStatus(denied, settings.throttledStatus),

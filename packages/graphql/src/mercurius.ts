@@ -5,6 +5,7 @@ import type { MercuriusContext } from 'mercurius';
 import type { Gate, Ticket } from './budget.js';
 import type { GraphqlRequest } from './cost/index.js';
 import { type CostBudgetOptions, CostGate } from './gate.js';
+import { withCost } from './responses.js';
 
 /*
  * Mercurius 16 on Fastify. Its `preExecution` hook runs once Mercurius has parsed and validated an operation
@@ -50,7 +51,8 @@ export function mercuriusCostBudget(app: FastifyInstance, options: MercuriusCost
     const request = context.reply.request;
     const body = request.body;
     const index = context.operationId ?? 0;
-    const priced = gate.price({ ...paramsOf(request, index), query: context.__currentQuery, variables });
+    const operationName = nameOf(entryOf(request, index));
+    const priced = gate.price({ query: context.__currentQuery, operationName, variables });
     const passed = await gate.gate(priced, {
       key: request,
       index,
@@ -67,7 +69,7 @@ export function mercuriusCostBudget(app: FastifyInstance, options: MercuriusCost
     const ticket = tickets.get(context);
     if (ticket === undefined) return;
     const cost = await ticket.finish(execution.data);
-    if (cost !== undefined) Object.assign(execution, { extensions: { ...execution.extensions, cost } });
+    if (cost !== undefined) execution.extensions = withCost(execution.extensions, cost);
   });
 }
 
@@ -75,12 +77,12 @@ function answerOf(gate: Exclude<Gate, { kind: 'admitted' }>): Answer {
   if (gate.kind === 'refused') return new Answer('Operation refused', 400, undefined, gate.errors);
   // Mercurius writes no top-level extensions on an error's response: `cost` goes into the error's.
   const extensions =
-    gate.cost === undefined ? gate.error.extensions : { ...gate.error.extensions, cost: gate.cost };
+    gate.cost === undefined ? gate.error.extensions : withCost(gate.error.extensions, gate.cost);
   return new Answer(gate.error.message, gate.status, extensions);
 }
 
 function setHeaders(context: MercuriusCostContext, headers: HeaderValues): void {
-  for (const [name, value] of Object.entries(headers)) context.reply.header(name, value);
+  for (const name in headers) context.reply.header(name, headers[name]);
 }
 
 function headerOf(request: FastifyRequest, name: string): string | undefined {
@@ -88,14 +90,24 @@ function headerOf(request: FastifyRequest, name: string): string | undefined {
   return Array.isArray(value) ? value.join(', ') : value;
 }
 
-/** The operation's name and query text as the request carries them (a batch's by its place). */
-function paramsOf(request: FastifyRequest, index: number): GraphqlRequest {
+/** The operation's parameters as the request carries them (a batch's by its place). */
+function entryOf(request: FastifyRequest, index: number): Readonly<Record<string, unknown>> {
   const body: unknown = request.body;
   const entry = Array.isArray(body) ? body[index] : (body ?? request.query);
-  const { query, operationName, variables } = (entry ?? {}) as Record<string, unknown>;
+  return (entry ?? {}) as Record<string, unknown>;
+}
+
+function nameOf(entry: Readonly<Record<string, unknown>>): string | null {
+  return typeof entry.operationName === 'string' ? entry.operationName : null;
+}
+
+/** The operation's name and query text as the request carries them (a batch's by its place). */
+function paramsOf(request: FastifyRequest, index: number): GraphqlRequest {
+  const entry = entryOf(request, index);
+  const { query, variables } = entry;
   return {
     query: typeof query === 'string' ? query : undefined,
-    operationName: typeof operationName === 'string' ? operationName : null,
+    operationName: nameOf(entry),
     variables:
       typeof variables === 'object' && variables !== null ? (variables as GraphqlRequest['variables']) : null,
   };

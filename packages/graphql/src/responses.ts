@@ -26,6 +26,32 @@ export interface QueryCost {
   readonly throttleStatus?: ThrottleStatus;
 }
 
+/** `extensions.cost`: its throttle status only when a budget rule applied. */
+export function queryCost(
+  requested: number,
+  actual: number | null,
+  throttleStatus: ThrottleStatus | undefined,
+): QueryCost {
+  return throttleStatus === undefined
+    ? { requestedQueryCost: requested, actualQueryCost: actual }
+    : { requestedQueryCost: requested, actualQueryCost: actual, throttleStatus };
+}
+
+/**
+ * A response's `extensions` with `cost` added (a copy: the server's object is left as it was). Copied with
+ * Object.assign, not a spread: V8 gives an object spread into a literal a map no transition leads from, and
+ * each property added after it then costs a new map (about a microsecond).
+ */
+export function withCost(
+  extensions: Readonly<Record<string, unknown>> | undefined,
+  cost: QueryCost,
+): Record<string, unknown> {
+  if (extensions === undefined || extensions === null) return { cost };
+  const merged: Record<string, unknown> = Object.assign({}, extensions);
+  merged.cost = cost;
+  return merged;
+}
+
 /** The `extensions.code` of a refused operation, by the status core gives its denial. */
 const DENIED_CODES = { 429: 'THROTTLED', 503: 'RATE_LIMIT_UNAVAILABLE', 403: 'FORBIDDEN' } as const;
 
@@ -102,10 +128,11 @@ export class ThrottleStatuses {
   }
 
   #paramsOf(decision: Decision, result: RuleResult): RateParams {
-    const lease = decision.leases.find((one) => one.reserved === true && one.rule === result.rule);
-    const params = lease?.refund?.params;
+    const params = reservedParams(decision, result.rule);
     if (params !== undefined) {
-      if (!this.#params.has(result.rule) && this.#params.size >= MAX_RULES) this.#params.clear();
+      const known = this.#params.get(result.rule);
+      if (known === params) return params;
+      if (known === undefined && this.#params.size >= MAX_RULES) this.#params.clear();
       this.#params.set(result.rule, params);
       return params;
     }
@@ -113,6 +140,13 @@ export class ThrottleStatuses {
       this.#params.get(result.rule) ?? { limit: result.limit, windowMs: result.windowMs, burst: result.limit }
     );
   }
+}
+
+/** The parameters of the rule's reservation in the decision, when it holds one. */
+function reservedParams(decision: Decision, rule: string): RateParams | undefined {
+  for (const lease of decision.leases)
+    if (lease.reserved === true && lease.rule === rule) return lease.refund?.params;
+  return undefined;
 }
 
 /** The result a throttle status shows: the denying rule when it settles, else the most constrained one that does. */

@@ -4,6 +4,7 @@ import type { GraphQLParams, Plugin } from 'graphql-yoga';
 import type { Gate, Ticket } from './budget.js';
 import { withExtensions } from './cost/index.js';
 import { type CostBudgetOptions, CostGate } from './gate.js';
+import { withCost } from './responses.js';
 
 /*
  * GraphQL Yoga 5 (an envelop plugin). `onRequestParseDone` sees a batch whole; `onParams` prices and decides
@@ -54,19 +55,24 @@ export function useCostBudget(options: YogaCostOptions): Plugin {
       if (passed === undefined) return;
       if (passed.kind === 'admitted') {
         tickets.set(context, passed.ticket);
-        fields.set(request, { ...fields.get(request), ...passed.headers });
+        const known = fields.get(request);
+        fields.set(request, known === undefined ? passed.headers : Object.assign({}, known, passed.headers));
       } else setResult(refusedResult(passed));
     },
     async onExecutionResult({ result, setResult, context }) {
       const ticket = tickets.get(context);
       if (ticket === undefined || result === undefined || Symbol.asyncIterator in result) return;
       const cost = await ticket.finish(result.data);
-      if (cost !== undefined) setResult({ ...result, extensions: { ...result.extensions, cost } });
+      if (cost === undefined) return;
+      // A copy of the result with Object.assign, not a spread (see withCost).
+      const costed: Result = Object.assign({}, result);
+      costed.extensions = withCost(result.extensions, cost);
+      setResult(costed);
     },
     onResponse({ request, response }) {
       const headers = fields.get(request);
       if (headers !== undefined)
-        for (const [name, value] of Object.entries(headers)) response.headers.set(name, value);
+        for (const name in headers) response.headers.set(name, headers[name] as string);
     },
   };
 }
