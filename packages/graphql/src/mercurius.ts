@@ -46,7 +46,10 @@ export function mercuriusCostBudget(app: FastifyInstance, options: MercuriusCost
     options,
     (ctx) => ctx.reply?.request,
   );
-  const tickets = new WeakMap<object, Ticket>();
+  // Each operation's ticket rides on its Mercurius context (which Mercurius itself fills per request) under a
+  // symbol of this plugin: a WeakMap keyed by a short-lived object costs the garbage collector an ephemeron
+  // per request, more than the rest of the hook.
+  const tickets = Symbol('sluice.ticket');
   app.graphql.addHook('preExecution', async (_schema, _document, context, variables) => {
     const request = context.reply.request;
     const body = request.body;
@@ -62,16 +65,19 @@ export function mercuriusCostBudget(app: FastifyInstance, options: MercuriusCost
     });
     if (passed === undefined) return;
     setHeaders(context, passed.kind === 'refused' ? {} : passed.headers);
-    if (passed.kind === 'admitted') tickets.set(context, passed.ticket);
+    if (passed.kind === 'admitted') (context as Carrier)[tickets] = passed.ticket;
     else throw answerOf(passed);
   });
   app.graphql.addHook('onResolution', async (execution, context) => {
-    const ticket = tickets.get(context);
+    const ticket = (context as Carrier)[tickets];
     if (ticket === undefined) return;
     const cost = await ticket.finish(execution.data);
     if (cost !== undefined) execution.extensions = withCost(execution.extensions, cost);
   });
 }
+
+/** A context carrying its operation's ticket. */
+type Carrier = MercuriusCostContext & { [key: symbol]: Ticket | undefined };
 
 function answerOf(gate: Exclude<Gate, { kind: 'admitted' }>): Answer {
   if (gate.kind === 'refused') return new Answer('Operation refused', 400, undefined, gate.errors);
