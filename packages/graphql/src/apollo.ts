@@ -83,7 +83,8 @@ function listener<Ctx extends BaseContext>(
       throw refusal(passed);
     },
     async willSendResponse(rc) {
-      for (const name in headers) rc.response.http.headers.set(name.toLowerCase(), headers[name] as string);
+      // A HeaderMap: it lower-cases the names itself.
+      for (const name in headers) rc.response.http.headers.set(name, headers[name] as string);
       const { body } = rc.response;
       if (body.kind !== 'single') return;
       if (ticket !== undefined) cost = await ticket.finish(body.singleResult.data);

@@ -48,11 +48,12 @@ export interface GraphqlHooks {
   readonly denial: (req: object, denied: DeniedResponse) => GraphqlDenial | undefined;
 }
 
-/** One request as the hooks saw it: its operations priced. */
+/** One request as the hooks saw it: its operations priced, and their unit once a server asked for it. */
 export interface HooksEntry {
   readonly req: object;
   readonly ops: readonly Priced[];
   readonly batch: boolean;
+  unit?: Unit;
 }
 
 /** The part of the hooks the server plugins read. */
@@ -85,7 +86,6 @@ export function graphqlHooks(estimator: CostEstimator, options: GraphqlHooksOpti
   const info = options.info ?? defaultInfo;
   if (typeof info !== 'function') throw new TypeError('graphqlHooks: option "info" must be a function');
   const entries = new WeakMap<object, HooksEntry>();
-  const units = new WeakMap<HooksEntry, Unit>();
   const failing = new Notice(
     settings.logger,
     'SLUICE_GRAPHQL_ESTIMATE_FAILED: the cost estimator threw; requests are charged nothing until it prices again',
@@ -134,13 +134,10 @@ export function graphqlHooks(estimator: CostEstimator, options: GraphqlHooksOpti
     settings,
     entryOf: (req) => entries.get(nodeRequestOf(req)),
     unitOf(entry) {
-      let unit = units.get(entry);
-      if (unit === undefined) {
-        const admit = async (): Promise<Admission> => admittedBy(info(entry.req));
-        unit = new Unit(settings, entry.ops, admit);
-        units.set(entry, unit);
-      }
-      return unit;
+      // Kept on the entry, not in a WeakMap keyed by it: an entry lives one request, and each such key costs
+      // the garbage collector an ephemeron.
+      entry.unit ??= new Unit(settings, entry.ops, async () => admittedBy(info(entry.req)));
+      return entry.unit;
     },
     unpriced: new Notice(
       settings.logger,
