@@ -8,8 +8,8 @@ import type { LimitParams } from '../algorithms/limits.js';
 import type { StoreErrorKind } from '../base/errors.js';
 import type { AdaptivePolicy } from '../rules/adaptiveTypes.js';
 import type { BanPolicy, CompiledRule, CountOutcome, Mode, RuleScope } from '../rules/contract.js';
-import type { Board } from './board.js';
 import type { AuditLog } from './audit.js';
+import type { Board } from './board.js';
 
 /** One rule's counting work for one request, as the engine hands it to a store. */
 export interface Check {
