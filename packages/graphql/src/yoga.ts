@@ -31,8 +31,11 @@ type Result = ExecutionResult<unknown, Record<string, unknown>>;
 export function useCostBudget(options: YogaCostOptions): Plugin {
   const gate = new CostGate<YogaCostContext>('useCostBudget', options, (ctx) => ctx.serverContext);
   const batches = new WeakMap<Request, readonly GraphQLParams[]>();
-  const tickets = new WeakMap<object, Ticket>();
-  const fields = new WeakMap<Request, HeaderValues>();
+  // An operation's ticket rides on its context, the RateLimit fields on their request, each under a symbol of
+  // this plugin: a WeakMap keyed by an object that lives one request costs the garbage collector an ephemeron
+  // per request.
+  const tickets = Symbol('sluice.ticket');
+  const fields = Symbol('sluice.fields');
   return {
     onRequestParse({ request }) {
       return {
@@ -54,13 +57,14 @@ export function useCostBudget(options: YogaCostOptions): Plugin {
       });
       if (passed === undefined) return;
       if (passed.kind === 'admitted') {
-        tickets.set(context, passed.ticket);
-        const known = fields.get(request);
-        fields.set(request, known === undefined ? passed.headers : Object.assign({}, known, passed.headers));
+        carrying<Ticket>(context)[tickets] = passed.ticket;
+        const byRequest = carrying<HeaderValues>(request);
+        const known = byRequest[fields];
+        byRequest[fields] = known === undefined ? passed.headers : Object.assign({}, known, passed.headers);
       } else setResult(refusedResult(passed));
     },
     async onExecutionResult({ result, setResult, context }) {
-      const ticket = tickets.get(context);
+      const ticket = carrying<Ticket>(context)[tickets];
       if (ticket === undefined || result === undefined || Symbol.asyncIterator in result) return;
       const cost = await ticket.finish(result.data);
       if (cost === undefined) return;
@@ -70,12 +74,15 @@ export function useCostBudget(options: YogaCostOptions): Plugin {
       setResult(costed);
     },
     onResponse({ request, response }) {
-      const headers = fields.get(request);
+      const headers = carrying<HeaderValues>(request)[fields];
       if (headers !== undefined)
         for (const name in headers) response.headers.set(name, headers[name] as string);
     },
   };
 }
+
+/** An object seen as carrying values of this plugin under its symbols. */
+const carrying = <T>(value: object) => value as { [key: symbol]: T | undefined };
 
 /** The result of an operation refused or denied before it ran; Yoga takes the status from `extensions.http`. */
 function refusedResult(gate: Exclude<Gate, { kind: 'admitted' }>): Result {
