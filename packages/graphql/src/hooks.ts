@@ -85,7 +85,10 @@ export function graphqlHooks(estimator: CostEstimator, options: GraphqlHooksOpti
   const settings = budgetSettings('graphqlHooks', { ...options, estimator }, ['estimator', ...HOOK_NAMES]);
   const info = options.info ?? defaultInfo;
   if (typeof info !== 'function') throw new TypeError('graphqlHooks: option "info" must be a function');
-  const entries = new WeakMap<object, HooksEntry>();
+  // A request's entry rides on its Node request under a symbol of these hooks: a WeakMap keyed by an object
+  // that lives one request costs the garbage collector an ephemeron per request.
+  const entries = Symbol('sluice.graphql');
+  const entryOf = (req: object) => (nodeRequestOf(req) as Carrier)[entries];
   const failing = new Notice(
     settings.logger,
     'SLUICE_GRAPHQL_ESTIMATE_FAILED: the cost estimator threw; requests are charged nothing until it prices again',
@@ -106,14 +109,14 @@ export function graphqlHooks(estimator: CostEstimator, options: GraphqlHooksOpti
       failing.say(String(error));
       return NOTHING_TO_CHARGE;
     }
-    entries.set(node, { req, ops, batch: found.batch });
+    (node as Carrier)[entries] = { req, ops, batch: found.batch };
     const priced = ops.flatMap((op) => (op.ok ? [op.descriptors] : []));
     if (priced.length === 0) return NOTHING_TO_CHARGE;
     return requestDescriptors(unitDescriptors(priced), nodeHeaders(node));
   }
 
   function denial(req: object, denied: DeniedResponse): GraphqlDenial | undefined {
-    const entry = entries.get(nodeRequestOf(req));
+    const entry = entryOf(req);
     if (entry === undefined) return undefined;
     const error = deniedError(denied).toJSON();
     const throttleStatus = settings.extensions ? settings.statuses.of(denied.decision) : undefined;
@@ -132,7 +135,7 @@ export function graphqlHooks(estimator: CostEstimator, options: GraphqlHooksOpti
   const hooks: GraphqlHooks = { descriptors, denial };
   cores.set(hooks, {
     settings,
-    entryOf: (req) => entries.get(nodeRequestOf(req)),
+    entryOf,
     unitOf(entry) {
       // Kept on the entry, not in a WeakMap keyed by it: an entry lives one request, and each such key costs
       // the garbage collector an ephemeron.
@@ -147,6 +150,9 @@ export function graphqlHooks(estimator: CostEstimator, options: GraphqlHooksOpti
   });
   return hooks;
 }
+
+/** A Node request carrying its entry. */
+type Carrier = { [entries: symbol]: HooksEntry | undefined };
 
 /** The adapter's decision as a unit's admission: it admitted the request (a denial never reaches the server). */
 function admittedBy(info: RateLimitInfo | undefined): Admission {
