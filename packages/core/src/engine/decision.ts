@@ -64,9 +64,11 @@ export function countedResult(rule: CompiledRule, mode: Mode, r: CheckResult): R
     failed: r.degraded !== undefined,
     fallback: r.degraded !== undefined,
   };
-  const tagged = rule.settle === true ? { ...result, settles: true } : result;
-  if (r.violations !== undefined) return { ...tagged, violations: r.violations };
-  return r.bannedUntil === undefined && r.replayed === undefined ? tagged : withPolicy(tagged, r);
+  // Optional fields are set in place: a spread would copy the result again on every settling request.
+  const extra = result as { settles?: true; violations?: RuleResult['violations'] };
+  if (rule.settle === true) extra.settles = true;
+  if (r.violations !== undefined) extra.violations = r.violations;
+  return r.bannedUntil === undefined && r.replayed === undefined ? result : withPolicy(result, r);
 }
 
 /** A rule result with what its policy reported: a ban (and whether this denial started it), or a replay. */
@@ -269,7 +271,7 @@ function leasesOf(
       lease = { rule, tag, algorithm, id: check.leaseId, scope, leaseMs: check.params.windowMs };
     // Reserve and settle: the estimate charged is settled by limiter.settle (engine/settle.ts).
     else if (planned[i]!.rule.settle === true && result.replayed !== true)
-      lease = { ...chargeLease(check, scope, now, result.resetMs, undefined), reserved: true };
+      lease = chargeLease(check, scope, now, result.resetMs, undefined, true);
     // Counting by outcome: the charge goes back if the response's status is not one the rule counts (a
     // replayed retry was charged nothing).
     else if (count !== undefined && check.cost > 0 && result.replayed !== true)

@@ -23,10 +23,14 @@ export function chargeLease(
   now: number,
   resetMs: number,
   count: CountOutcome | undefined,
+  reserved?: true,
 ): Lease {
   const { rule, tag, algorithm, cost, params } = check;
-  const refund = { cost, params, at: now, resetMs };
-  return { rule, tag, algorithm, id: '', scope, refund: count === undefined ? refund : { ...refund, count } };
+  const refund =
+    count === undefined ? { cost, params, at: now, resetMs } : { cost, params, at: now, resetMs, count };
+  return reserved === true
+    ? { rule, tag, algorithm, id: '', scope, refund, reserved }
+    : { rule, tag, algorithm, id: '', scope, refund };
 }
 
 /**
