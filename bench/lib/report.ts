@@ -373,6 +373,7 @@ export function checkTargets(
       });
     }
   }
+  checks.push(...spreadTargets(rounds));
   const sluiceRows = summaries.filter((s) => s.limiter.startsWith('sluice'));
   if (sluiceRows.length > 0) {
     const failedOpen = sluiceRows.reduce((sum, s) => sum + s.failedOpen, 0);
@@ -382,6 +383,52 @@ export function checkTargets(
       met: failedOpen === 0,
     });
   }
+  return checks;
+}
+
+/** `0.93 (0.90–1.05), spread crosses 1.0` when its rounds fall on both sides of 1. */
+function showRatio(s: Spread): string {
+  return `${showSpread(s)}×${s.min < 1 && s.max > 1 ? ', spread crosses 1.0' : ''}`;
+}
+
+/**
+ * Issue 46's rows: each ratio per round against the best peer of the same round, met only when every round
+ * meets it (the whole spread, not the median).
+ */
+function spreadTargets(rounds: Rounds): TargetCheck[] {
+  const checks: TargetCheck[] = [];
+  const row = (target: string, ratio: Spread, met: (s: Spread) => boolean) => {
+    if (!Number.isNaN(ratio.median)) checks.push({ target, measured: showRatio(ratio), met: met(ratio) });
+  };
+  const memoryAdded = (framework: Framework, scenario: Scenario) =>
+    rounds.versus(framework, scenario, 'sluice-memory', ['peer-memory'], (run) => rounds.added(run), 'min');
+  row(
+    "fastify, Redis, 3 rules: req/s ≥ 1.5× the best stacking peer's in every round",
+    rounds.versus('fastify', 'three', 'sluice-redis', REDIS_PEERS, (run) => run.rps, 'max'),
+    (s) => s.min >= 1.5,
+  );
+  row(
+    "express, Redis, 3 rules: added server + Redis µs/req ≤ 0.5× the best peer's in every round",
+    rounds.versus(
+      'express',
+      'three',
+      'sluice-redis',
+      REDIS_PEERS,
+      (run) => rounds.cost(run, 'limiter'),
+      'min',
+    ),
+    (s) => s.max <= 0.5,
+  );
+  row(
+    "express, memory, 1 rule: added server µs/req below express-rate-limit's in every round",
+    memoryAdded('express', 'rotating'),
+    (s) => s.max < 1,
+  );
+  row(
+    "fastify, memory, one hot key: added server µs/req ≤ @fastify/rate-limit's in every round",
+    memoryAdded('fastify', 'hot'),
+    (s) => s.max <= 1,
+  );
   return checks;
 }
 
