@@ -149,7 +149,7 @@ async function ownCodeRounds(
   const profiled = servers.filter(
     (s) => s.spec.limiter === 'sluice-memory' || s.spec.limiter === 'peer-memory',
   );
-  const measured = scenarios.filter((scenario) => scenario !== 'hot');
+  const measured = scenarios.filter((scenario) => scenario !== 'three');
   if (profiled.length === 0 || measured.length === 0) return;
   const dir = mkdtempSync(join(tmpdir(), 'sluice-own-'));
   try {
