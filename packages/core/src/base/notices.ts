@@ -7,8 +7,13 @@
 export const NOTICE_CODES = {
   /** How limiters are built (observe/misuse.ts). */
   limiter: ['SLUICE_LIMITER_PER_REQUEST', 'SLUICE_STORE_SHARED'],
-  /** A store's episodes of failure (resilience/monitor.ts). */
-  store: ['SLUICE_STORE_UNREACHABLE', 'SLUICE_STORE_RECOVERED'],
+  /** A store's episodes of failure, and of requests refused at the pending bound (resilience/monitor.ts). */
+  store: [
+    'SLUICE_STORE_UNREACHABLE',
+    'SLUICE_STORE_RECOVERED',
+    'SLUICE_STORE_BUSY',
+    'SLUICE_STORE_CAUGHT_UP',
+  ],
   /** Leases of open connections renewed late or not at all, then in time again (engine/leaseKeeper.ts). */
   leases: ['SLUICE_LEASES_UNRENEWED', 'SLUICE_LEASES_RENEWED'],
   /** A region cut off from the global budget's store, then back (regions/partition.ts). */

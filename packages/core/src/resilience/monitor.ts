@@ -4,7 +4,15 @@ import type { NoticeLogger } from '../base/notices.js';
 export const RESILIENCE_NOTICES = {
   SLUICE_STORE_UNREACHABLE: 'store unreachable',
   SLUICE_STORE_RECOVERED: 'store reachable again',
+  SLUICE_STORE_BUSY: 'store behind',
+  SLUICE_STORE_CAUGHT_UP: 'store caught up',
 } as const;
+
+/**
+ * A busy episode ends once a call succeeds this long after the last request refused at the pending bound:
+ * under overload refusals and answers alternate by the millisecond, and each alternation is no new episode.
+ */
+export const BUSY_QUIET_MS = 1000;
 
 /** What a failing store does meanwhile, for the notice. */
 export type FailureMode = 'failing open' | 'answering from the in-process fallback';
@@ -24,6 +32,10 @@ export class FailureMonitor {
   #consecutive = 0;
   #told = false;
   #cause: string | undefined;
+  /** Epoch ms of the first and the last request refused at the pending bound in the current busy episode. */
+  #busySince: number | undefined;
+  #lastBusy = 0;
+  #refused = 0;
 
   /** `name` opens each line (`Redis`: "Redis store unreachable"). */
   constructor(logger: NoticeLogger, threshold: number, mode: FailureMode, name = 'remote') {
@@ -44,6 +56,7 @@ export class FailureMonitor {
   }
 
   succeeded(now: number): void {
+    if (this.#busySince !== undefined && now - this.#lastBusy >= BUSY_QUIET_MS) this.#caughtUp(now);
     if (this.#since === undefined) return;
     if (this.#told) {
       const after = Math.max(0, Math.round(now - this.#since));
@@ -61,6 +74,31 @@ export class FailureMonitor {
     if (this.#told || (!disconnected && this.#consecutive < this.#threshold)) return;
     this.#told = true;
     this.#notice('SLUICE_STORE_UNREACHABLE', `(${this.#cause ?? code}), ${this.#mode} until it answers`);
+  }
+
+  /**
+   * A request refused at the bound on pending requests: told once per episode, apart from unreachability
+   * (the store still answers; only the excess fails open).
+   */
+  busy(now: number, error: Error): void {
+    this.#lastBusy = now;
+    this.#refused += 1;
+    if (this.#busySince !== undefined) return;
+    this.#busySince = now;
+    this.#notice(
+      'SLUICE_STORE_BUSY',
+      `(${error.message}), failing open beyond the bound until it catches up`,
+    );
+  }
+
+  #caughtUp(now: number): void {
+    const after = Math.max(0, Math.round(now - this.#busySince!));
+    this.#notice(
+      'SLUICE_STORE_CAUGHT_UP',
+      `after ${after} ms, ${this.#refused} requests failed open at the bound`,
+    );
+    this.#busySince = undefined;
+    this.#refused = 0;
   }
 
   #notice(code: keyof typeof RESILIENCE_NOTICES, detail: string): void {

@@ -4,6 +4,17 @@ import { InFlight } from './inflight.js';
 import { DEFAULT_STALL_MS } from './progress.js';
 import { TimeLimit } from './timeLimit.js';
 
+/**
+ * A request refused at the bound on pending requests: the store is behind, not unreachable (its calls are
+ * still being answered), so the breaker and the unreachable notice do not count it (see FailureMonitor.busy).
+ */
+export class PendingBoundError extends StoreError {
+  constructor(count: number, name: string) {
+    super('ERR_SLUICE_STORE', `${count} ${name} requests already pending`);
+    this.name = 'PendingBoundError';
+  }
+}
+
 /** Default time limit of a remote store call, ms (Redis's: see @sluice/redis). */
 export const DEFAULT_TIMEOUT_MS = 20;
 
@@ -107,7 +118,7 @@ export class PendingCalls {
   /** Counts one more request, or returns the error that refuses it (at the bound). */
   reserve(): StoreError | undefined {
     if (this.#count >= this.#max) {
-      return new StoreError('ERR_SLUICE_STORE', `${this.#count} ${this.#name} requests already pending`);
+      return new PendingBoundError(this.#count, this.#name);
     }
     this.#count += 1;
     return undefined;

@@ -8,7 +8,7 @@ import { Breaker, type BreakerOptions, DEFAULT_BREAKER } from './breaker.js';
 import { scaleChecks } from './fallback.js';
 import { toStoreError } from './inflight.js';
 import { FailureMonitor } from './monitor.js';
-import { PendingCalls, positive } from './pending.js';
+import { PendingBoundError, PendingCalls, positive } from './pending.js';
 
 /**
  * A remote store's connection: `ready`; `connecting` for the first time (calls wait in the client's
@@ -278,7 +278,10 @@ class Resilient implements ResilientStore {
       this.#monitor.succeeded(now);
       return result;
     } catch (error) {
-      if (this.#answered(error)) {
+      if (error instanceof PendingBoundError) {
+        // Behind, not down: opening the breaker would fail every request open, not just the excess.
+        this.#monitor.busy(now, error);
+      } else if (this.#answered(error)) {
         // The store answered: one request's unreadable state is no reason to skip it for everyone.
         breaker?.succeeded();
         this.#monitor.succeeded(now);
