@@ -430,17 +430,8 @@ function spreadTargets(rounds: Rounds, ownCode: readonly OwnCode[]): TargetCheck
     (s) => s.max <= 1,
   );
   // The same two memory rows on the profiled rounds: the limiter's own code in the serving process, per round.
-  const own = (framework: Framework, scenario: Scenario) => {
-    const of = (limiter: LimiterKind) =>
-      ownCode.filter((o) => o.framework === framework && o.scenario === scenario && o.limiter === limiter);
-    const peer = of('peer-memory');
-    return spread(
-      of('sluice-memory').flatMap((run) => {
-        const theirs = peer.find((p) => p.round === run.round);
-        return theirs === undefined || theirs.ownMicros <= 0 ? [] : [run.ownMicros / theirs.ownMicros];
-      }),
-    );
-  };
+  const own = (framework: Framework, scenario: Scenario) =>
+    spread(ownCodeRatios(ownCode, framework, scenario));
   row(
     "express, memory, 1 rule: the limiter's own µs/req below express-rate-limit's in every round (profiled)",
     own('express', 'rotating'),
@@ -452,6 +443,17 @@ function spreadTargets(rounds: Rounds, ownCode: readonly OwnCode[]): TargetCheck
     (s) => s.max <= 1,
   );
   return checks;
+}
+
+/** Per profiled round: Sluice's own code over the peer's in the same round. */
+function ownCodeRatios(ownCode: readonly OwnCode[], framework: Framework, scenario: Scenario): number[] {
+  const of = (limiter: LimiterKind) =>
+    ownCode.filter((o) => o.framework === framework && o.scenario === scenario && o.limiter === limiter);
+  const peer = of('peer-memory');
+  return of('sluice-memory').flatMap((run) => {
+    const theirs = peer.find((p) => p.round === run.round);
+    return theirs === undefined || theirs.ownMicros <= 0 ? [] : [run.ownMicros / theirs.ownMicros];
+  });
 }
 
 /**
@@ -467,10 +469,7 @@ function ownCodeCheck(
     ownCode.filter((o) => o.framework === framework && o.scenario === scenario && o.limiter === limiter);
   const sluice = of('sluice-memory');
   const peer = of('peer-memory');
-  const ratios = sluice.flatMap((run) => {
-    const theirs = peer.find((p) => p.round === run.round);
-    return theirs === undefined || theirs.ownMicros <= 0 ? [] : [run.ownMicros / theirs.ownMicros];
-  });
+  const ratios = ownCodeRatios(ownCode, framework, scenario);
   if (ratios.length === 0) return undefined;
   const ratio = spread(ratios);
   const sluiceOwn = spread(sluice.map((o) => o.ownMicros));
