@@ -57,7 +57,7 @@ for (const [label, solution] of [
  * signed).
  */
 const { createHttpLimiter } = await import('../packages/core/src/http/flow.js');
-const { tagFor } = await import('../packages/core/src/rules/keys.js');
+const { tagFor } = await import('../packages/core/src/store/tags.js');
 const IP = '203.0.113.9';
 const facts = (headers: Record<string, string>) => ({
   ip: IP,

@@ -16,7 +16,7 @@ import {
 } from '@sluice/core';
 import { redisRules } from '@sluice/redis';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { rolloutBucket } from '../../packages/core/src/rules/keys.js';
+import { rolloutBucket } from '../../packages/core/src/store/tags.js';
 import { freePort, type RedisServer, randomPrefix, startRedis } from '../support/redis.js';
 import { sluiceProcess as sluice } from './fixtures/sluice.js';
 

@@ -62,7 +62,6 @@ export type * from './rules/adaptiveTypes.js';
 export { type CompileOptions, compileRules, type RulesInput } from './rules/compile.js';
 export type * from './rules/contract.js';
 export { MAX_RULES_BYTES } from './rules/file.js';
-export { hashText, type KeyedRule, tagFor } from './rules/keys.js';
 export {
   loadRules,
   type ParseOptions,
@@ -77,6 +76,7 @@ export type { AuditEntry, AuditKind, AuditLog, AuditQuery, AuditRecord, AuditVal
 export type * from './store/contract.js';
 export { MemoryStore, type MemoryStoreOptions } from './store/memory.js';
 export type { BanState } from './store/policies.js';
+export { hashText, type KeyedRule, tagFor } from './store/tags.js';
 export {
   type BoardKey,
   type BoardRates,

@@ -29,7 +29,6 @@ export type {
   RuleScope,
   RulesSource,
 } from './rules/contract.js';
-export { hashText } from './rules/keys.js';
 export { loadRules, parseRules } from './rules/parse.js';
 export {
   AUDIT_KINDS,
@@ -73,3 +72,4 @@ export {
 export { allowedSlowShare, QUIET_INTERVALS } from './store/factors.js';
 export { counterKey, isKeyPrefix, KEY_PREFIX_RULE } from './store/keys.js';
 export type { BanState } from './store/policies.js';
+export { hashText } from './store/tags.js';

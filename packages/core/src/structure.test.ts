@@ -26,6 +26,9 @@ const LAYERS = [
   'testing',
 ] as const;
 
+/** The most non-blank lines of source (tests aside) a room of core may hold (issue 41). */
+const ROOM_BOUND = 2500;
+
 /** The entries: the only top-level files, imported by nothing inside core. */
 const ENTRIES = ['index.ts', 'store.ts'];
 
@@ -96,6 +99,27 @@ function pastTheDoor(): string[] {
   return found;
 }
 
+/** Room -> its non-blank lines of source, tests aside (the entries at the top level are no room). */
+function roomSizes(): Map<string, number> {
+  const sizes = new Map<string, number>();
+  for (const file of sources) {
+    const room = folderOf(join(SRC, file));
+    if (room === '.') continue;
+    const text = readFileSync(join(SRC, file), 'utf8');
+    const lines = text.split('\n').filter((line) => line.trim() !== '').length;
+    sizes.set(room, (sizes.get(room) ?? 0) + lines);
+  }
+  return sizes;
+}
+
+/** The rooms above `bound` non-blank lines, as `room: lines`, largest first. */
+function roomsAbove(sizes: ReadonlyMap<string, number>, bound: number): string[] {
+  return [...sizes]
+    .filter(([, lines]) => lines > bound)
+    .sort(([, a], [, b]) => b - a)
+    .map(([room, lines]) => `${room}: ${lines}`);
+}
+
 /**
  * The words of a text that name a web framework: identifiers split at their humps (`fastifyTrust`: fastify,
  * trust), case ignored. Another rate limiter's package name (express-rate-limit, @fastify/rate-limit,
@@ -146,6 +170,30 @@ describe("core's structure", () => {
 
   it('reaches escalation only through its door, escalation/index.ts', () => {
     expect(pastTheDoor()).toEqual([]);
+  });
+});
+
+describe("core's rooms by size", () => {
+  const sizes = roomSizes();
+
+  it('names each room above the bound with its lines (the check itself, on lowered bounds)', () => {
+    expect(
+      roomsAbove(
+        new Map([
+          ['a', 2501],
+          ['b', 2500],
+          ['c', 2600],
+        ]),
+        ROOM_BOUND,
+      ),
+    ).toEqual(['c: 2600', 'a: 2501']);
+    const smallest = Math.min(...sizes.values());
+    expect(roomsAbove(sizes, smallest - 1)).toHaveLength(sizes.size);
+    expect(roomsAbove(sizes, 1000).length).toBeGreaterThan(0);
+  });
+
+  it(`has no room above ${ROOM_BOUND} non-blank lines of source (tests aside): a new concept gets a room`, () => {
+    expect(roomsAbove(sizes, ROOM_BOUND)).toEqual([]);
   });
 });
 

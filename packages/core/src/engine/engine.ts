@@ -10,10 +10,10 @@ import { LIMITER_NOTICES, type LimiterNotice, misuseWatch, type NoticeLogger } f
 import { RegionalBudgets, type RegionsOptions, regionSettings } from '../regions/index.js';
 import { withResilience } from '../resilience/resilientStore.js';
 import type { CompiledRules, Descriptors, RulesSource } from '../rules/contract.js';
-import { TagCache } from '../rules/keys.js';
 import { assertNotPromise, isCompiledRules, isRulesSource } from '../rules/resolve.js';
 import type { BreakerState, Lease, Store } from '../store/contract.js';
 import { MemoryStore } from '../store/memory.js';
+import { TagCache } from '../store/tags.js';
 import type { GatewayBoard } from '../watch/board.js';
 import { limiterWatch } from '../watch/limiterWatch.js';
 import type { WatchOptions } from '../watch/options.js';

@@ -9,7 +9,7 @@ import type {
   RuleAction,
   RuleScope,
 } from '../rules/contract.js';
-import { tagFor } from '../rules/keys.js';
+import { tagFor } from '../store/tags.js';
 import { effectiveMode } from './plan.js';
 import { type CheckOptions, matchedRules } from './requestPath.js';
 

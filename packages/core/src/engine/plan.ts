@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { descriptorOf } from '../algorithms/index.js';
 import type { LimitParams } from '../algorithms/limits.js';
 import type { CompiledRule, Descriptors, Mode } from '../rules/contract.js';
-import { IDEMPOTENCY_DESCRIPTOR, rolloutBucket, type TagCache } from '../rules/keys.js';
 import type { Check, CheckPolicy, PlannedCheck } from '../store/contract.js';
+import { IDEMPOTENCY_DESCRIPTOR, rolloutBucket, type TagCache } from '../store/tags.js';
 import { costFor } from './cost.js';
 
 export type { PlannedCheck };

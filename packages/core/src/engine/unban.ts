@@ -1,8 +1,8 @@
 import { ConfigError } from '../base/errors.js';
 import type { NoticeLogger } from '../base/notices.js';
 import type { CompiledRules, Descriptors } from '../rules/contract.js';
-import { tagFor } from '../rules/keys.js';
 import type { Store } from '../store/contract.js';
+import { tagFor } from '../store/tags.js';
 
 /** What lifting a ban needs from the limiter: its rules now, its stores as given, its key secret and logs. */
 export interface UnbanContext {

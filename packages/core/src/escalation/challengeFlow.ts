@@ -8,7 +8,7 @@ import { shownResult } from '../fields/shown.js';
 import type { Decision } from '../observe/contract.js';
 import type { RequestFacts } from '../request/facts.js';
 import type { CompiledRule, CompiledRules, Descriptors } from '../rules/contract.js';
-import { tagFor } from '../rules/keys.js';
+import { tagFor } from '../store/tags.js';
 import { type SolutionRefusal, strayFault, tokenNonce, tokenRule, verifySolution } from './challenge.js';
 import { issuePass, passRule, readPass } from './challengePass.js';
 import { STAGE_HEADER, type StageObserver } from './stages.js';

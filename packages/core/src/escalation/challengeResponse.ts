@@ -2,7 +2,7 @@ import type { DeniedResponse } from '../fields/responses.js';
 import type { Decision } from '../observe/contract.js';
 import type { RequestFacts } from '../request/facts.js';
 import type { CompiledRule, Descriptors } from '../rules/contract.js';
-import { tagFor } from '../rules/keys.js';
+import { tagFor } from '../store/tags.js';
 import { type Challenge, difficultyFor, issueChallenge } from './challenge.js';
 import type { ChallengeSetup, SolutionRefusal } from './challengeFlow.js';
 import { challengePage } from './challengePage.js';

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { createLimiter } from '../engine/engine.js';
 import { compileRules } from '../rules/compile.js';
-import { tagFor } from '../rules/keys.js';
 import { type AuditEntry, MemoryAuditLog } from '../store/audit.js';
 import { MemoryStore } from '../store/memory.js';
+import { tagFor } from '../store/tags.js';
 import { auditTrail } from './audit.js';
 
 const rules = (mode: 'enforce' | 'shadow', rollout = 100) =>

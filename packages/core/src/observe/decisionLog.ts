@@ -1,7 +1,7 @@
 import { checkOptionNames } from '../base/optionNames.js';
 import type { CompiledRule, CompiledRules, Descriptors } from '../rules/contract.js';
-import { hashText, tagFor } from '../rules/keys.js';
 import type { StoreErrorKind } from '../store/contract.js';
+import { hashText, tagFor } from '../store/tags.js';
 import type { Decision, Observer, RuleResult } from './contract.js';
 
 /** The part of a pino (or bunyan, or console-like) logger that decision logs use. */

@@ -1,8 +1,8 @@
 import { describe, expect, test } from 'vitest';
 import { createLimiter } from '../engine/engine.js';
 import { compileRules } from '../rules/compile.js';
-import { hashText, tagFor } from '../rules/keys.js';
 import type { Store } from '../store/contract.js';
+import { hashText, tagFor } from '../store/tags.js';
 import { combineObservers } from './combine.js';
 import type { Observer } from './contract.js';
 import { type DecisionLogEntry, decisionLogObserver } from './decisionLog.js';

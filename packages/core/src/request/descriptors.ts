@@ -1,6 +1,6 @@
 import { clientAddress, normalizeIp } from '../net/ip.js';
 import type { Descriptors } from '../rules/contract.js';
-import { hashText, IDEMPOTENCY_DESCRIPTOR, idempotencyDescriptor } from '../rules/keys.js';
+import { hashText, IDEMPOTENCY_DESCRIPTOR, idempotencyDescriptor } from '../store/tags.js';
 import type { RequestFacts } from './facts.js';
 import { normalizePath } from './route.js';
 import { ANONYMOUS_IP } from './used.js';

@@ -1,6 +1,6 @@
 import { ADDRESS_FIELDS } from '../net/address.js';
 import type { CompiledRule, CompiledRules } from '../rules/contract.js';
-import { IDEMPOTENCY_DESCRIPTOR } from '../rules/keys.js';
+import { IDEMPOTENCY_DESCRIPTOR } from '../store/tags.js';
 
 /**
  * Descriptor names some rule of a table reads: in `match`, in `key`, in a `cost` taken from a descriptor, the

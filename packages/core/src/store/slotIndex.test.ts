@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { hashText } from '../rules/keys.js';
 import { NONE } from './segmentedLru.js';
 import { KEYS_PER_SHARD, SlotIndex } from './slotIndex.js';
+import { hashText } from './tags.js';
 
 function filled(count: number, tag: (i: number) => string, rule = 'per_key'): SlotIndex {
   const index = new SlotIndex();

@@ -3,10 +3,10 @@ import { ConfigError } from '../base/errors.js';
 import { createLimiter, type Limiter } from '../engine/engine.js';
 import { compileRules } from '../rules/compile.js';
 import type { CompiledRule } from '../rules/contract.js';
-import { tagFor } from '../rules/keys.js';
 import type { RuleSpec } from '../rules/schema.js';
 import type { Check, CheckResult, Lease, Store } from '../store/contract.js';
 import { MemoryStore } from '../store/memory.js';
+import { tagFor } from '../store/tags.js';
 import { type GatewayBoard, parseBoard } from './board.js';
 import { mergeBoards } from './merge.js';
 

@@ -1,6 +1,6 @@
 import type { RuleResult } from '../observe/contract.js';
 import type { CompiledRule, Mode } from '../rules/contract.js';
-import { hashText } from '../rules/keys.js';
+import { hashText } from '../store/tags.js';
 import type { BoardKey, BoardRates, BoardRoute, BoardRule, BoardSketch } from './board.js';
 import { SpaceSaving } from './spaceSaving.js';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { compileRules } from './index.js';
-import { TagCache, tagFor } from './keys.js';
+import { compileRules } from '../rules/index.js';
+import { TagCache, tagFor } from './tags.js';
 
 const [perIp, perPair, everyone, otherPerIp] = compileRules({
   rules: [

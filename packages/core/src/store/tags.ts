@@ -1,5 +1,11 @@
 import { createHash, createHmac, hash } from 'node:crypto';
-import type { CompiledRule, Descriptors } from './contract.js';
+import type { CompiledRule, Descriptors } from '../rules/contract.js';
+
+/*
+ * Counter tags: the hashed name of the counter a rule and a request's descriptors count on, so raw values never
+ * reach a store key. In store/ beside the key format around the tag (keys.ts) and the slot hint an in-process
+ * store keeps in each cached tag (slotIndex.ts); the engine, the decision log and escalation read them.
+ */
 
 /** Digest bytes a tag keeps: 128 bits, 22 base64url characters; collisions are not a practical concern. */
 const TAG_BYTES = 16;
