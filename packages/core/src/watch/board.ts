@@ -67,9 +67,8 @@ export interface BoardStoreHealth {
   readonly errors: number;
 }
 
-/** One gateway's board. */
-export interface GatewayBoard {
-  readonly format: typeof BOARD_FORMAT;
+/** Who published a board, when, and its store's health: a board without its rules (as mergeBoards lists each). */
+export interface GatewaySummary {
   readonly gateway: string;
   readonly domain: string;
   /** The rules version (content hash) the gateway runs. */
@@ -81,6 +80,11 @@ export interface GatewayBoard {
   /** The span the rates cover, ms (the publishing interval; since `since` when not publishing). */
   readonly intervalMs: number;
   readonly store: BoardStoreHealth;
+}
+
+/** One gateway's board. */
+export interface GatewayBoard extends GatewaySummary {
+  readonly format: typeof BOARD_FORMAT;
   readonly rules: readonly BoardRule[];
 }
 

@@ -11,7 +11,9 @@
  */
 
 import type { Mode } from '../rules/contract.js';
-import type { BoardRates, BoardSketch, BoardStoreHealth, GatewayBoard } from './board.js';
+import type { BoardRates, BoardSketch, GatewayBoard, GatewaySummary } from './board.js';
+
+export type { GatewaySummary } from './board.js';
 
 /** One key of the fleet: `count` within `bound` of the truth; the true count lies in [low, high]. */
 export interface MergedKey {
@@ -62,17 +64,6 @@ export interface MergedRule {
   readonly routes: readonly (readonly [string, number, number])[];
 }
 
-/** One gateway, as the merged board lists it. */
-export interface GatewaySummary {
-  readonly gateway: string;
-  readonly domain: string;
-  readonly version: string;
-  readonly at: number;
-  readonly since: number;
-  readonly intervalMs: number;
-  readonly store: BoardStoreHealth;
-}
-
 /** The rules versions of one domain across the fleet. */
 export interface DomainVersions {
   readonly domain: string;
@@ -111,15 +102,7 @@ export function mergeBoards(boards: readonly GatewayBoard[], options: MergeOptio
   const rules = [...byRule.values()].map(({ domain, parts }) => mergeRule(domain, parts, limit));
   const domains = domainVersions(sorted);
   return {
-    gateways: sorted.map(({ gateway, domain, version, at, since, intervalMs, store }) => ({
-      gateway,
-      domain,
-      version,
-      at,
-      since,
-      intervalMs,
-      store,
-    })),
+    gateways: sorted.map(summaryOf),
     domains,
     mixed: domains.some((d) => d.mixed) || rules.some((r) => r.mixed),
     rules: rules.sort((a, b) => a.domain.localeCompare(b.domain) || a.rule.localeCompare(b.rule)),
@@ -207,6 +190,11 @@ function mergeRoutes(routes: readonly (readonly [string, number, number])[]): [s
     summed.set(route, entry);
   }
   return [...summed.values()].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]));
+}
+
+/** A board without its rules: the fields of GatewaySummary, and only those (a board may carry more). */
+function summaryOf({ gateway, domain, version, at, since, intervalMs, store }: GatewayBoard): GatewaySummary {
+  return { gateway, domain, version, at, since, intervalMs, store };
 }
 
 /** Each domain's rules versions and who runs them. */
