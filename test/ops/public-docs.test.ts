@@ -18,6 +18,7 @@ import { Hono } from 'hono';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { parse } from 'yaml';
 import { CHROMIUM, chromiumAvailable, launchChromium } from '../support/chromium.js';
+import { type PageWatch, type WatchedPage, watchPage } from '../support/page-watch.js';
 import { runSluice } from './fixtures/sluice.js';
 
 const FIXTURES = join(import.meta.dirname, 'fixtures', 'public-docs');
@@ -213,9 +214,7 @@ async function honoDenial(): Promise<{ names: string[]; policy: string | null; r
 }
 
 /** What the test reads of the page in chromium. */
-interface OpenedPage {
-  readonly errors: string[];
-  readonly fetched: string[];
+interface OpenedPage extends PageWatch {
   readonly title: string;
   readonly rows: { rule: string; cells: string[] }[];
   readonly headings: string[];
@@ -230,10 +229,7 @@ interface Element {
   readonly textContent: string | null;
   querySelectorAll(selector: string): ArrayLike<Element>;
 }
-interface Page {
-  on(event: 'console', listener: (message: { type(): string; text(): string }) => void): void;
-  on(event: 'pageerror', listener: (error: Error) => void): void;
-  on(event: 'request', listener: (request: { url(): string }) => void): void;
+interface Page extends WatchedPage {
   goto(url: string): Promise<unknown>;
   title(): Promise<string>;
   screenshot(options: { fullPage: boolean }): Promise<Buffer>;
@@ -247,13 +243,7 @@ interface Browser {
 async function openPage(html: string): Promise<OpenedPage> {
   const browser = await launchChromium<Browser>();
   const page = await (await browser.newContext({ offline: true })).newPage();
-  const errors: string[] = [];
-  const fetched: string[] = [];
-  page.on('console', (message) => {
-    if (message.type() === 'error') errors.push(message.text());
-  });
-  page.on('pageerror', (error) => errors.push(error.message));
-  page.on('request', (request) => fetched.push(request.url()));
+  const { errors, fetched } = watchPage(page);
   await page.goto(pathToFileURL(html).href);
   const rows = await page.$$eval('table.limits tbody tr', (trs) =>
     trs.map((tr) => ({
@@ -389,5 +379,14 @@ describe('sluice openapi', () => {
     const typo = await runSluice('openapi', RULES, '--sepc', SPEC);
     expect(typo.err.split('\n')[0]).toBe('sluice openapi: unknown option "--sepc" (did you mean "--spec"?)');
     expect((await runSluice('openapi', RULES)).err).toContain('openapi needs --spec <openapi.yaml>');
+  });
+
+  test('a --spec that cannot be read: exit 2, the reason on stderr, nothing written', async () => {
+    const missing = join(tmp, 'no-such-spec.yaml');
+    const run = await runSluice('openapi', RULES, '--spec', missing, '--out', join(tmp, 'never.yaml'));
+    expect(run).toEqual({ code: 2, out: '', err: `${missing}: no such file` });
+    const folder = await runSluice('openapi', RULES, '--spec', tmp);
+    expect(folder).toEqual({ code: 2, out: '', err: `${tmp}: is a directory` });
+    expect(existsSync(join(tmp, 'never.yaml'))).toBe(false);
   });
 });

@@ -1,3 +1,4 @@
+import { readFile } from 'node:fs/promises';
 import { progressWriter, type TerminalStream } from './progressLine.js';
 
 /** Exit codes of every command. */
@@ -66,4 +67,14 @@ export function describeFsError(path: string, error: unknown): string {
   if (code === 'EISDIR') return `${path}: is a directory`;
   if (code === 'EACCES') return `${path}: permission denied`;
   return `${path}: ${error instanceof Error ? error.message : String(error)}`;
+}
+
+/** A file's text, or EXIT.usage once why it cannot be read is said on stderr. */
+export async function readTextFile(path: string, io: Io): Promise<string | typeof EXIT.usage> {
+  try {
+    return await readFile(path, 'utf8');
+  } catch (error) {
+    io.err(describeFsError(path, error));
+    return EXIT.usage;
+  }
 }

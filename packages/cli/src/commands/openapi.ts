@@ -1,7 +1,15 @@
-import { readFile, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import { parseDocument, stringify } from 'yaml';
 import { parseCommandArgs, stringOption } from '../args.js';
-import { type Command, describeFsError, EXIT, type ExitCode, type Io, UsageError } from '../io.js';
+import {
+  type Command,
+  describeFsError,
+  EXIT,
+  type ExitCode,
+  type Io,
+  readTextFile,
+  UsageError,
+} from '../io.js';
 import { hiddenRules } from '../publicDocs/limits.js';
 import { addLimits, type OpenApiResult } from '../publicDocs/openapi.js';
 import { limitsPage } from '../publicDocs/page.js';
@@ -53,13 +61,8 @@ export async function openApiProblems(validators: ValidatorModule, document: Jso
 
 /** The document as it was written (JSON or YAML), or an exit code once said why not. */
 async function readSpec(path: string, io: Io): Promise<{ document: Json; json: boolean } | ExitCode> {
-  let text: string;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch (error) {
-    io.err(describeFsError(path, error));
-    return EXIT.usage;
-  }
+  const text = await readTextFile(path, io);
+  if (typeof text === 'number') return text;
   const parsed = parseDocument(text);
   const document = parsed.toJS() as unknown;
   if (

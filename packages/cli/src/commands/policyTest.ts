@@ -1,9 +1,8 @@
-import { readFile } from 'node:fs/promises';
 import { createLimiter, type Decision, type Lists, MemoryStore } from '@sluice/core';
 import type { CompiledRules } from '@sluice/core/store';
 import { parseCommandArgs } from '../args.js';
 import { type Case, CasesError, type Expectation, parseCases, type Step } from '../cases.js';
-import { type Command, describeFsError, EXIT, type Io, UsageError } from '../io.js';
+import { type Command, EXIT, type Io, readTextFile, UsageError } from '../io.js';
 import { LIST_OPTION, listHelp, listsOf } from '../lists.js';
 import { countOf, formatDuration, loadChecked } from '../rulesFile.js';
 
@@ -107,13 +106,8 @@ function startOfTodayUtc(): number {
 }
 
 async function readCases(path: string, io: Io): Promise<Case[] | number> {
-  let text: string;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch (error) {
-    io.err(describeFsError(path, error));
-    return EXIT.usage;
-  }
+  const text = await readTextFile(path, io);
+  if (typeof text === 'number') return text;
   try {
     return parseCases(text, path, startOfTodayUtc());
   } catch (error) {

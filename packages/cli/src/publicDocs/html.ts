@@ -1,22 +1,7 @@
 /** The limits page as one self-contained HTML file: inline style, no script, nothing fetched. */
 import { escapeHtml } from '../report/html.js';
-import { httpText } from './examples.js';
-import type { PublicLimit } from './limits.js';
 import type { LimitsPage } from './page.js';
-import {
-  allowedIntro,
-  audiences,
-  BACKOFF_INTRO,
-  deniedIntro,
-  fieldRows,
-  fieldsIntro,
-  intro,
-  LIMIT_COLUMNS,
-  limitCells,
-  NONE_PUBLIC,
-  title,
-  unavailableIntro,
-} from './text.js';
+import { type Block, LIMIT_COLUMNS, type LimitRow, POLICY_COLUMN, pageBlocks, title } from './text.js';
 
 const STYLE = `
 body{font:15px/1.5 system-ui,sans-serif;margin:0 auto;max-width:68em;padding:1.5em;color:#1f2328}
@@ -37,60 +22,46 @@ function inline(text: string): string {
   return escapeHtml(text).replace(/`([^`]+)`/g, '<code>$1</code>');
 }
 
-const pre = (code: string, label: string): string =>
-  `<pre aria-label="${escapeHtml(label)}"><code>${escapeHtml(code)}</code></pre>`;
-
-function limitsTable(page: LimitsPage, limits: readonly PublicLimit[]): string {
+function limitsTable(rows: readonly LimitRow[]): string {
   const head = LIMIT_COLUMNS.map((name) => `<th scope="col">${escapeHtml(name)}</th>`).join('');
-  const rows = limits.map((limit) => {
-    const cells = limitCells(page, limit).map((text, i) =>
-      LIMIT_COLUMNS[i] === 'Policy header' && text !== '-'
+  const body = rows.map(({ rule, cells }) => {
+    const tds = cells.map((text, i) =>
+      i === POLICY_COLUMN && text !== '-'
         ? `<td><code>${escapeHtml(text)}</code></td>`
         : `<td>${inline(text)}</td>`,
     );
-    return `<tr data-rule="${escapeHtml(limit.rule.name)}">${cells.join('')}</tr>`;
+    return `<tr data-rule="${escapeHtml(rule)}">${tds.join('')}</tr>`;
   });
-  return `<table class="limits"><thead><tr>${head}</tr></thead><tbody>${rows.join('')}</tbody></table>`;
+  return `<table class="limits"><thead><tr>${head}</tr></thead><tbody>${body.join('')}</tbody></table>`;
 }
 
-function fieldsTable(page: LimitsPage): string {
-  const rows = fieldRows(page.fields).map(
-    ([name, meaning]) => `<tr><td><code>${escapeHtml(name!)}</code></td><td>${inline(meaning!)}</td></tr>`,
+function fieldsTable(rows: readonly (readonly [string, string])[]): string {
+  const body = rows.map(
+    ([name, meaning]) => `<tr><td><code>${escapeHtml(name)}</code></td><td>${inline(meaning)}</td></tr>`,
   );
-  return `<table class="fields"><thead><tr><th scope="col">Header</th><th scope="col">Meaning</th></tr></thead><tbody>${rows.join('')}</tbody></table>`;
+  return `<table class="fields"><thead><tr><th scope="col">Header</th><th scope="col">Meaning</th></tr></thead><tbody>${body.join('')}</tbody></table>`;
 }
 
-/** The responses' sections: headers, 429, 503. */
-function responses(page: LimitsPage): string[] {
-  const { denied, unavailable } = page;
-  if (denied === undefined || unavailable === undefined) return [];
-  const samples = page.samples.get(denied.rule.name)!;
-  const outage = page.samples.get(unavailable.rule.name)!.unavailable;
-  return [
-    '<h2 id="headers">Response headers</h2>',
-    `<p>${inline(fieldsIntro)}</p>`,
-    fieldsTable(page),
-    `<p>${inline(allowedIntro(denied))}</p>`,
-    pre(httpText(samples.allowed), 'A response within a limit'),
-    '<h2 id="status-429">429 Too Many Requests</h2>',
-    `<p>${inline(deniedIntro(denied))}</p>`,
-    pre(httpText(samples.denied), '429 response'),
-    '<h2 id="status-503">503 Service Unavailable</h2>',
-    `<p>${inline(unavailableIntro(page, unavailable))}</p>`,
-    pre(httpText(outage), '503 response'),
-  ];
+/** A block's markup. */
+function markup(block: Block): string {
+  switch (block.kind) {
+    case 'heading': {
+      const id = block.id === undefined ? '' : ` id="${escapeHtml(block.id)}"`;
+      return `<h${block.level}${id}>${escapeHtml(block.text)}</h${block.level}>`;
+    }
+    case 'paragraph':
+      return `<p>${inline(block.text)}</p>`;
+    case 'limits':
+      return limitsTable(block.rows);
+    case 'fields':
+      return fieldsTable(block.rows);
+    case 'code':
+      return `<pre aria-label="${escapeHtml(block.label)}"><code>${escapeHtml(block.code)}</code></pre>`;
+  }
 }
 
 /** The page as HTML. */
 export function limitsHtml(page: LimitsPage): string {
-  const sections = audiences(page).flatMap(([who, limits]) => [
-    `<h3>${escapeHtml(who)}</h3>`,
-    limitsTable(page, limits),
-  ]);
-  const backoff = page.backoff.flatMap((example) => [
-    `<h3>${escapeHtml(example.title)}</h3>`,
-    pre(example.code, `Backing off: ${example.title}`),
-  ]);
   return [
     '<!doctype html>',
     '<html lang="en">',
@@ -102,14 +73,7 @@ export function limitsHtml(page: LimitsPage): string {
     '</head>',
     '<body>',
     '<main>',
-    `<h1>${escapeHtml(title(page))}</h1>`,
-    `<p>${inline(intro(page))}</p>`,
-    '<h2 id="limits">Limits</h2>',
-    ...(page.limits.length === 0 ? [`<p>${escapeHtml(NONE_PUBLIC)}</p>`] : sections),
-    ...responses(page),
-    '<h2 id="backoff">Backing off</h2>',
-    `<p>${inline(BACKOFF_INTRO)}</p>`,
-    ...backoff,
+    ...pageBlocks(page).map(markup),
     '</main>',
     '</body>',
     '</html>',

@@ -1,22 +1,6 @@
 /** The limits page in Markdown (GitHub's flavour: tables, fenced code). */
-import { httpText } from './examples.js';
 import type { LimitsPage } from './page.js';
-import {
-  allowedIntro,
-  audiences,
-  BACKOFF_INTRO,
-  deniedIntro,
-  fieldRows,
-  fieldsIntro,
-  intro,
-  LIMIT_COLUMNS,
-  limitCells,
-  NONE_PUBLIC,
-  title,
-  unavailableIntro,
-} from './text.js';
-
-const POLICY = LIMIT_COLUMNS.indexOf('Policy header');
+import { type Block, LIMIT_COLUMNS, POLICY_COLUMN, pageBlocks } from './text.js';
 
 /** A table cell: `|` escaped, line breaks folded. */
 const cell = (text: string): string => text.replaceAll('|', '\\|').replace(/\s*\n\s*/g, ' ');
@@ -29,42 +13,30 @@ function table(headers: readonly string[], rows: readonly (readonly string[])[])
   ];
 }
 
-const fence = (language: string, code: string): string[] => [`\`\`\`${language}`, code, '```'];
+/** A block's lines. */
+function lines(block: Block): string[] {
+  switch (block.kind) {
+    case 'heading':
+      return [`${'#'.repeat(block.level)} ${block.text}`];
+    case 'paragraph':
+      return [block.text];
+    case 'limits':
+      return table(
+        LIMIT_COLUMNS,
+        block.rows.map(({ cells }) =>
+          cells.map((text, i) => (i === POLICY_COLUMN && text !== '-' ? `\`${text}\`` : text)),
+        ),
+      );
+    case 'fields':
+      return table(['Header', 'Meaning'], block.rows);
+    case 'code':
+      return [`\`\`\`${block.language}`, block.code, '```'];
+  }
+}
 
-/** The page as Markdown. */
+/** The page as Markdown: its blocks, a blank line after each. */
 export function limitsMarkdown(page: LimitsPage): string {
-  const lines = [`# ${title(page)}`, '', intro(page), '', '## Limits', ''];
-  if (page.limits.length === 0) lines.push(NONE_PUBLIC, '');
-  for (const [who, limits] of audiences(page)) {
-    const rows = limits.map((limit) =>
-      limitCells(page, limit).map((text, i) => (i === POLICY && text !== '-' ? `\`${text}\`` : text)),
-    );
-    lines.push(`### ${who}`, '', ...table(LIMIT_COLUMNS, rows), '');
-  }
-  const { denied, unavailable } = page;
-  if (denied !== undefined && unavailable !== undefined) {
-    const samples = page.samples.get(denied.rule.name)!;
-    lines.push(
-      '## Response headers',
-      '',
-      fieldsIntro,
-      '',
-      ...table(['Header', 'Meaning'], fieldRows(page.fields)),
-    );
-    lines.push('', allowedIntro(denied), '', ...fence('http', httpText(samples.allowed)), '');
-    lines.push(
-      '## 429 Too Many Requests',
-      '',
-      deniedIntro(denied),
-      '',
-      ...fence('http', httpText(samples.denied)),
-    );
-    const outage = page.samples.get(unavailable.rule.name)!.unavailable;
-    lines.push('', '## 503 Service Unavailable', '', unavailableIntro(page, unavailable), '');
-    lines.push(...fence('http', httpText(outage)), '');
-  }
-  lines.push('## Backing off', '', BACKOFF_INTRO, '');
-  for (const example of page.backoff)
-    lines.push(`### ${example.title}`, '', ...fence(example.language, example.code), '');
-  return lines.join('\n');
+  return pageBlocks(page)
+    .flatMap((block) => [...lines(block), ''])
+    .join('\n');
 }
