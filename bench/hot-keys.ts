@@ -16,13 +16,14 @@
  * by API key and route, eight times the keys, a heavier tail: nearly every request of it takes a counter over.
  * `uptime` is printed before and after: figures from a loaded machine are preliminary.
  */
-import { execFileSync, fork } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { forkRoundWorker, median, perCpuSecond, type RoundWorker } from './lib/cpu-rounds.js';
+import { rankOf, zipfTable } from './lib/population.js';
 
 const REPO = resolve(import.meta.dirname, '..');
 const T0 = Date.UTC(2026, 10, 30, 12, 0, 0);
-const SLICES = 7;
 
 const arg = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
 
@@ -37,48 +38,16 @@ interface CoreModule {
 
 /** `n` indices drawn from a Zipf law of exponent `s` over `universe` values, by a seeded generator. */
 function zipfIndices(n: number, universe: number, s: number): Uint32Array {
-  const cumulative = new Float64Array(universe);
-  let sum = 0;
-  for (let i = 0; i < universe; i++) {
-    sum += 1 / (i + 1) ** s;
-    cumulative[i] = sum;
-  }
+  const table = zipfTable(universe, s);
   let x = 0x9e3779b9;
   const out = new Uint32Array(n);
   for (let j = 0; j < n; j++) {
     x ^= x << 13;
     x ^= x >>> 17;
     x ^= x << 5;
-    const u = ((x >>> 0) / 4294967296) * sum;
-    let lo = 0;
-    let hi = universe - 1;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (cumulative[mid]! < u) lo = mid + 1;
-      else hi = mid;
-    }
-    out[j] = lo;
+    out[j] = rankOf(table, (x >>> 0) / 4294967296);
   }
   return out;
-}
-
-/** Calls per CPU-second of `step`, the median of SLICES slices of `ms` in all, after a full GC. */
-function perCpuSecond(ms: number, step: (i: number) => void, start: number): { rate: number; next: number } {
-  (globalThis as { gc?: () => void }).gc?.();
-  const rates: number[] = [];
-  let i = start;
-  for (let slice = 0; slice < SLICES; slice++) {
-    const began = process.cpuUsage();
-    const from = i;
-    let used = 0;
-    while (used < (ms * 1000) / SLICES) {
-      for (const end = i + 1000; i < end; i++) step(i);
-      const spent = process.cpuUsage(began);
-      used = spent.user + spent.system;
-    }
-    rates.push((i - from) / (used / 1e6));
-  }
-  return { rate: median(rates), next: i };
 }
 
 /** One process, one limiter (with or without the watch), measured round by round for the parent. */
@@ -123,40 +92,16 @@ async function worker(watched: boolean, ruleCount: number): Promise<void> {
 }
 
 /** A worker process: ask it for a round, get its µs per request. */
-async function runner(
-  watched: boolean,
-  rules: number,
-): Promise<{ round(ms: number): Promise<number>; stop(): void }> {
+async function runner(watched: boolean, rules: number): Promise<RoundWorker<{ usPerRequest: number }>> {
   const passOn = process.argv.slice(2).filter((a) => a === '--deny' || a.startsWith('--keys'));
-  const child = fork(
-    import.meta.filename,
-    [`--worker=${watched ? 'with' : 'without'}`, `--table=${rules}`, ...passOn],
-    {
-      execArgv: [...process.execArgv, '--expose-gc'],
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-    },
-  );
-  const next = () =>
-    new Promise<Record<string, number>>((done, fail) => {
-      const exited = (code: number | null) => fail(new Error(`worker exited with ${code}`));
-      child.once('exit', exited);
-      child.once('message', (message) => {
-        child.off('exit', exited);
-        done(message as Record<string, number>);
-      });
-    });
-  await next();
-  return {
-    async round(ms) {
-      const answer = next();
-      child.send({ ms });
-      return (await answer).usPerRequest!;
-    },
-    stop: () => child.kill(),
-  };
+  const variant = watched ? 'with' : 'without';
+  return forkRoundWorker(`${variant} the watch`, import.meta.filename, [
+    `--worker=${variant}`,
+    `--table=${rules}`,
+    ...passOn,
+  ]);
 }
 
-const median = (list: readonly number[]) => [...list].sort((a, b) => a - b)[list.length >> 1]!;
 const range = (list: readonly number[], digits = 3) =>
   `${median(list).toFixed(digits)} (${Math.min(...list).toFixed(digits)} to ${Math.max(...list).toFixed(digits)})`;
 
@@ -182,11 +127,11 @@ async function measure(
     await withWatch.round(ms);
     for (let round = 0; round < rounds; round++) {
       if (round % 2 === 0) {
-        bare.push(await without.round(ms));
-        watched.push(await withWatch.round(ms));
+        bare.push((await without.round(ms)).usPerRequest);
+        watched.push((await withWatch.round(ms)).usPerRequest);
       } else {
-        watched.push(await withWatch.round(ms));
-        bare.push(await without.round(ms));
+        watched.push((await withWatch.round(ms)).usPerRequest);
+        bare.push((await without.round(ms)).usPerRequest);
       }
     }
   } finally {

@@ -18,13 +18,14 @@
  * second; limits (1,000 per 60 s; quota 1,000,000 a day; concurrency 1,000 leases of 1 s, left to expire)
  * keep every request allowed, so each algorithm's common path is measured, not its denial.
  */
-import { execFileSync, fork } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { IncomingMessage, ServerResponse } from 'node:http';
 import { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { forkRoundWorker, median, perCpuSecond, type RoundWorker } from './lib/cpu-rounds.js';
 
 const REPO = resolve(import.meta.dirname, '..');
 const T0 = Date.UTC(2026, 10, 30, 12, 0, 0);
@@ -87,31 +88,6 @@ class NodeFacts {
   header(name: string): string | readonly string[] | undefined {
     return this.#req.headers[name];
   }
-}
-
-/** Slices each measurement is cut into; its figure is the median slice, so a GC pause or a neighbour's burst in one slice does not move it. */
-const SLICES = 7;
-
-/**
- * Runs `step(i)` in batches of 1,000 for `ms` of CPU time, in {@link SLICES} slices after a full GC (when
- * the process has `--expose-gc`); calls per CPU-second of the median slice.
- */
-function perCpuSecond(ms: number, step: (i: number) => void, start: number): { rate: number; next: number } {
-  (globalThis as { gc?: () => void }).gc?.();
-  const rates: number[] = [];
-  let i = start;
-  for (let slice = 0; slice < SLICES; slice++) {
-    const began = process.cpuUsage();
-    const from = i;
-    let used = 0;
-    while (used < (ms * 1000) / SLICES) {
-      for (const end = i + 1000; i < end; i++) step(i);
-      const spent = process.cpuUsage(began);
-      used = spent.user + spent.system;
-    }
-    rates.push((i - from) / (used / 1e6));
-  }
-  return { rate: median(rates), next: i };
 }
 
 /** One process measuring one revision's source, driven round by round by the parent. */
@@ -222,42 +198,17 @@ function checkout(revision: string): { root: string; remove(): void } {
 }
 
 /** A worker process on one revision: ask it for a round, get its figures. */
-interface Runner {
+interface Runner extends RoundWorker<RoundFigures> {
   readonly label: string;
   readonly names: readonly string[];
-  round(ms: number): Promise<RoundFigures>;
-  stop(): void;
 }
 
 async function runner(label: string, root: string, only: string | undefined): Promise<Runner> {
   const args = [`--worker=${root}`, ...(only === undefined ? [] : [`--algorithms=${only}`])];
-  const child = fork(import.meta.filename, args, {
-    execArgv: [...process.execArgv, '--expose-gc'],
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-  });
-  const next = () =>
-    new Promise<unknown>((done, fail) => {
-      const exited = (code: number | null) => fail(new Error(`${label}: worker exited with ${code}`));
-      child.once('exit', exited);
-      child.once('message', (message) => {
-        child.off('exit', exited);
-        done(message);
-      });
-    });
-  const ready = (await next()) as { ready: string[] };
-  return {
-    label,
-    names: ready.ready,
-    async round(ms) {
-      const answer = next();
-      child.send({ ms });
-      return (await answer) as RoundFigures;
-    },
-    stop: () => child.kill(),
-  };
+  const worker = await forkRoundWorker<RoundFigures>(label, import.meta.filename, args);
+  return { ...worker, label, names: (worker.ready as { ready: string[] }).ready };
 }
 
-const median = (list: readonly number[]) => [...list].sort((a, b) => a - b)[list.length >> 1]!;
 const range = (list: readonly number[], digits: number) =>
   `${median(list).toFixed(digits)} (${Math.min(...list).toFixed(digits)}-${Math.max(...list).toFixed(digits)})`;
 const thousands = (list: readonly number[]) =>
