@@ -12,6 +12,7 @@ import { type MergedBoard, mergeBoards } from '@sluice/core';
 import { RedisStore } from '@sluice/redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CHROMIUM, chromiumAvailable, launchChromium } from '../support/chromium.js';
+import { type WatchedPage, watchPage } from '../support/page-watch.js';
 import { randomPrefix, redisSuite } from '../support/redis.js';
 import { boardsHolding, type GatewayChild, sendLoad, startGateway, zipfKeys } from './top-load.js';
 
@@ -27,10 +28,7 @@ let merged: MergedBoard;
 let dir: string;
 
 /** The part of playwright-core used here (a dev dependency of @sluice/cli, resolved from there). */
-interface Page {
-  on(event: 'console', listener: (message: { type(): string; text(): string }) => void): void;
-  on(event: 'pageerror', listener: (error: Error) => void): void;
-  on(event: 'request', listener: (request: { url(): string }) => void): void;
+interface Page extends WatchedPage {
   goto(url: string): Promise<{ status(): number } | null>;
   waitForSelector(selector: string, options?: { timeout?: number; state?: 'attached' }): Promise<unknown>;
   content(): Promise<string>;
@@ -136,13 +134,7 @@ describe('sluice dashboard', () => {
       const browser = await launchChromium<Browser>();
       try {
         const page = await (await browser.newContext()).newPage();
-        const errors: string[] = [];
-        const fetched: string[] = [];
-        page.on('console', (message) => {
-          if (message.type() === 'error') errors.push(message.text());
-        });
-        page.on('pageerror', (error) => errors.push(error.message));
-        page.on('request', (request) => fetched.push(request.url()));
+        const { errors, fetched } = watchPage(page);
         expect((await page.goto(url))?.status()).toBe(200);
         await page.waitForSelector('tr[data-tag]', { timeout: 20_000 });
         // Drawn, if flat: no request since the dashboard started.

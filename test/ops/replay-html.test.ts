@@ -10,6 +10,7 @@ import { pathToFileURL } from 'node:url';
 import { main } from '@sluice/cli';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { CHROMIUM, chromiumAvailable, launchChromium } from '../support/chromium.js';
+import { type WatchedPage, watchPage } from '../support/page-watch.js';
 import { writeLogs } from './fixtures/make-logs.js';
 
 const FIXTURES = join(import.meta.dirname, 'fixtures', 'replay');
@@ -23,10 +24,7 @@ interface SvgElement {
 }
 
 /** The part of playwright-core used here (it is a dev dependency of @sluice/cli, resolved from there). */
-interface Page {
-  on(event: 'console', listener: (message: { type(): string; text(): string }) => void): void;
-  on(event: 'pageerror', listener: (error: Error) => void): void;
-  on(event: 'request', listener: (request: { url(): string }) => void): void;
+interface Page extends WatchedPage {
   goto(url: string): Promise<unknown>;
   screenshot(options: { path: string; fullPage: boolean }): Promise<Buffer>;
   $$eval<R>(selector: string, fn: (elements: SvgElement[]) => R): Promise<R>;
@@ -68,13 +66,7 @@ test.skipIf(!available && !process.env.CI)(
     const browser = await launchChromium<Browser>();
     try {
       const page = await (await browser.newContext({ offline: true })).newPage();
-      const errors: string[] = [];
-      const fetched: string[] = [];
-      page.on('console', (message) => {
-        if (message.type() === 'error') errors.push(message.text());
-      });
-      page.on('pageerror', (error) => errors.push(error.message));
-      page.on('request', (request) => fetched.push(request.url()));
+      const { errors, fetched } = watchPage(page);
       const url = pathToFileURL(html).href;
       await page.goto(url);
       const charts = await page.$$eval('svg', (svgs) =>
