@@ -36,3 +36,25 @@ export function unknownName(
   if (!listKnown || known.length === 0) return said;
   return `${said} (${kind}s: ${known.join(', ')})`;
 }
+
+/**
+ * Gathers the ConfigErrors of the checks of one options tree, so that one error names every wrong option:
+ * `gather(check)` runs one (undefined when it threw), `gather.done()` throws what was found, if anything.
+ */
+export function problemGatherer(): { <T>(check: () => T): T | undefined; done(): void } {
+  const problems: ConfigError[] = [];
+  const gather = <T>(check: () => T): T | undefined => {
+    try {
+      return check();
+    } catch (error) {
+      if (!(error instanceof ConfigError)) throw error;
+      problems.push(error);
+      return undefined;
+    }
+  };
+  const done = (): void => {
+    if (problems.length === 1) throw problems[0];
+    if (problems.length > 1) throw new ConfigError(problems.map((problem) => problem.message).join('; '));
+  };
+  return Object.assign(gather, { done });
+}

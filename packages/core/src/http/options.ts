@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { ConfigError } from '../base/errors.js';
 import { NOTICE_CODES as CODES } from '../base/notices.js';
+import { unknownName } from '../base/optionNames.js';
 import { closest } from '../base/show.js';
 import type { ChallengeOptions, StageObserver } from '../escalation/index.js';
 import { HEADER_FORMATS, type HeaderFormat } from '../fields/responses.js';
@@ -202,6 +203,7 @@ const rate = z.number().min(0).max(1).optional();
 const sampleRates = z
   .object({ allowed: rate, denied: rate, shadowDenied: rate, failedOpen: rate })
   .strict() satisfies z.ZodType<SampleRates>;
+const SAMPLE_NAMES = Object.keys(sampleRates.shape);
 
 // Shorter prefixes lump many subscribers into one counter; longer ones let one subscriber hop between many.
 const IPV6_SUBNET_RANGE = 'must be a prefix length from 32 to 64 (64: one subscriber)';
@@ -366,8 +368,10 @@ function unknownOption(key: string): string {
 function describeIssues(issues: readonly z.core.$ZodIssue[]): string {
   return issues
     .map((issue) => {
-      if (issue.code === 'unrecognized_keys') return issue.keys.map(unknownOption).join('; ');
       const name = issue.path.map(String).join('.');
+      if (issue.code === 'unrecognized_keys' && name === 'decisionLog')
+        return `option "${name}": ${issue.keys.map((key) => unknownName(key, SAMPLE_NAMES)).join('; ')}`;
+      if (issue.code === 'unrecognized_keys') return issue.keys.map(unknownOption).join('; ');
       const message = issue.message.charAt(0).toLowerCase() + issue.message.slice(1);
       return name ? `option "${name}": ${message}` : message;
     })

@@ -1,5 +1,8 @@
+import { problemGatherer } from '../base/optionNames.js';
 import { type ChallengeSetup, challengeSetup } from '../escalation/index.js';
+import { regionSettings } from '../regions/index.js';
 import type { DescriptorSettings } from '../request/descriptors.js';
+import { watchSettings } from '../watch/options.js';
 import type { NoticeSettings } from './notices.js';
 import { type RateLimitOptions, type ResolvedOptions, resolveOptions } from './options.js';
 
@@ -9,28 +12,36 @@ import { type RateLimitOptions, type ResolvedOptions, resolveOptions } from './o
  * is frozen, and each layer below is handed its own part of it, never the bag.
  */
 
-/** What the engine is built from (rules-option.ts): the rules, their stores and what they report to. */
-export type LimiterSettings<Req> = Pick<
-  ResolvedOptions<Req>,
-  | 'rules'
-  | 'limit'
-  | 'per'
-  | 'key'
-  | 'algorithm'
-  | 'store'
-  | 'localStore'
-  | 'regions'
-  | 'watch'
-  | 'clock'
-  | 'timeoutMs'
-  | 'keySecret'
-  | 'dryRun'
-  | 'lists'
-  | 'logger'
-  | 'silence'
-  | 'decisionLog'
-  | 'observer'
->;
+/** The options the engine is built from (rules-option.ts): the rules, their stores and what they report to. */
+const LIMITER_PART = [
+  'rules',
+  'limit',
+  'per',
+  'key',
+  'algorithm',
+  'store',
+  'localStore',
+  'regions',
+  'watch',
+  'clock',
+  'timeoutMs',
+  'keySecret',
+  'dryRun',
+  'lists',
+  'logger',
+  'silence',
+  'decisionLog',
+  'observer',
+] as const satisfies readonly (keyof ResolvedOptions<unknown>)[];
+
+export type LimiterSettings<Req> = Pick<ResolvedOptions<Req>, (typeof LIMITER_PART)[number]>;
+
+/** The given options of `names`, copied and frozen: a layer's part, not the bag. */
+function partOf<T extends object, K extends keyof T>(whole: T, names: readonly K[]): Pick<T, K> {
+  const part: Partial<Pick<T, K>> = {};
+  for (const name of names) if (whole[name] !== undefined) part[name] = whole[name];
+  return Object.freeze(part) as Pick<T, K>;
+}
 
 /** Every part, resolved once. */
 export interface HttpSettings<Req, O extends RateLimitOptions<Req>> {
@@ -48,14 +59,24 @@ export interface HttpSettings<Req, O extends RateLimitOptions<Req>> {
   readonly log: ((entry: object) => void) | undefined;
 }
 
+const isObject = (value: unknown): value is object => typeof value === 'object' && value !== null;
+
 /**
- * Checks and resolves every option once; throws a ConfigError naming each wrong one (an unknown name with a
- * did-you-mean).
+ * Checks and resolves every option once, the whole tree in one pass; throws one ConfigError naming each wrong
+ * one, wherever it is (an unknown name with a did-you-mean).
  */
 export function resolveSettings<Req, O extends RateLimitOptions<Req>>(
   given: O | undefined,
 ): HttpSettings<Req, O> {
-  const options = Object.freeze(resolveOptions<Req, O>(given));
+  const gather = problemGatherer();
+  const resolved = gather(() => resolveOptions<Req, O>(given));
+  const { challenge, regions, watch } = (given ?? {}) as RateLimitOptions<Req>;
+  const setup = gather(() => (isObject(challenge) ? challengeSetup(challenge) : undefined));
+  // Checked in the same pass; createLimiter, a public entry taking them as given, resolves them again for itself.
+  if (isObject(regions)) gather(() => regionSettings(regions));
+  if (isObject(watch)) gather(() => watchSettings(watch));
+  gather.done();
+  const options = Object.freeze(resolved as O & ResolvedOptions<Req>);
   const { logger, decisionLog, silence } = options;
   const descriptors: DescriptorSettings = {
     ipv6Subnet: options.ipv6Subnet,
@@ -67,10 +88,10 @@ export function resolveSettings<Req, O extends RateLimitOptions<Req>>(
   };
   return Object.freeze({
     options,
-    limiter: options,
+    limiter: partOf(options, LIMITER_PART),
     descriptors: Object.freeze(descriptors),
     notices: Object.freeze(silence === undefined ? { logger } : { logger, silence }),
-    challenge: challengeSetup(options.challenge),
+    challenge: setup,
     clock: options.clock ?? Date.now,
     log: decisionLog === undefined ? undefined : logger.info?.bind(logger),
   });
