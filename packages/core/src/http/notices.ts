@@ -2,9 +2,9 @@ import type { NOTICE_CODES } from '../base/notices.js';
 import type { RequestFacts } from '../request/facts.js';
 import { PROXY_NOTICES, proxyNotice } from '../request/proxy.js';
 import type { CompiledRules } from '../rules/contract.js';
+import { rawIpv6Descriptor, ruleSmells } from '../rules/smells.js';
 import type { RouteScope } from './afterBody.js';
 import type { CheckScope } from './notes.js';
-import { rawIpv6Descriptor, ruleSmells } from './smells.js';
 
 /**
  * Misconfiguration smells an adapter logs once each, with a stable code, after the rule or descriptor they

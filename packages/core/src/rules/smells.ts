@@ -1,5 +1,10 @@
 import { isIPv6 } from 'node:net';
-import type { CompiledRules } from '../rules/contract.js';
+import type { CompiledRules } from './contract.js';
+
+/*
+ * What a rule table (or the descriptors an app returns) shows that deserves a start-up notice: read from the
+ * table alone, once per table; the HTTP layer's notices (http/notices.ts) say them.
+ */
 
 /** Rules of a table that deserve a notice, by name. */
 export interface RuleSmells {
