@@ -40,10 +40,10 @@ export function isInlineLimit(value: unknown): value is InlineLimit {
   return typeof limit === 'number' || per !== undefined;
 }
 
-/** A `per` that parses as a duration. */
-export const inlineDuration = z.string().refine(isDuration, {
-  message: 'must be a duration such as "1s", "60s", "1m", "1h" or "1d"',
-});
+const DURATION = 'must be a duration such as "1s", "60s", "1m", "1h" or "1d"';
+
+/** A `per` that parses as a duration; missing or not a string, it gets the same plain words. */
+export const inlineDuration = z.string({ error: DURATION }).refine(isDuration, { message: DURATION });
 
 function isDuration(text: string): boolean {
   try {
@@ -55,9 +55,12 @@ function isDuration(text: string): boolean {
 
 const WHOLE = 'must be a whole number of at least 1';
 
+/** The shorthand's `limit`, in plain words rather than a validator's (`0`: not "too small: expected >0"). */
+export const inlineLimit = z.number({ error: WHOLE }).int({ error: WHOLE }).positive({ error: WHOLE });
+
 const inlineSchema = z
   .object({
-    limit: z.number({ error: WHOLE }).int({ error: WHOLE }).positive({ error: WHOLE }),
+    limit: inlineLimit,
     per: inlineDuration,
     key: z.enum(['ip', 'api_key']).optional(),
     algorithm: inlineAlgorithm.optional(),

@@ -19,7 +19,7 @@ import type { RulesSource } from '../rules/contract.js';
 import type { RulesLike } from '../rules/index.js';
 import type { Store } from '../store/contract.js';
 import type { WatchOptions } from '../watch/options.js';
-import { type InlineAlgorithm, inlineAlgorithm, inlineDuration } from './inline.js';
+import { type InlineAlgorithm, inlineAlgorithm, inlineDuration, inlineLimit } from './inline.js';
 
 /** Where a limiter step failed inside an adapter (never surfaced to the user's route). */
 export type AdapterStage =
@@ -215,7 +215,7 @@ const SILENCEABLE: [NoticeCode, ...NoticeCode[]] = [...CODES.proxy, ...CODES.ada
 export const rateLimitOptionsSchema = z
   .object({
     rules: rules.optional(),
-    limit: z.number().int().positive().optional(),
+    limit: inlineLimit.optional(),
     per: inlineDuration.optional(),
     key: z.enum(['ip', 'api_key']).optional(),
     algorithm: inlineAlgorithm.optional(),
