@@ -6,6 +6,8 @@
  *   typechecked after it;
  * - `run`, or `run=redis`: run with tsx, its output compared with the ```text block right after it; with
  *   `run=redis` a private redis-server is started and its URL given in REDIS_URL.
+ * A server's ```console block (the curl session a page shows after it, before the page's next ```ts block) is
+ * its `transcript`: test/docs/snippets.test.ts runs the getting-started servers and replays their sessions.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -23,6 +25,8 @@ export interface Snippet {
   readonly run?: 'memory' | 'redis';
   /** The ```text block after a run snippet: the output it must print. */
   readonly expected?: string;
+  /** The first ```console block after the snippet and before the page's next ```ts one: a session shown. */
+  readonly transcript?: string;
 }
 
 const FENCE = /^(\s*)(`{3,})\s*([\w-]*)\s*(.*)$/;
@@ -76,6 +80,11 @@ export function snippetsOf(file: string, markdown: string): Snippet[] {
       throw new Error(
         `${file}:${block.line}: a run snippet needs a \`\`\`text block after it: the output it prints`,
       );
+    const following = blocks.slice(index + 1);
+    const nextSnippet = following.findIndex((other) => other.lang === 'ts' || other.lang === 'typescript');
+    const transcript = following
+      .slice(0, nextSnippet === -1 ? undefined : nextSnippet)
+      .find((other) => other.lang === 'console')?.code;
     const continues = block.marks.includes('continues');
     if (continues && previous === undefined)
       throw new Error(`${file}:${block.line}: a \`continues\` snippet needs a \`\`\`ts snippet before it`);
@@ -86,6 +95,7 @@ export function snippetsOf(file: string, markdown: string): Snippet[] {
       noCheck: block.marks.includes('no-check'),
       before: continues && previous ? previous.before + previous.code : '',
       ...(run === undefined ? {} : { run, expected: next?.code }),
+      ...(transcript === undefined ? {} : { transcript }),
     };
     previous = snippet;
     return [snippet];

@@ -116,6 +116,100 @@ function located(output: string): string[] {
   return errors;
 }
 
+/** One command of a getting-started page's session: `count` GETs of `path`, printing the bodies or (`head`) all. */
+interface CurlStep {
+  readonly command: string;
+  readonly path: string;
+  readonly count: number;
+  readonly head: boolean;
+}
+
+/**
+ * The curl commands of a page's ```console block, the two forms the getting-started pages use; any other line
+ * starting with `$ ` fails, so that a page cannot show a command the test does not replay.
+ */
+function curlSteps(transcript: string): CurlStep[] {
+  return transcript
+    .split('\n')
+    .filter((line) => line.startsWith('$ '))
+    .map((line) => {
+      const command = line.slice(2);
+      const loop = /^for i in ([\d ]+); do curl -s localhost:3000(\/\S*); echo; done$/.exec(command);
+      if (loop) return { command, path: loop[2]!, count: loop[1]!.trim().split(/\s+/).length, head: false };
+      const one = /^curl -si localhost:3000(\/\S*)$/.exec(command);
+      if (one) return { command, path: one[1]!, count: 1, head: true };
+      throw new Error(`a getting-started session runs a command the snippet test cannot replay: ${command}`);
+    });
+}
+
+/**
+ * Replays `steps` in the app's process as curl prints them (`-s`: the body; `-si`: the status line, the headers as
+ * the server sent them, a blank line, the body) and prints the session as one JSON string. A refused connection
+ * (the server not listening yet) is tried again: it counts nothing.
+ */
+function sessionDriver(port: number, steps: readonly CurlStep[]): string {
+  return `
+import { get as sessionGet } from 'node:http';
+function sessionRequest(path: string): Promise<{ head: string; body: string }> {
+  return new Promise((resolve, reject) => {
+    sessionGet({ host: '127.0.0.1', port: ${port}, path }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () => {
+        const fields: string[] = [];
+        for (let i = 0; i < res.rawHeaders.length; i += 2) fields.push(\`\${res.rawHeaders[i]}: \${res.rawHeaders[i + 1]}\\n\`);
+        const head = \`HTTP/\${res.httpVersion} \${res.statusCode} \${res.statusMessage}\\n\${fields.join('')}\\n\`;
+        resolve({ head, body: Buffer.concat(chunks).toString('utf8') });
+      });
+    }).on('error', reject);
+  });
+}
+async function sessionAnswer(path: string): Promise<{ head: string; body: string }> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await sessionRequest(path);
+    } catch (error) {
+      if ((error as { code?: string }).code !== 'ECONNREFUSED' || attempt >= 100) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+}
+let session = '';
+for (const step of ${JSON.stringify(steps)}) {
+  session += \`$ \${step.command}\\n\`;
+  for (let i = 0; i < step.count; i++) {
+    const { head, body } = await sessionAnswer(step.path);
+    session += step.head ? \`\${head}\${body}\\n\` : \`\${body}\\n\`;
+  }
+}
+console.log(JSON.stringify(session.trimEnd()));
+process.exit(0); // a Redis client the app made would keep the process alive
+`;
+}
+
+/** Asks `path` until the app refuses (at most 20 answers) and prints the statuses as JSON. */
+function statusDriver(port: number, path: string): string {
+  return `
+const statuses: number[] = [];
+for (let i = 0; i < 100 && statuses.length < 20 && !statuses.includes(429); i++) {
+  try {
+    statuses.push((await fetch('http://127.0.0.1:${port}${path}')).status);
+  } catch {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+console.log(JSON.stringify(statuses));
+process.exit(0); // a Redis client the app made would keep the process alive
+`;
+}
+
+/** A session with what changes from run to run written as placeholders: seconds to wait, date, length, ETag. */
+function varying(session: string): string {
+  return session
+    .replace(/(\bt=|retry-after: |"retryAfter":)\d+/gi, '$1<seconds>')
+    .replace(/^(date|etag|content-length): .*$/gim, '$1: <varies>');
+}
+
 describe('documentation snippets', () => {
   writeProject();
 
@@ -151,7 +245,7 @@ describe('documentation snippets', () => {
     expect(errors.filter((error) => !pending.includes(error))).toEqual([]);
   });
 
-  describe('NestJS examples under tsx (esbuild: experimentalDecorators, no emitDecoratorMetadata)', () => {
+  describe("the docs' apps under tsx (NestJS: esbuild's experimentalDecorators, no emitDecoratorMetadata)", () => {
     let redisUrl = '';
     let redisPort = 0;
     let stopRedis: (() => Promise<void>) | undefined;
@@ -183,8 +277,9 @@ describe('documentation snippets', () => {
       return stdout.trim().split('\n').at(-1) ?? '';
     }
 
-    // The getting-started apps (docs/start/, and the NestJS README's), as written but on a free port, asked until
-    // they refuse: a first 429 on every framework, from the page a newcomer copies.
+    // The getting-started apps (docs/start/, and the NestJS README's), as written but on a free port: a first 429
+    // on every framework, from the page a newcomer copies. A page's app gets the curl session the page shows,
+    // replayed; the others are asked until they refuse.
     const LISTEN_3000 = /(\blisten\(\s*(?:\{\s*port:\s*)?|\bport:\s*)3000\b/g;
     const apps = snippets.filter(
       (snippet) =>
@@ -201,30 +296,54 @@ describe('documentation snippets', () => {
       expect(snippets.some((snippet) => snippet.code.includes('@WebSocketGateway('))).toBe(true);
     });
     it.each(apps.map((snippet) => [`${snippet.file}:${snippet.line}`, snippet] as const))(
-      '%s answers 429 once over its limit',
+      '%s answers 429 once over its limit (a getting-started page: the session it shows, replayed)',
       { timeout: 90_000 },
       async (where, snippet) => {
         const port = await freePort();
         const path = `/${/@Get\((?:'([^']*)')?\)/.exec(snippet.code)?.[1] ?? ''}`;
+        const shown = snippet.file.startsWith('docs/start/') ? snippet.transcript : undefined;
         // Some apps listen without waiting (Express, Koa, Hono): the first requests may find no server yet.
-        const driver = `
-const statuses: number[] = [];
-for (let i = 0; i < 100 && statuses.length < 20 && !statuses.includes(429); i++) {
-  try {
-    statuses.push((await fetch('http://127.0.0.1:${port}${path}')).status);
-  } catch {
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
-console.log(JSON.stringify(statuses));
-process.exit(0); // a Redis client the app made would keep the process alive
-`;
+        const driver = shown === undefined ? statusDriver(port, path) : sessionDriver(port, curlSteps(shown));
         const code = snippet.before + snippet.code.replace(LISTEN_3000, `$1${port}`) + driver;
-        const statuses = JSON.parse(await runWithTsx(fileOf(snippet), code)) as number[];
-        expect(statuses[0], where).toBe(200);
-        expect(statuses.at(-1), where).toBe(429);
+        const printed = await runWithTsx(fileOf(snippet), code);
+        if (shown === undefined) {
+          const statuses = JSON.parse(printed) as number[];
+          expect(statuses[0], where).toBe(200);
+          expect(statuses.at(-1), where).toBe(429);
+          return;
+        }
+        const session = JSON.parse(printed) as string;
+        // What a page shows came from a run: the same commands print the same lines, but for the seconds to wait,
+        // the date, the body's length and its ETag, which change from run to run.
+        expect(varying(session), where).toBe(varying(shown.trimEnd()));
+        // The seconds agree (`t` is the Retry-After on a 429) and stay within two windows, as the page says.
+        const seconds = [...session.matchAll(/(?:\bt=|retry-after: |"retryAfter":)(\d+)/gi)].map((match) =>
+          Number(match[1]),
+        );
+        expect(seconds.length, where).toBeGreaterThanOrEqual(3);
+        expect(new Set(seconds).size, where).toBe(1);
+        const window = Number(/;w=(\d+)/.exec(session)?.[1]);
+        expect(seconds[0], where).toBeGreaterThan(0);
+        expect(seconds[0], where).toBeLessThanOrEqual(2 * window);
       },
     );
+
+    it("the README's first 429s are the getting-started pages' apps, and its session is Fastify's", () => {
+      const started = apps.filter((snippet) => snippet.file.startsWith('docs/start/'));
+      const readmeServers = snippets.filter(
+        (snippet) => snippet.file === 'README.md' && snippet.code.match(LISTEN_3000) !== null,
+      );
+      expect(readmeServers.length).toBeGreaterThanOrEqual(6); // five frameworks, then the same on Redis
+      for (const server of readmeServers)
+        expect(
+          started.some((snippet) => snippet.code === server.code),
+          `README.md:${server.line} is a getting-started page's app, word for word`,
+        ).toBe(true);
+      const sessions = snippets.filter((snippet) => snippet.file === 'README.md' && snippet.transcript);
+      expect(sessions.length).toBe(1);
+      const fastify = started.find((snippet) => snippet.file === 'docs/start/fastify.md');
+      expect(sessions[0]?.transcript).toBe(fastify?.transcript);
+    });
 
     // `nest build` is tsc with the tsconfig `nest new` writes (decorator metadata emitted): the NestJS page's
     // first app, so compiled against the built packages as an app installs them, then run by Node.
