@@ -1,8 +1,8 @@
 /**
  * How the packages are installed and released, checked against their package.json files so that the docs cannot
- * drift: each README opens with the install line its manifest implies, RELEASING.md and the root README give the
- * tarball lines the same rules derive, ranges agree across packages, and every package is in the Changesets
- * release group with a CHANGELOG. The lines are installed for real by test/packed/release-dry-run.test.ts.
+ * drift: each README opens with the install line its manifest implies, RELEASING.md, the root README and the
+ * getting-started pages give the tarball lines the same rules derive, ranges agree across packages, and every
+ * package is in the Changesets release group with a CHANGELOG. The lines are installed for real by test/packed/release-dry-run.test.ts.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -84,6 +84,31 @@ describe('install lines', () => {
     expect(install).toMatch(/pnpm(@[\d.]+)? pack:all/);
     expect(releasing).toMatch(/pnpm(@[\d.]+)? pack:all/);
   });
+
+  it.each(['fastify', 'express', 'koa', 'hono', 'nestjs'])(
+    'docs/start/%s.md: its install lines name what the adapter needs, each with its tarball line after it',
+    (dir) => {
+      const page = text(join(root, 'docs', 'start', `${dir}.md`)).split('\n');
+      const registry = page.filter((line) => /^npm install @sluice\//.test(line));
+      const tarballs = page.filter((line) => line.startsWith('npm install ./tarballs/'));
+      // In memory, then with Redis: the adapter's README line (a Nest app adds its platform), then @sluice/redis's.
+      expect(registry.length).toBe(2);
+      const words = registry.map((line) => line.slice('npm install '.length).split(' '));
+      const adapter = manifests.get(`@sluice/${dir}`)!;
+      expect(words[0]).toEqual(expect.arrayContaining(installNames(adapter)));
+      expect(words[1]).toEqual(
+        expect.arrayContaining([...words[0]!, ...installNames(manifests.get('@sluice/redis')!)]),
+      );
+      // Each line's pre-publication form (tarballs for the Sluice names and those they depend on) follows it.
+      expect(tarballs).toEqual(
+        words.map(
+          (line) => `npm install ${tarballInstallWords(line, manifests, documentedTarball).join(' ')}`,
+        ),
+      );
+      for (const [i, line] of registry.entries())
+        expect(page.indexOf(tarballs[i]!)).toBeGreaterThan(page.indexOf(line));
+    },
+  );
 
   it('pack:all writes every tarball into ./tarballs, which git ignores', () => {
     const { scripts } = JSON.parse(text(join(root, 'package.json')));
