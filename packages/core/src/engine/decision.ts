@@ -217,7 +217,7 @@ function collectResults(
   outcome: StoreOutcome,
 ): number {
   let delayMs = 0;
-  const refused = outcome.ok && committedNothing(outcome.results, (i) => planned[i]?.check.mode);
+  const refused = outcome.ok && committedNothing(outcome.results, planned, plannedMode);
   for (let i = 0; i < planned.length; i++) {
     const result = ruleResult(planned[i]!, outcome, i);
     results[offset + i] = refused ? uncounted(result, planned[i]!.check.cost) : result;
@@ -226,13 +226,28 @@ function collectResults(
   return delayMs;
 }
 
-/** Whether a store's answers committed nothing: one of its enforced checks denied (the evaluator writes none). */
-export function committedNothing(
+const plannedMode = (planned: PlannedCheck): Mode => planned.check.mode;
+
+/**
+ * Whether a store's answers committed nothing: one of its enforced checks denied (the evaluator writes none).
+ * `checks[i]` is what `answers[i]` answers, `modeOf` reads its mode: a function made once, not per call.
+ */
+export function committedNothing<T>(
   answers: readonly CheckResult[],
-  modeAt: (index: number) => Mode | undefined,
+  checks: readonly T[],
+  modeOf: (check: T) => Mode,
 ): boolean {
-  for (let i = 0; i < answers.length; i++)
-    if (!answers[i]!.allowed && modeAt(i) === 'enforce' && answers[i]!.degraded === undefined) return true;
+  for (let i = 0; i < answers.length; i++) {
+    const answer = answers[i]!;
+    const check = checks[i];
+    if (
+      !answer.allowed &&
+      check !== undefined &&
+      modeOf(check) === 'enforce' &&
+      answer.degraded === undefined
+    )
+      return true;
+  }
   return false;
 }
 

@@ -27,15 +27,24 @@ export function decidePlain(
   codeCost: number,
   now: number,
 ): Decision {
-  const rules: CompiledRule[] = [];
-  const checks: Check[] = [];
-  for (const rule of path.table.match(descriptors, now, path.lists)) {
+  const matched = path.table.match(descriptors, now, path.lists);
+  // The matched list itself while every rule has a tag (the usual case), and checks in an array of its exact
+  // size: a push onto an empty array reserves 17 places.
+  let rules: readonly CompiledRule[] = matched;
+  let checks: Check[] = new Array(matched.length);
+  let count = 0;
+  for (let i = 0; i < matched.length; i++) {
+    const rule = matched[i]!;
     const cached = path.tags.cachedTagFor(rule, descriptors);
     // A rule whose key has no tag counts nothing, as in planChecks (a matched rule always has one).
-    if (cached === undefined) continue;
-    rules.push(rule);
-    checks.push(plainCheck(rule, cached.tag, descriptors, codeCost, path.dryRun, cached));
+    if (cached === undefined) {
+      if (rules === matched) rules = matched.slice(0, i);
+      continue;
+    }
+    if (rules !== matched) (rules as CompiledRule[]).push(rule);
+    checks[count++] = plainCheck(rule, cached.tag, descriptors, codeCost, path.dryRun, cached);
   }
+  if (count < checks.length) checks = checks.slice(0, count);
   const decision = decided(path, rules, checks, descriptors, now);
   path.watch?.sawChecks(checks, decision.results, descriptors);
   path.observer.onDecision(decision, descriptors);
@@ -65,6 +74,8 @@ function plainCheck(
   };
 }
 
+const modeOf = (check: Check): Check['mode'] => check.mode;
+
 /** The decision on the store's answer to the checks. */
 function decided(
   path: RequestPath,
@@ -88,7 +99,7 @@ function decided(
       return generally(rules, checks, { ok: true, results: answers }, descriptors, version, now);
     results[i] = countedResult(rules[i]!, checks[i]!.mode, answer);
   }
-  if (committedNothing(answers, (i) => checks[i]?.mode))
+  if (committedNothing(answers, checks, modeOf))
     for (let i = 0; i < results.length; i++) results[i] = uncounted(results[i]!, checks[i]!.cost);
   return buildDecision({ results, delayMs: 0, leases: NO_LEASES, failure: undefined, version });
 }
