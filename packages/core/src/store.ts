@@ -12,7 +12,7 @@ export { valueSetInSteps } from './lists/valueList.js';
 export { EMPTY_SET, type ValueSet } from './lists/valueSet.js';
 export { type BreakerOptions, DEFAULT_BREAKER } from './resilience/breaker.js';
 export { PendingCalls, strandedAfterMs } from './resilience/pending.js';
-export { DEFAULT_STALL_MS } from './resilience/progress.js';
+export { DEFAULT_STALL_CAP_MS, DEFAULT_STALL_MS } from './resilience/progress.js';
 export {
   type ResilienceOptions,
   type ResilientStore,

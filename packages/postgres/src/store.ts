@@ -51,8 +51,9 @@ export interface PostgresStoreOptions {
   timeoutMs?: number;
   /**
    * The time limit while PostgreSQL keeps answering: a busy database is waited for this long before a request
-   * fails open, as long as some call is answered at least every `DEFAULT_STALL_MS` (200 ms); calls that waited
-   * that long with no answer in between are failed then (a hung database). Default
+   * fails open, as long as some call is answered at least every `DEFAULT_STALL_MS` (200 ms; up to
+   * `DEFAULT_STALL_CAP_MS`, 280 ms, for a store whose own pace is slower); calls that waited that long with no
+   * answer in between are failed then (a hung database). Default
    * {@link DEFAULT_MAX_TIMEOUT_MS}, or `timeoutMs` when only that is given.
    */
   maxTimeoutMs?: number;

@@ -60,8 +60,9 @@ export interface RedisStoreOptions {
   timeoutMs?: number;
   /**
    * The time limit while Redis keeps answering: a busy Redis is waited for this long before a request fails
-   * open, as long as some call is answered at least every `DEFAULT_STALL_MS` (200 ms); calls that waited that
-   * long with no answer in between are failed then (a hung Redis). Also the wait for the first connection.
+   * open, as long as some call is answered at least every `DEFAULT_STALL_MS` (200 ms; up to
+   * `DEFAULT_STALL_CAP_MS`, 280 ms, for a store whose own pace is slower); calls that waited that long with no
+   * answer in between are failed then (a hung Redis). Also the wait for the first connection.
    * Default {@link DEFAULT_MAX_TIMEOUT_MS}, or `timeoutMs` when only that is given.
    */
   maxTimeoutMs?: number;
