@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Store } from '@sluice/core';
 import { PostgresStore } from '@sluice/postgres';
-import { RedisStore, recommendedRedisOptions } from '@sluice/redis';
+import { jitteredRetryDelay, RedisStore, recommendedRedisOptions } from '@sluice/redis';
 import { Cluster, Redis } from 'ioredis';
 import { createClient } from 'redis';
 import { startPostgres } from '../support/postgres.js';
@@ -117,7 +117,10 @@ const ioredis = oneServer('ioredis', (port) => {
 });
 
 const nodeRedis = oneServer('node-redis', (port) => {
-  const client = createClient({ socket: { host: '127.0.0.1', port, reconnectStrategy: () => 50 } });
+  // The reconnect delay the package README gives node-redis (its own default backs off to 2.2 s).
+  const client = createClient({
+    socket: { host: '127.0.0.1', port, reconnectStrategy: (retries) => jitteredRetryDelay(retries) },
+  });
   client.on('error', () => {});
   client.connect().catch(() => {});
   return { client: client as unknown as RedisStoreClient, quit: () => client.destroy() };
@@ -216,7 +219,6 @@ const sentinel: StoreKind = {
       sentinels: [{ host: '127.0.0.1', port: sentinelPort }],
       name: SENTINEL_NAME,
       ...recommendedRedisOptions,
-      sentinelRetryStrategy: () => 100,
     });
     client.on('error', () => {});
     const store = new RedisStore({ client, prefix: randomPrefix(), logger });
