@@ -22,6 +22,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT } from '../../scripts/docs/options.js';
 import { allSnippets, type Snippet } from '../../scripts/docs/snippets.js';
 import { freePort, redisCli, startRedis } from '../support/redis.js';
+import { HTTP_SESSION_MASKS, masked, transcriptSteps } from '../support/transcript.js';
 
 const run = promisify(execFile);
 
@@ -129,17 +130,13 @@ interface CurlStep {
  * starting with `$ ` fails, so that a page cannot show a command the test does not replay.
  */
 function curlSteps(transcript: string): CurlStep[] {
-  return transcript
-    .split('\n')
-    .filter((line) => line.startsWith('$ '))
-    .map((line) => {
-      const command = line.slice(2);
-      const loop = /^for i in ([\d ]+); do curl -s localhost:3000(\/\S*); echo; done$/.exec(command);
-      if (loop) return { command, path: loop[2]!, count: loop[1]!.trim().split(/\s+/).length, head: false };
-      const one = /^curl -si localhost:3000(\/\S*)$/.exec(command);
-      if (one) return { command, path: one[1]!, count: 1, head: true };
-      throw new Error(`a getting-started session runs a command the snippet test cannot replay: ${command}`);
-    });
+  return transcriptSteps(transcript).map(({ command }) => {
+    const loop = /^for i in ([\d ]+); do curl -s localhost:3000(\/\S*); echo; done$/.exec(command);
+    if (loop) return { command, path: loop[2]!, count: loop[1]!.trim().split(/\s+/).length, head: false };
+    const one = /^curl -si localhost:3000(\/\S*)$/.exec(command);
+    if (one) return { command, path: one[1]!, count: 1, head: true };
+    throw new Error(`a getting-started session runs a command the snippet test cannot replay: ${command}`);
+  });
 }
 
 /**
@@ -205,9 +202,7 @@ process.exit(0); // a Redis client the app made would keep the process alive
 
 /** A session with what changes from run to run written as placeholders: seconds to wait, date, length, ETag. */
 function varying(session: string): string {
-  return session
-    .replace(/(\bt=|retry-after: |"retryAfter":)\d+/gi, '$1<seconds>')
-    .replace(/^(date|etag|content-length): .*$/gim, '$1: <varies>');
+  return masked(session, HTTP_SESSION_MASKS);
 }
 
 describe('documentation snippets', () => {
