@@ -6,11 +6,15 @@
  * - `busy`: every reply is held 150 ms by a delaying TCP proxy in front of the server for OUTAGE_MS (a saturated
  *   store that still answers: nothing should fail open).
  * WORKERS loops send checks through the engine (createLimiter, one rule), one after another, 1 ms apart. For each
- * run: the latency of the checks made during the outage (p50 / p99 / max), of those made after its first second,
- * the checks failed open (and whether any should not have been: `busy`), the time from the fault's end to the
- * first counted check, and the SLUICE_STORE_UNREACHABLE lines. Latency is a check's whole time in the engine; the
+ * run: the latency of the checks made during the outage or waiting when it began (p50 / p99 / max), of those made
+ * after its first second, the checks failed open (and whether any should not have been: `busy`), the time from the
+ * fault's end to the first counted check, and the SLUICE_STORE_UNREACHABLE lines. Latency is a check's whole time in the engine; the
  * store's normal round trip (the `before` p50, ~0.1-1 ms) is what it adds over.
- * Run: npx tsx bench/outage.ts [--stores=redis,postgres] [--shapes=start-up,killed,hung,busy] [--json=FILE]
+ * Stores: `redis` (ioredis) and `postgres` here; `node-redis`, `cluster` (an ioredis Cluster of 3 masters) and
+ * `sentinel` (ioredis through one Sentinel; the primary is what breaks) are the failure-modes suite's sites
+ * (test/failure-modes/sites.ts), without the busy shape.
+ * Run: npx tsx bench/outage.ts [--stores=redis,postgres,node-redis,cluster,sentinel]
+ *   [--shapes=start-up,killed,hung,busy] [--json=FILE]
  */
 import { writeFileSync } from 'node:fs';
 import { createServer, type Server, Socket } from 'node:net';
@@ -19,6 +23,7 @@ import { compileRules, createLimiter, type Store } from '@sluice/core';
 import { PostgresStore } from '@sluice/postgres';
 import { RedisStore, recommendedRedisOptions } from '@sluice/redis';
 import { Redis } from 'ioredis';
+import { STORE_KINDS } from '../test/failure-modes/sites.js';
 import { type PostgresServer, startPostgres } from '../test/support/postgres.js';
 import { freePort, type RedisServer, startRedis } from '../test/support/redis.js';
 
@@ -35,7 +40,14 @@ const RULES = compileRules({
 });
 
 type Shape = 'start-up' | 'killed' | 'hung' | 'busy';
-type StoreName = 'redis' | 'postgres';
+type StoreName = 'redis' | 'postgres' | 'node-redis' | 'cluster' | 'sentinel';
+
+/** The failure-modes suite's store kinds the bench runs by these names. */
+const KINDS: Partial<Record<StoreName, string>> = {
+  'node-redis': 'node-redis',
+  cluster: 'ioredis Cluster',
+  sentinel: 'ioredis Sentinel',
+};
 
 /** A server behind a proxy that can hold every reply `delayMs` (0: passes bytes on at once). */
 interface DelayProxy {
@@ -147,6 +159,29 @@ async function postgresSite(shape: Shape, logger: { warn(m: string): void }): Pr
   };
 }
 
+/** A store kind of test/failure-modes/sites.ts, broken in the shape's way (no busy shape). */
+async function kindSite(
+  storeName: StoreName,
+  shape: Shape,
+  logger: { warn(m: string): void },
+): Promise<Site> {
+  const kind = STORE_KINDS.find((k) => k.name === KINDS[storeName]);
+  if (kind === undefined || shape === 'busy') throw new Error(`no ${shape} shape for ${storeName}`);
+  const site = await kind.site(shape !== 'start-up', logger);
+  return {
+    store: site.store,
+    fault: async () => {
+      if (shape === 'killed') await site.kill();
+      if (shape === 'hung') site.pause();
+    },
+    mend: async () => {
+      if (shape === 'start-up' || shape === 'killed') await site.start();
+      if (shape === 'hung') site.resume();
+    },
+    close: () => site.close(),
+  };
+}
+
 interface Checked {
   /** ms since the run began. */
   readonly at: number;
@@ -170,7 +205,8 @@ function figures(values: readonly number[]) {
 async function measure(storeName: StoreName, shape: Shape) {
   const notices: string[] = [];
   const logger = { warn: (message: string) => void notices.push(message) };
-  const site = await (storeName === 'redis' ? redisSite : postgresSite)(shape, logger);
+  const make = storeName === 'redis' ? redisSite : storeName === 'postgres' ? postgresSite : undefined;
+  const site = make === undefined ? await kindSite(storeName, shape, logger) : await make(shape, logger);
   const limiter = createLimiter({ rules: RULES, store: site.store, logger: { warn: () => {} } });
   if (shape !== 'start-up') await limiter.check({ api_key: 'warm' }); // script loaded, table made
   const checked: Checked[] = [];
@@ -198,7 +234,8 @@ async function measure(storeName: StoreName, shape: Shape) {
   await site.close();
 
   const before = checked.filter((c) => c.at < faultAt).map((c) => c.ms);
-  const during = checked.filter((c) => c.at >= faultAt && c.at < faultAt + OUTAGE_MS);
+  // The checks made during the outage, and those still waiting when it began (a hang holds them too).
+  const during = checked.filter((c) => c.at + c.ms >= faultAt && c.at < faultAt + OUTAGE_MS);
   const later = during.filter((c) => c.at >= faultAt + 1000);
   const resumed = checked.find((c) => c.at >= mendedAt && !c.failedOpen);
   return {
@@ -229,6 +266,7 @@ async function main(): Promise<void> {
   const rows = [];
   for (const store of stores) {
     for (const shape of shapes) {
+      if (shape === 'busy' && KINDS[store] !== undefined) continue;
       const row = await measure(store, shape);
       rows.push(row);
       console.log(
