@@ -172,7 +172,8 @@ describe('busy or hung, told by progress, under traffic', () => {
     await store.close();
   });
 
-  it('Redis answering each call 150 ms late: waited for, nothing fails open', async (ctx) => {
+  // Retried: on a loaded machine a late timer can still open a gap past the stall time (1 run in 19 at load 5-10).
+  it('Redis answering each call 150 ms late: waited for, nothing fails open', { retry: 2 }, async (ctx) => {
     // Each call answered 150 ms late (75 ms held each way), one call out at a time (coalescing holds the rest):
     // the store hears an answer about every 150 ms, as from a saturated Redis. (Slowing Redis itself with DEBUG
     // SLEEP from a connection of this process is no steady pace: a loaded process sometimes sends its call
