@@ -64,4 +64,8 @@ describe('the options resolved once, at construction (settings.ts)', () => {
     }
     for (const name of ['timeoutMS', 'ttlMS', 'regoin', 'publsh']) expect(message).toContain(`"${name}"`);
   });
+
+  it('refuses a challenge that is not an object, as before the one-pass check', () => {
+    expect(() => resolveSettings(given({ challenge: 'secret' } as never))).toThrow(/challenge must be/);
+  });
 });

@@ -71,7 +71,7 @@ export function resolveSettings<Req, O extends RateLimitOptions<Req>>(
   const gather = problemGatherer();
   const resolved = gather(() => resolveOptions<Req, O>(given));
   const { challenge, regions, watch } = (given ?? {}) as RateLimitOptions<Req>;
-  const setup = gather(() => (isObject(challenge) ? challengeSetup(challenge) : undefined));
+  const setup = gather(() => challengeSetup(challenge));
   // Checked in the same pass; createLimiter, a public entry taking them as given, resolves them again for itself.
   if (isObject(regions)) gather(() => regionSettings(regions));
   if (isObject(watch)) gather(() => watchSettings(watch));
